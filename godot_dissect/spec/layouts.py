@@ -1,0 +1,190 @@
+"""The handful of payload shapes every Godot Variant type is built from.
+
+A layout says how the bytes after the 4-byte header are arranged. Types (``types.py``) pick a layout;
+dialects (``dialects.py``) number the types. Consumers (codec, text, scapy, Lua, fuzzer) switch on
+the layout *kind*, never on a type id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A fixed-width little-endian scalar: its ``struct`` code and size in bytes."""
+
+    name: str
+    code: str
+    size: int
+
+
+I32 = Scalar("i32", "i", 4)
+U32 = Scalar("u32", "I", 4)
+I64 = Scalar("i64", "q", 8)
+U64 = Scalar("u64", "Q", 8)
+F32 = Scalar("f32", "f", 4)
+F64 = Scalar("f64", "d", 8)
+#: ``real_t``: f32, or f64 when the dialect's math types honour the 64-bit header flag and it is set.
+REAL = Scalar("real", "f", 4)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Base of every payload shape. ``kind`` is the name consumers dispatch on."""
+
+    kind = "layout"
+
+
+@dataclass(frozen=True)
+class Empty(Layout):
+    """No payload at all (NIL, Callable, Godot 3 RID)."""
+
+    kind = "empty"
+
+
+@dataclass(frozen=True)
+class Boolean(Layout):
+    """u32; the encoder writes 0/1, the decoder takes any non-zero as true."""
+
+    kind = "bool"
+
+
+@dataclass(frozen=True)
+class Number(Layout):
+    """One scalar: ``narrow`` normally, ``wide`` when header bit 16 (FLAG_64) is set.
+
+    The encoder picks ``wide`` only when ``narrow`` would lose the value (int outside int32;
+    float not exactly representable as float32, NaN included).
+    """
+
+    narrow: Scalar
+    wide: Scalar
+    kind = "number"
+
+
+@dataclass(frozen=True)
+class Text(Layout):
+    """u32 byte length, UTF-8 bytes, zero padding to a multiple of 4."""
+
+    kind = "string"
+
+
+@dataclass(frozen=True)
+class Struct(Layout):
+    """A fixed record of same-width components.
+
+    ``fields`` are paths into the Python value in wire order (``"x.y"`` is the y component of the
+    x axis), so the wire order of Basis (row-major) and Projection (column-major) is data here.
+    ``component`` is REAL (width chosen by flag/dialect), F32 (always single) or I32.
+    """
+
+    component: Scalar
+    fields: tuple[str, ...]
+    kind = "struct"
+
+
+@dataclass(frozen=True)
+class NodePathLayout(Layout):
+    """u32 name_count|0x80000000, u32 subname_count, u32 flags (bit0 absolute, bit1 legacy
+    property -> one more subname), then that many strings. The encoder leaves string padding
+    uninitialised; the decoder still requires the padding bytes to be present."""
+
+    kind = "node_path"
+    new_format_bit = 0x80000000
+    flag_absolute = 1
+    flag_legacy_property = 2
+
+
+@dataclass(frozen=True)
+class Id64(Layout):
+    """One u64 (Godot 4 RID)."""
+
+    kind = "id64"
+
+
+@dataclass(frozen=True)
+class ObjectLayout(Layout):
+    """With the object-as-id flag: u64 instance id (0 = null). Without it (a full object, only
+    decoded when objects are allowed): class name string (empty = null), i32 property count,
+    then count x (name string, Variant)."""
+
+    kind = "object"
+
+
+@dataclass(frozen=True)
+class SignalLayout(Layout):
+    """Signal name string, then u64 object instance id."""
+
+    kind = "signal"
+
+
+@dataclass(frozen=True)
+class Container(Layout):
+    """Array (``pairs=False``) or Dictionary (``pairs=True``).
+
+    [typed-container info, per kind field of the header], u32 count with bit 31 masked off, then
+    count Variants (count key/value pairs).
+    """
+
+    pairs: bool
+    kind = "container"
+    count_mask = 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class PackedBytes(Layout):
+    """i32 count, count bytes, zero padding to 4 (the decoder does not require the padding)."""
+
+    kind = "packed_bytes"
+
+
+@dataclass(frozen=True)
+class PackedStrings(Layout):
+    """i32 count (negative = empty), then count strings whose length includes a trailing NUL
+    when written by the engine (the decoder also takes them without)."""
+
+    kind = "packed_strings"
+
+
+@dataclass(frozen=True)
+class Packed(Layout):
+    """i32 count, then count fixed elements of ``width`` components.
+
+    ``component`` REAL follows the header's FLAG_64 like math types do. ``stride`` overrides the
+    element size on the wire (Godot 3 double builds write PoolRealArray floats 8 bytes apart).
+    ``element`` names the value type of one element (e.g. ``"VECTOR2"``) or None for scalars.
+    """
+
+    component: Scalar
+    width: int = 1
+    element: str | None = None
+    stride: int | None = None
+    kind = "packed"
+
+
+@dataclass(frozen=True)
+class HeaderField:
+    """Meaning of some of the header's upper bits for one type."""
+
+    name: str
+    shift: int
+    bits: int
+
+    @property
+    def mask(self) -> int:
+        return ((1 << self.bits) - 1) << self.shift
+
+    def get(self, header: int) -> int:
+        return (header >> self.shift) & ((1 << self.bits) - 1)
+
+
+TYPE_MASK = 0xFF  # byte 0 of the header; byte 1 is ignored by every engine
+FLAG_64 = HeaderField("64-bit", 16, 1)
+FLAG_OBJECT_AS_ID = HeaderField("object as id", 16, 1)
+ARRAY_ELEMENT_KIND = HeaderField("element type kind", 16, 2)
+DICT_KEY_KIND = HeaderField("key type kind", 16, 2)
+DICT_VALUE_KIND = HeaderField("value type kind", 18, 2)
+
+#: typed-container kinds (2 bits): what follows the header before the count.
+CONTAINER_KINDS = ("none", "builtin", "class_name", "script")
