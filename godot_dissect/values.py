@@ -71,6 +71,20 @@ class _Math:
 
 
 def _math(cls: type) -> type:
+    """Typed equality; float components coerced to float so ``Vector2(1, 2)`` holds 1.0, 2.0."""
+    if all(type(d) is float for d in cls._field_defaults.values()):  # type: ignore[attr-defined]
+        new = tuple.__new__
+
+        def __new__(c: type, *args: Any, **kw: Any) -> Any:
+            if kw:
+                args = args + tuple(kw.pop(f) for f in c._fields[len(args):] if f in kw)  # type: ignore[attr-defined]
+            fields = c._fields  # type: ignore[attr-defined]
+            if len(args) > len(fields):
+                raise TypeError(f"{c.__name__} takes at most {len(fields)} components")
+            vals = [float(a) for a in args] + [c._field_defaults[f] for f in fields[len(args):]]  # type: ignore[attr-defined]
+            return new(c, vals)
+
+        cls.__new__ = __new__  # type: ignore[method-assign]
     cls.__eq__ = _typed_eq  # type: ignore[assignment]
     cls.__ne__ = _typed_ne  # type: ignore[assignment]
     cls.__hash__ = _typed_hash  # type: ignore[assignment]

@@ -23,6 +23,7 @@ from ..errors import (
 from ..spec import layouts as L
 from ..spec.dialects import Dialect, get_dialect
 from .structs import compile_builder
+from .typed import object_type, settle_array, settle_dictionary
 from .utf8 import decode_godot3, decode_strict
 
 _U32 = struct.Struct("<I")
@@ -377,7 +378,7 @@ def decode_prefix(data: bytes | bytearray | memoryview, dialect: Dialect | str =
                 if f.left > 0:
                     break
                 stack.pop()
-                value = _finish(f)
+                value = _finish(f, c.dialect)
             else:
                 return value, pos - offset
     except _Fail as e:
@@ -386,8 +387,13 @@ def decode_prefix(data: bytes | bytearray | memoryview, dialect: Dialect | str =
         raise DecodeError(pos, f"cannot represent value: {e}", _path(stack)) from None
 
 
-def _finish(f: _Frame) -> Any:
-    return f.value
+def _finish(f: _Frame, dialect: Dialect) -> Any:
+    v = f.value
+    if type(v) is V.TypedArray:
+        return settle_array(dialect, v)
+    if type(v) is V.TypedDictionary:
+        return settle_dictionary(dialect, v)
+    return v
 
 
 def _open_object(buf: Any, pos: int, end: int, header: int, allow_objects: bool,
@@ -438,7 +444,7 @@ def _open_container(c: CompiledDecoder, buf: Any, pos: int, end: int, header: in
                 kt, pos = _container_type(c, buf, pos, end, kk, allow_objects, "Dictionary key")
             if vk:
                 vt, pos = _container_type(c, buf, pos, end, vk, allow_objects, "Dictionary value")
-            value = V.TypedDictionary(kt, vt)
+            value = V.TypedDictionary(object_type(kt, allow_objects), object_type(vt, allow_objects))
         else:
             value = {}
         what = "Dictionary"
@@ -446,7 +452,7 @@ def _open_container(c: CompiledDecoder, buf: Any, pos: int, end: int, header: in
         ek = L.ARRAY_ELEMENT_KIND.get(header) if typed_arrays else 0
         if ek:
             et, pos = _container_type(c, buf, pos, end, ek, allow_objects, "Array element")
-            value = V.TypedArray(et)
+            value = V.TypedArray(object_type(et, allow_objects))
         else:
             value = []
         what = "Array"

@@ -20,12 +20,12 @@ def _tree(cls: type, prefix: str, index: dict[str, int], ns: dict[str, Any]) -> 
             parts.append(_tree(type(default), path + ".", index, ns))
         else:
             parts.append(f"t[{index[path]}]")
-    return f"{cls.__name__}({', '.join(parts)})"
+    return f"_new({cls.__name__}, ({', '.join(parts)},))"
 
 
 def compile_builder(cls: type, paths: tuple[str, ...]) -> Callable[[tuple], Any]:
     """flat tuple in wire order -> value of ``cls``"""
-    ns: dict[str, Any] = {}
+    ns: dict[str, Any] = {"_new": tuple.__new__}  # skips the float coercion: wire values are floats
     src = _tree(cls, "", {p: i for i, p in enumerate(paths)}, ns)
     return eval(f"lambda t: {src}", ns)  # noqa: S307 - source generated from the spec's field paths
 

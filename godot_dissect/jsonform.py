@@ -1,0 +1,224 @@
+"""The lossless JSON form of Godot values.
+
+Plain JSON where it is unambiguous — ``null``, ``true``/``false``, strings (String), integers
+that travel as int32 or int64 by the engine's own choice, finite floats written with a decimal
+point, and lists (untyped Array). Every other value is an object tagged with its Godot 4 type
+name::
+
+    {"type": "int", "value": 5, "wide": true}           # int sent as 64-bit
+    {"type": "float", "value": "nan", "bits": 32}        # nan/inf/-inf, or a forced width
+    {"type": "StringName", "value": "hp"}
+    {"type": "Vector3", "value": [1.0, 2.0, 3.0]}        # math types: components depth-first
+    {"type": "NodePath", "path": "a/b:c", "names": ["a", "b"], "subnames": ["c"], "absolute": false}
+    {"type": "RID", "id": 13}   {"type": "Object", "id": 1288}   {"type": "Callable"}
+    {"type": "Object", "class": "Node", "properties": [["name", "x"], ...]}
+    {"type": "Signal", "name": "hit", "object_id": 5}
+    {"type": "Dictionary", "items": [[key, value], ...], "key_type": {...}, "value_type": {...}}
+    {"type": "Array", "element": {"kind": "builtin", "name": "int"}, "items": [...]}
+    {"type": "PackedByteArray", "hex": "010203"}
+    {"type": "PackedVector2Array", "value": [[1.0, 2.0], ...], "bits": 64}
+    {"type": "SubResource", "id": 2}
+
+``from_json(to_json(v))`` gives ``v`` back with the same wire width.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from array import array
+from typing import Any
+
+from . import values as V
+from .deep import deep_recursion
+
+
+def _num(x: float) -> Any:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _unnum(x: Any) -> float:
+    return float(x) if isinstance(x, str) else float(x)
+
+
+def _flat(v: tuple) -> list:
+    out: list = []
+    for c in v:
+        if isinstance(c, tuple):
+            out += _flat(c)
+        else:
+            out.append(_num(c) if isinstance(c, float) else c)
+    return out
+
+
+def _unflat(cls: type, it: Any) -> Any:
+    args = []
+    for name in cls._fields:  # type: ignore[attr-defined]
+        default = cls._field_defaults.get(name)  # type: ignore[attr-defined]
+        if isinstance(default, tuple):
+            args.append(_unflat(type(default), it))
+        else:
+            x = next(it)
+            args.append(_unnum(x) if isinstance(default, float) else x)
+    return cls(*args)
+
+
+_MATH = {cls.__name__: cls for cls in (
+    V.Vector2, V.Vector2i, V.Vector3, V.Vector3i, V.Vector4, V.Vector4i, V.Rect2, V.Rect2i,
+    V.Transform2D, V.Plane, V.Quaternion, V.AABB, V.Basis, V.Transform3D, V.Projection, V.Color)}
+_PACKED = {cls.__name__: cls for cls in (
+    V.PackedInt32Array, V.PackedInt64Array, V.PackedFloat32Array, V.PackedFloat64Array,
+    V.PackedVector2Array, V.PackedVector3Array, V.PackedVector4Array, V.PackedColorArray)}
+
+
+def _ctype(t: V.ContainerType | None) -> Any:
+    return None if t is None else {"kind": t.kind, "name": t.name}
+
+
+def _unctype(d: Any) -> V.ContainerType | None:
+    return None if d is None else V.ContainerType(d["kind"], d["name"])
+
+
+def to_json(value: Any) -> Any:
+    """Godot value -> JSON-ready Python data (see the module docstring)."""
+    with deep_recursion():
+        return _to(value)
+
+
+def _to(v: Any) -> Any:
+    t = type(v)
+    if v is None or t is bool or t is str or t is int:
+        return v
+    if t is float:
+        return v if math.isfinite(v) else {"type": "float", "value": _num(v)}
+    if t is V.WideInt:
+        return {"type": "int", "value": int(v), "wide": True}
+    if t is V.Float64 or t is V.Float32:
+        return {"type": "float", "value": _num(float(v)), "bits": 64 if t is V.Float64 else 32}
+    if t is V.StringName:
+        return {"type": "StringName", "value": str(v)}
+    if t.__name__ in _MATH and t is _MATH[t.__name__]:
+        return {"type": t.__name__, "value": _flat(v)}
+    if t is list or t is tuple:
+        return [_to(x) for x in v]
+    if t is V.TypedArray:
+        return {"type": "Array", "element": _ctype(v.element), "items": [_to(x) for x in v]}
+    if t is dict or t is V.FrozenDict or t is V.TypedDictionary:
+        d: dict[str, Any] = {"type": "Dictionary", "items": [[_to(k), _to(x)] for k, x in v.items()]}
+        if t is V.TypedDictionary:
+            d["key_type"], d["value_type"] = _ctype(v.key_type), _ctype(v.value_type)
+        return d
+    if t is V.NodePath:
+        return {"type": "NodePath", "path": str(v), "names": list(v.names),
+                "subnames": list(v.subnames), "absolute": v.absolute}
+    if t is V.RID:
+        return {"type": "RID", "id": v.id}
+    if t is V.ObjectID:
+        return {"type": "Object", "id": v.id}
+    if t is V.Object:
+        return {"type": "Object", "class": v.class_name,
+                "properties": [[k, _to(x)] for k, x in v.properties.items()]}
+    if t is V.Callable:
+        return {"type": "Callable"}
+    if t is V.Signal:
+        return {"type": "Signal", "name": v.name, "object_id": v.object_id}
+    if t in (bytes, bytearray, memoryview):
+        return {"type": "PackedByteArray", "hex": bytes(v).hex()}
+    if t is V.PackedStringArray:
+        return {"type": "PackedStringArray", "value": list(v)}
+    if t.__name__ in _PACKED:
+        out: dict[str, Any] = {"type": t.__name__}
+        if v.width == 1:
+            out["value"] = [_num(x) if isinstance(x, float) else x for x in v.array]
+        else:
+            out["value"] = [_flat(e) for e in v]
+        if v.array.typecode != t.typecode:
+            out["bits"] = 64
+        return out
+    if t is V.ResourceRef:
+        return {"type": v.kind, "id": v.id}
+    raise TypeError(f"no JSON form for {t.__name__}")
+
+
+def from_json(data: Any) -> Any:
+    """Inverse of :func:`to_json`."""
+    with deep_recursion():
+        return _from(data)
+
+
+def _from(d: Any) -> Any:
+    if d is None or isinstance(d, (bool, str, int, float)):
+        return d
+    if isinstance(d, list):
+        return [_from(x) for x in d]
+    t = d["type"]
+    if t == "int":
+        return V.WideInt(d["value"]) if d.get("wide") else int(d["value"])
+    if t == "float":
+        x = _unnum(d["value"])
+        bits = d.get("bits")
+        return V.Float64(x) if bits == 64 else V.Float32(x) if bits == 32 else x
+    if t == "StringName":
+        return V.StringName(d["value"])
+    if t in _MATH:
+        return _unflat(_MATH[t], iter(d["value"]))
+    if t == "Array":
+        items = [_from(x) for x in d["items"]]
+        el = _unctype(d.get("element"))
+        return V.TypedArray(el, items) if el else items
+    if t == "Dictionary":
+        items = [(V.freeze(_from(k)), _from(x)) for k, x in d["items"]]
+        if "key_type" in d or "value_type" in d:
+            return V.TypedDictionary(_unctype(d.get("key_type")), _unctype(d.get("value_type")), items)
+        return dict(items)
+    if t == "NodePath":
+        return V.NodePath(d["names"], d["subnames"], d["absolute"])
+    if t == "RID":
+        return V.RID(d["id"])
+    if t == "Object":
+        if "id" in d:
+            return V.ObjectID(d["id"])
+        return V.Object(d["class"], {k: _from(x) for k, x in d["properties"]})
+    if t == "Callable":
+        return V.Callable()
+    if t == "Signal":
+        return V.Signal(d["name"], d["object_id"])
+    if t == "PackedByteArray":
+        return bytes.fromhex(d["hex"])
+    if t == "PackedStringArray":
+        return V.PackedStringArray(d["value"])
+    if t in _PACKED:
+        cls = _PACKED[t]
+        tc = "d" if d.get("bits") == 64 else None
+        vals = d["value"]
+        if cls.width > 1:
+            vals = [c for e in vals for c in e]
+        if cls.typecode in "fd":
+            vals = [_unnum(x) for x in vals]
+        obj = cls.__new__(cls)
+        obj.array = array(tc or cls.typecode, vals)
+        return obj
+    if t in ("SubResource", "ExtResource"):
+        return V.ResourceRef(t, d["id"])
+    raise ValueError(f"unknown JSON value type {t!r}")
+
+
+def dumps(value: Any, **kw: Any) -> str:
+    """``json.dumps(to_json(value))`` with room for deeply nested values."""
+    with deep_recursion():
+        return json.dumps(_to(value), ensure_ascii=False, **kw)
+
+
+def loads(text: str) -> Any:
+    with deep_recursion():
+        return _from(json.loads(text))
+
+
+def json_text(data: Any, **kw: Any) -> str:
+    """``json.dumps`` of data that already holds JSON forms (records), deep values included."""
+    with deep_recursion():
+        return json.dumps(data, ensure_ascii=False, **kw)
