@@ -16,7 +16,7 @@ name::
     {"type": "Dictionary", "items": [[key, value], ...], "key_type": {...}, "value_type": {...}}
     {"type": "Array", "element": {"kind": "builtin", "name": "int"}, "items": [...]}
     {"type": "PackedByteArray", "hex": "010203"}
-    {"type": "PackedVector2Array", "value": [[1.0, 2.0], ...], "bits": 64}
+    {"type": "PackedVector2Array", "value": [[1.0, 2.0], ...]}
     {"type": "SubResource", "id": 2}
 
 ``from_json(to_json(v))`` gives ``v`` back with the same wire width.
@@ -136,9 +136,7 @@ def _to(v: Any) -> Any:
             out["value"] = [_num(x) if isinstance(x, float) else x for x in v.array]
         else:
             out["value"] = [_flat(e) for e in v]
-        if v.array.typecode != t.typecode:
-            out["bits"] = 64
-        return out
+        return out  # element width is the dialect's (real_t), like math types
     if t is V.ResourceRef:
         return {"type": v.kind, "id": v.id}
     raise TypeError(f"no JSON form for {t.__name__}")
@@ -193,7 +191,7 @@ def _from(d: Any) -> Any:
         return V.PackedStringArray(d["value"])
     if t in _PACKED:
         cls = _PACKED[t]
-        tc = "d" if d.get("bits") == 64 else None
+        tc = None
         vals = d["value"]
         if cls.width > 1:
             vals = [c for e in vals for c in e]

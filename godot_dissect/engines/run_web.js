@@ -21,8 +21,21 @@ if (!engineDir || !pckPath) {
 }
 const timeoutMs = Number(timeoutArg || 60000);
 
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+// fs.writeSync() on a pipe may write only part of a long line (or throw EAGAIN when the pipe is
+// full and non-blocking): loop until every byte is out.
 function out(fd, text) {
-  fs.writeSync(fd, text + '\n');
+  const buf = Buffer.from(text + '\n', 'utf8');
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += fs.writeSync(fd, buf, off, buf.length - off);
+    } catch (e) {
+      if (e.code !== 'EAGAIN') throw e;
+      Atomics.wait(pause, 0, 0, 2); // the reader is behind: wait 2 ms
+    }
+  }
 }
 
 function die(code, msg) {
