@@ -21,7 +21,6 @@ fi
 
 python3 -m pip install -q -e ".[test]" 2>&1 | grep -v -E "WARNING: (Running pip|Location)" || true
 
-# The Godot 4.6 web build (engine files cached outside the repository).
-if [ -f scripts/install-engines.sh ]; then
-  bash scripts/install-engines.sh
-fi
+# The engine oracles: Godot 3.2.3 (apt, above) and the official Godot 4.6 web build (npm pack,
+# cached under ~/.cache/godot-dissect, never committed).
+python3 -c "from godot_dissect.engines import ensure_installed; ensure_installed('godot3'); ensure_installed('godot4')"

@@ -191,7 +191,7 @@ def rtos_fix3(x: float) -> str:
         return "0"
     if math.isnan(x):
         return "-nan" if math.copysign(1, x) < 0 else "nan"
-    return "%g" % x
+    return f"{x:g}"  # C %lg: 6 significant digits
 
 
 # --------------------------------------------------------------------------- strings

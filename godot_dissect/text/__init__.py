@@ -1,0 +1,11 @@
+"""Godot's text notation of values: ``var2str`` (Godot 3) / ``var_to_str`` (Godot 4) and the values
+in .tscn/.tres files.
+
+    to_text(Vector2(1, 2), "godot3")  -> 'Vector2( 1, 2 )'
+    from_text('Vector2(1, 2)')        -> Vector2(x=1.0, y=2.0)
+"""
+
+from .parser import Reader, TextParseError, from_text
+from .writer import to_text
+
+__all__ = ["Reader", "TextParseError", "from_text", "to_text"]
