@@ -1,0 +1,7 @@
+"""python -m godot_dissect"""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,7 @@
+"""python -m godot_dissect.cli"""
+
+import sys
+
+from . import main
+
+sys.exit(main())
