@@ -1,0 +1,151 @@
+"""Capture files to transport payloads: link layer, IPv4/IPv6, UDP/TCP headers.
+
+dpkt reads the pcap/pcapng container (gzip too); the headers are parsed here with precompiled
+structs, because building dpkt objects per packet would cost more than decoding the Godot payload.
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import dpkt
+
+_ETH_TYPE = struct.Struct("!H")
+_IP4 = struct.Struct("!BBHHHBBH4s4s")
+_PORTS = struct.Struct("!HH")
+_TCP = struct.Struct("!HHIIBB")
+_NULL = struct.Struct("=I")
+
+# link types (pcap LINKTYPE_*)
+LINK_NULL, LINK_ETHERNET, LINK_RAW, LINK_LOOP = 0, 1, 101, 108
+LINK_SLL, LINK_IPV4, LINK_IPV6, LINK_SLL2 = 113, 228, 229, 276
+TCP_FIN, TCP_SYN, TCP_RST, TCP_ACK = 0x01, 0x02, 0x04, 0x10
+
+
+@dataclass(slots=True)
+class Segment:
+    """One UDP datagram or TCP segment with its addresses."""
+
+    frame: int
+    time: float
+    proto: str  # "udp" | "tcp"
+    src: str
+    sport: int
+    dst: str
+    dport: int
+    payload: bytes
+    seq: int = 0
+    flags: int = 0
+
+
+class CaptureError(Exception):
+    """The file is not a readable pcap/pcapng capture."""
+
+
+def open_capture(path: str) -> tuple[BinaryIO, Iterator[tuple[float, bytes]], int]:
+    f: BinaryIO = open(path, "rb")  # noqa: SIM115 - returned to the caller
+    magic = f.read(4)
+    f.seek(0)
+    if magic[:2] == b"\x1f\x8b":
+        f = gzip.open(f)  # type: ignore[assignment]  # noqa: SIM115 - returned to the caller
+        magic = f.read(4)
+        f.seek(0)
+    try:
+        r = dpkt.pcapng.Reader(f) if magic == b"\x0a\x0d\x0d\x0a" else dpkt.pcap.Reader(f)
+    except (ValueError, dpkt.dpkt.Error, EOFError, OSError) as e:
+        f.close()
+        raise CaptureError(f"{path}: not a pcap or pcapng capture ({e})") from None
+    return f, iter(r), r.datalink()
+
+
+def _ip4(b: bytes) -> str:
+    return f"{b[0]}.{b[1]}.{b[2]}.{b[3]}"
+
+
+def _ip6(b: bytes) -> str:
+    import ipaddress
+
+    return str(ipaddress.IPv6Address(b))
+
+
+def segments(path: str) -> Iterator[Segment]:
+    """Every UDP datagram and TCP segment in the capture, in file order (frame numbers from 1)."""
+    f, pkts, link = open_capture(path)
+    try:
+        frame = 0
+        for ts, buf in pkts:
+            frame += 1
+            seg = _parse(frame, ts, buf, link)
+            if seg is not None:
+                yield seg
+    except (dpkt.dpkt.NeedData, struct.error, EOFError) as e:
+        raise CaptureError(f"{path}: capture ends in the middle of a record after frame {frame} ({e})") from None
+    finally:
+        f.close()
+
+
+def _parse(frame: int, ts: float, buf: bytes, link: int) -> Segment | None:
+    # link layer -> (ethertype-ish, offset)
+    if link == LINK_ETHERNET:
+        if len(buf) < 14:
+            return None
+        et, off = _ETH_TYPE.unpack_from(buf, 12)[0], 14
+        while et in (0x8100, 0x88A8) and len(buf) >= off + 4:  # VLAN tags
+            et, off = _ETH_TYPE.unpack_from(buf, off + 2)[0], off + 4
+    elif link in (LINK_NULL, LINK_LOOP):
+        if len(buf) < 4:
+            return None
+        fam = _NULL.unpack_from(buf)[0]
+        if fam > 0xFFFF:
+            fam = struct.unpack_from(">I" if link == LINK_LOOP else "<I", buf)[0]
+        et, off = (0x0800 if fam == 2 else 0x86DD), 4
+    elif link == LINK_SLL:
+        if len(buf) < 16:
+            return None
+        et, off = _ETH_TYPE.unpack_from(buf, 14)[0], 16
+    elif link == LINK_SLL2:
+        if len(buf) < 20:
+            return None
+        et, off = _ETH_TYPE.unpack_from(buf, 0)[0], 20
+    elif link in (LINK_RAW, LINK_IPV4, LINK_IPV6):
+        if not buf:
+            return None
+        et, off = (0x0800 if buf[0] >> 4 == 4 else 0x86DD), 0
+    else:
+        return None
+    # network layer
+    if et == 0x0800:
+        if len(buf) < off + 20:
+            return None
+        vihl, _, total, _, frag, _, proto, _, s, d = _IP4.unpack_from(buf, off)
+        if frag & 0x1FFF or frag & 0x2000:  # IP fragments are not reassembled (Godot stays below MTU)
+            return None
+        end = min(len(buf), off + total) if total else len(buf)
+        off += (vihl & 0x0F) * 4
+        src, dst = _ip4(s), _ip4(d)
+    elif et == 0x86DD:
+        if len(buf) < off + 40:
+            return None
+        plen, proto = struct.unpack_from("!HB", buf, off + 4)
+        src, dst = _ip6(buf[off + 8:off + 24]), _ip6(buf[off + 24:off + 40])
+        end = min(len(buf), off + 40 + plen)
+        off += 40
+    else:
+        return None
+    # transport
+    if proto == 17:
+        if end < off + 8:
+            return None
+        sp, dp = _PORTS.unpack_from(buf, off)
+        return Segment(frame, ts, "udp", src, sp, dst, dp, bytes(buf[off + 8:end]))
+    if proto == 6:
+        if end < off + 20:
+            return None
+        sp, dp, seq, _, doff, flags = _TCP.unpack_from(buf, off)
+        hl = (doff >> 4) * 4
+        return Segment(frame, ts, "tcp", src, sp, dst, dp, bytes(buf[off + hl:end]), seq, flags)
+    return None
