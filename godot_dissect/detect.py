@@ -8,15 +8,20 @@ first (godot4, then godot3) and are reported as ambiguous.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .codec import decode_prefix, encode
 from .errors import DecodeError
+from .spec import get_dialect
 
 #: preference order on ties: real engines before builds and paper dialects
 CANDIDATES = ("godot4", "godot3", "godot4-double", "godot3-double", "godot4-doc-table")
 #: messages a guess looks at before it must decide
 MAX_SAMPLES = 8
+#: while every message reads alike in all dialects, keep looking this long before settling
+MAX_AMBIGUOUS_SAMPLES = 64
 
 
 @dataclass(frozen=True)
@@ -24,6 +29,8 @@ class Verdict:
     dialect: str
     evidence: str
     ambiguous: bool
+    #: the engine family is certain even if the build is not (e.g. godot3 vs godot3-double)
+    family_clear: bool = True
 
 
 @dataclass
@@ -46,7 +53,7 @@ class DialectGuess:
 
     def add(self, body: bytes) -> None:
         self.samples += 1
-        outcomes = set()
+        outcome: dict[str, tuple[bool, bool, bool]] = {}
         for d in self.candidates:
             s = self.scores[d]
             try:
@@ -54,7 +61,7 @@ class DialectGuess:
             except DecodeError as e:
                 s.fails += 1
                 s.first_failure = s.first_failure or f"{e.reason} at offset {e.offset}"
-                outcomes.add("fail")
+                outcome[d] = (False, False, False)
                 continue
             exact = used == len(body)
             canon = False
@@ -66,15 +73,20 @@ class DialectGuess:
                     canon = False
                 if canon:
                     s.canonical += 1
-            outcomes.add(("exact" if exact else "short") + ("+canon" if canon else ""))
-        if len(outcomes) > 1:
+            outcome[d] = (True, exact, canon)
+        # a message tells the engines apart when the best readings all belong to one engine family
+        best = max(outcome.values())
+        families = {_family(d) for d, o in outcome.items() if o == best and not get_dialect(d).doc_only}
+        if len(families) == 1:
             self.discriminating += 1
 
     @property
     def decided(self) -> bool:
         # ties left after two telling messages are between equivalent readings (e.g. godot3 and
         # godot3-double without any PoolRealArray): the preference order settles them
-        return self.samples >= MAX_SAMPLES or self.discriminating >= 2
+        if self.discriminating >= 2 or self.samples >= MAX_AMBIGUOUS_SAMPLES:
+            return True
+        return self.samples >= MAX_SAMPLES and self.discriminating >= 1
 
     def _rank(self) -> list[str]:
         return sorted(self.candidates, key=lambda d: (self.scores[d].fails, -self.scores[d].exact,
@@ -85,11 +97,23 @@ class DialectGuess:
         a, b = self.scores[r[0]], self.scores[r[1]]
         return (a.fails, a.exact, a.canonical) != (b.fails, b.exact, b.canonical)
 
-    def verdict(self) -> Verdict:
+    def verdict(self, elsewhere: Mapping[str, int] | None = None) -> Verdict:
+        """The best dialect; ties go to what ``elsewhere`` (other conversations of the same
+        capture, dialect -> count of clear verdicts) speaks most, then to the preference order."""
         ranked = self._rank()
+        s0 = self.scores[ranked[0]]
+        tied = [d for d in ranked if (self.scores[d].fails, self.scores[d].exact, self.scores[d].canonical)
+                == (s0.fails, s0.exact, s0.canonical)]
+        hint = ""
+        if len(tied) > 1 and elsewhere and any(elsewhere.get(d) for d in tied):
+            pick = max(tied, key=lambda d: (elsewhere.get(d, 0), -tied.index(d)))
+            if pick != ranked[0]:
+                hint = f"; {pick} chosen because other conversations in this capture speak it"
+            ranked.remove(pick)
+            ranked.insert(0, pick)
         best = ranked[0]
         s = self.scores[best]
-        ambiguous = not self._unique_best()
+        ambiguous = len(tied) > 1
         parts = [f"{best}: {s.exact}/{self.samples} messages decode exactly, {s.canonical} re-encode byte-identically"]
         for d in ranked[1:]:
             o = self.scores[d]
@@ -98,10 +122,32 @@ class DialectGuess:
             elif (o.exact, o.canonical) != (s.exact, s.canonical):
                 parts.append(f"{d}: {o.exact} exact, {o.canonical} identical")
         if ambiguous:
-            tied = [d for d in ranked if (self.scores[d].fails, self.scores[d].exact, self.scores[d].canonical)
-                    == (s.fails, s.exact, s.canonical)]
-            parts.append("ambiguous: " + ", ".join(tied) + " read these bytes alike")
-        return Verdict(best, "; ".join(parts), ambiguous)
+            parts.append("ambiguous: " + ", ".join(tied) + " read these bytes alike" + hint)
+        engines = {_family(d) for d in tied if not get_dialect(d).doc_only}
+        return Verdict(best, "; ".join(parts), ambiguous, family_clear=len(engines) <= 1)
+
+
+def reconsider(verdict: Verdict, guess: DialectGuess | None, body: bytes,
+               elsewhere: Counter | None = None) -> Verdict | None:
+    """A message the verdict's dialect rejects: switch to a dialect that reads it exactly and read
+    every earlier message as well as the verdict did (earlier messages were ambiguous)."""
+    if guess is None:
+        return None
+    guess.add(body)
+    new = guess.verdict(elsewhere)
+    if new.dialect == verdict.dialect:
+        return None
+    try:
+        if decode_prefix(body, new.dialect, allow_objects=True)[1] != len(body):
+            return None
+    except DecodeError:
+        return None
+    return Verdict(new.dialect, new.evidence + f" (switched from {verdict.dialect} at a message "
+                                               f"{verdict.dialect} rejects)", new.ambiguous, new.family_clear)
+
+
+def _family(dialect: str) -> str:
+    return dialect.split("-")[0]
 
 
 def plausible(body: bytes) -> bool:

@@ -22,6 +22,7 @@ from ..errors import (
 )
 from ..spec import layouts as L
 from ..spec.dialects import Dialect, get_dialect
+from . import fast as _fast
 from .structs import compile_builder
 from .typed import object_type, settle_array, settle_dictionary
 from .utf8 import decode_godot3, decode_strict
@@ -316,6 +317,9 @@ def decode_prefix(data: bytes | bytearray | memoryview, dialect: Dialect | str =
     ``bytes_used`` is what the engine reports as ``r_len`` (it can exceed the data for a
     PackedByteArray whose final padding is missing, as in the engine).
     """
+    fast = _fast.fast_decode_prefix  # compiled hot path (None: not built); it returns None to hand over
+    if fast is not None and (res := fast(data, dialect, allow_objects, max_depth, offset, end)) is not None:
+        return res
     c = compiled(dialect)
     buf = data
     end = len(buf) if end is None else end

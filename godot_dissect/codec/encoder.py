@@ -15,6 +15,7 @@ from .. import values as V
 from ..errors import EncodeError
 from ..spec import layouts as L
 from ..spec.dialects import Dialect, get_dialect
+from . import fast as _fast
 from .decoder import fits_f32
 from .structs import compile_flattener
 
@@ -210,6 +211,9 @@ def _container_type(c: CompiledEncoder, t: V.ContainerType, full_objects: bool, 
 
 def encode(value: Any, dialect: Dialect | str = "godot4", *, full_objects: bool = False) -> bytes:
     """Encode ``value`` as the engine of ``dialect`` does (NodePath padding zeroed)."""
+    fast = _fast.fast_encode  # compiled hot path (None: not built); it returns None to hand over
+    if fast is not None and (res := fast(value, dialect)) is not None:
+        return res
     c = compiled(dialect)
     writers, ids = c.writers, c.ids
     typed_arrays = c.dialect.has_typed_arrays()

@@ -8,6 +8,22 @@
 
 One engine process per probe() (more only after a crash, see runner.py).  Install the engines with
 ensure_installed(name) or scripts/install-engines.sh.
+
+How results are obtained, and what to know (details in probe3.gd / probe4.gd):
+- Decode errors: PacketPeer.get_packet_error() does NOT report decode errors in either engine
+  (its get_var binding swallows them), so the driver prints a marker before each case and the error
+  code is read from the decoder's own error message ("... Returning: ERR_FILE_EOF"; a few messages
+  without a code are mapped in protocol.py).  ``error`` is None if a rejection printed neither.
+- Accepted or rejected: Godot 3 -- bytes2var() raises a script error, which aborts the wrapper
+  function; Godot 4 -- PackedByteArray.decode_var_size() is 0 on error.  Both are reliable.
+- ``used`` (bytes consumed) exists only in Godot 4; Godot 3 reports None.
+- With allow_objects, Godot 4 decodes twice (value, then size): objects are instantiated twice.
+- Script runtime errors abort an encode case ("runtime") in Godot 3 (a debug-enabled build) and in
+  native debug builds of Godot 4, but the web template is a release build: there a failing
+  expression (bad index, missing method) silently evaluates to null and is reported as a value.
+- Crashes (Godot 3.2.3 overflows its stack on deeply nested data) are pinned on the running case,
+  which is reported with error "crash" / crashed=True, and the other cases are run again.
+- The web engine prints about 10 MB/s: cases whose values are megabytes long take seconds.
 """
 
 from __future__ import annotations

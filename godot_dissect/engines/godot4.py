@@ -57,7 +57,9 @@ class Godot4WebEngine(Engine):
         ]
         pck = workdir / "oracle.pck"
         pck.write_bytes(build_pck(files))
-        return [self.node, str(HERE / "run_web.js"), str(self.engine_dir), str(pck), str(int(timeout * 1000))]
+        # Node's own timer is only a backstop (5 s later): the caller's timeout kills it first.
+        node_timeout_ms = str(int(timeout * 1000) + 5000)
+        return [self.node, str(HERE / "run_web.js"), str(self.engine_dir), str(pck), node_timeout_ms]
 
 
 class Godot4NativeEngine(Engine):

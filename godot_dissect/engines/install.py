@@ -58,8 +58,10 @@ def node_major(node: str) -> int:
 def web_engine_ready() -> bool:
     d = web_engine_dir()
     stamp = d / _STAMP
-    return stamp.is_file() and stamp.read_text().strip() == WEB_NPM_SPEC and all(
-        (d / f).is_file() for f in WEB_FILES_SHA256
+    return (
+        stamp.is_file()
+        and stamp.read_text().strip() == WEB_NPM_SPEC
+        and all((d / f).is_file() for f in WEB_FILES_SHA256)
     )
 
 

@@ -17,7 +17,7 @@ ERROR_CODES: dict[str, int] = {
         ERR_INVALID_PARAMETER ERR_ALREADY_EXISTS ERR_DOES_NOT_EXIST ERR_DATABASE_CANT_READ
         ERR_DATABASE_CANT_WRITE ERR_COMPILATION_FAILED ERR_METHOD_NOT_FOUND ERR_LINK_FAILED
         ERR_SCRIPT_FAILED ERR_CYCLIC_LINK ERR_INVALID_DECLARATION ERR_DUPLICATE_SYMBOL ERR_PARSE_ERROR
-        ERR_BUSY ERR_SKIP ERR_HELP ERR_BUG ERR_PRINTER_ON_FIRE""".split()
+        ERR_BUSY ERR_SKIP ERR_HELP ERR_BUG ERR_PRINTER_ON_FIRE""".split()  # noqa: SIM905 (compact on purpose)
     )
 }
 
@@ -56,7 +56,8 @@ class EncodeResult:
     """What the engine made of one EncodeCase.
 
     ``error`` is None on success, else "compile" (the case does not compile), "runtime" (a script
-    error aborted it; only detectable in debug builds, see README), "crash" or "timeout".
+    error aborted it; not detectable in release builds such as the Godot 4 web template, where a
+    failing expression silently yields null), "crash" or "timeout".
     """
 
     name: str

@@ -113,7 +113,12 @@ def parse_output(stderr: str, names: dict[int, str]) -> RunOutput:
     out = RunOutput()
     current: tuple[str, int] | None = None
     messages: list[str] = []
-    for line in stderr.splitlines():
+    # split("\n"), not splitlines(): the latter also splits on characters that engine messages may quote.
+    lines = stderr.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    for raw in lines:
+        line = raw.rstrip("\r")
         if not line.startswith(TAG):
             out.other_lines.append(line)
             if current is not None:
@@ -121,17 +126,22 @@ def parse_output(stderr: str, names: dict[int, str]) -> RunOutput:
             continue
         parts = line[len(TAG) :].split("\t")
         kind = parts[0]
-        if kind in ("e", "d"):
-            current, messages = (kind, int(parts[1])), []
-        elif kind == "E":
-            index = int(parts[1])
-            out.encoded[index] = _encode_result(names[index], parts, tuple(messages))
-            current = None
-        elif kind == "D":
-            index = int(parts[1])
-            out.decoded[index] = _decode_result(parts, tuple(messages))
-            current = None
-        elif kind == "BEGIN":
+        try:
+            if kind in ("e", "d"):
+                current, messages = (kind, int(parts[1])), []
+            elif kind == "E":
+                index = int(parts[1])
+                out.encoded[index] = _encode_result(names[index], parts, tuple(messages))
+                current = None
+            elif kind == "D":
+                index = int(parts[1])
+                out.decoded[index] = _decode_result(parts, tuple(messages))
+                current = None
+        except (ValueError, IndexError, KeyError):
+            # A line cut short by a crash; its case stays unfinished and is treated as the crasher.
+            out.other_lines.append(line[:200] + "...")
+            continue
+        if kind == "BEGIN":
             out.version = parts[1]
         elif kind == "END":
             out.ended = True

@@ -139,4 +139,5 @@ const engine = new win.Engine({
   onPrintError: (...a) => out(2, a.join(' ')),
   onExit: (code) => process.exit(code),
 });
-engine.startGame().catch((e) => die(70, '@@RUNNER start failed: ' + ((e && e.stack) || e)));
+// startGame() also rejects when the engine traps later on (wasm stack overflow, OOM...).
+engine.startGame().catch((e) => die(70, '@@RUNNER engine crashed: ' + ((e && e.stack) || e)));

@@ -9,6 +9,7 @@ raised with the partial results.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -49,10 +50,8 @@ def run_process(argv: Sequence[str], cwd: Path, env: dict[str, str], timeout: fl
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         out, err = proc.communicate()
     return ProcessOutput(
         returncode=proc.returncode,
@@ -88,7 +87,7 @@ class Engine(ABC):
 
     name: str
     base_class: str  # what the generated case scripts extend
-    startup_seconds = 10.0  # added to every timeout
+    startup_seconds = 10.0  # part of the default timeout
 
     def __init__(self) -> None:
         self._version: str | None = None
@@ -118,7 +117,8 @@ class Engine(ABC):
     ) -> ProbeResult:
         """Run every case in one engine process (more only after crashes) and return the results.
 
-        ``timeout`` bounds each engine process, in seconds; the default grows with the case count.
+        ``timeout`` bounds each engine process, in seconds (a hanging case costs that much); the
+        default allows for start-up and grows with the number and size of the cases.
         """
         enc = list(encode)
         dec = list(decode)
@@ -126,7 +126,8 @@ class Engine(ABC):
         if len(set(names.values())) != len(enc):
             raise ValueError("encode case names must be unique")
         if timeout is None:
-            timeout = 60.0 + 0.01 * (len(enc) + len(dec)) + sum(len(c.data) for c in dec) / 1e6
+            size = len(enc) + len(dec) + sum(len(c.data) for c in dec) / 1000
+            timeout = self.startup_seconds + 60.0 + 0.01 * size
         enc_done: dict[int, EncodeResult] = {}
         dec_done: dict[int, DecodeResult] = {}
         result = ProbeResult(version=self._version or "")
@@ -149,8 +150,8 @@ class Engine(ABC):
             cases = build_cases_file(self.base_class, todo_enc, todo_dec)
             with tempfile.TemporaryDirectory(prefix="godot-dissect-") as tmp:
                 workdir = Path(tmp)
-                argv = self._command(workdir, cases, timeout + self.startup_seconds)
-                proc = run_process(argv, workdir, isolated_env(workdir), timeout + self.startup_seconds)
+                argv = self._command(workdir, cases, timeout)
+                proc = run_process(argv, workdir, isolated_env(workdir), timeout)
             result.runs += 1
             parsed = parse_output(proc.stderr, names)
             if result.runs > 1:

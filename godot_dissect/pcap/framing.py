@@ -43,6 +43,8 @@ class LengthPrefixFramer:
         self.plausible = plausible
         self.synced = aligned
         self.frame, self.time = 0, 0.0
+        self.scanned = 0  # resync: every offset below this is known not to start a PDU
+        self.waiting: list[int] = []  # resync: offsets whose PDU body has not fully arrived
 
     def feed(self, chunk: Chunk) -> list[Pdu | Skipped]:
         out: list[Pdu | Skipped] = []
@@ -53,6 +55,7 @@ class LengthPrefixFramer:
             self.base += len(self.buf) + chunk.gap
             self.buf.clear()
             self.synced = False
+            self.scanned, self.waiting = 0, []
         self.buf += chunk.data
         self.frame, self.time = chunk.frame, chunk.time
         self._cut(out)
@@ -63,19 +66,19 @@ class LengthPrefixFramer:
         pos = 0
         while True:
             if not self.synced:
-                found = self._resync(pos)
+                found, keep = self._resync()
                 if found is None:
-                    # keep the tail that could still start a PDU
-                    keep = max(pos, len(buf) - (MAX_PDU + 4))
-                    if keep > pos:
-                        out.append(Skipped(self.frame, self.time, self.base + pos, keep - pos, "no PDU found"))
-                    pos = keep
-                    break
-                if found > pos:
-                    out.append(Skipped(self.frame, self.time, self.base + pos, found - pos,
+                    if keep > 0:  # nothing before ``keep`` can start a PDU any more
+                        out.append(Skipped(self.frame, self.time, self.base, keep, "no PDU found"))
+                        self._drop(keep)
+                    return
+                if found > 0:
+                    out.append(Skipped(self.frame, self.time, self.base, found,
                                        "resynchronised on the next plausible PDU"))
-                pos = found
+                    self._drop(found)
                 self.synced = True
+                buf = self.buf
+                pos = 0
             if len(buf) - pos < 4:
                 break
             n = _U32.unpack_from(buf, pos)[0]
@@ -83,25 +86,55 @@ class LengthPrefixFramer:
                 self.synced = False
                 out.append(Skipped(self.frame, self.time, self.base + pos, 4, f"length {n} is implausible"))
                 pos += 4
+                self._drop(pos)
+                buf, pos = self.buf, 0
                 continue
             if len(buf) - pos - 4 < n:
                 break
             out.append(Pdu(self.frame, self.time, self.base + pos, bytes(buf[pos + 4:pos + 4 + n])))
             pos += 4 + n
-        del buf[:pos]
-        self.base += pos
+        self._drop(pos)
 
-    def _resync(self, start: int) -> int | None:
+    def _drop(self, n: int) -> None:
+        del self.buf[:n]
+        self.base += n
+        self.scanned = max(0, self.scanned - n)
+        self.waiting = [w - n for w in self.waiting if w >= n]
+
+    def _candidate(self, pos: int) -> str:
+        """"no", "wait" (its body is not all here yet) or "yes" for a PDU starting at pos."""
         buf = self.buf
-        for pos in range(start, len(buf) - 7):
-            n = _U32.unpack_from(buf, pos)[0]
-            if n < 4 or n > MAX_PDU or n % 4 or buf[pos + 5] != 0:
-                continue
-            if len(buf) - pos - 4 < n:
-                return pos if pos == start else None  # wait for the rest before judging
-            if self.plausible(bytes(buf[pos + 4:pos + 4 + n])):
-                return pos
-        return None
+        if len(buf) - pos < 8:
+            return "wait"
+        n = _U32.unpack_from(buf, pos)[0]
+        if n < 4 or n > MAX_PDU or n % 4 or buf[pos + 5] != 0:
+            return "no"
+        if len(buf) - pos - 4 < n:
+            return "wait"
+        return "yes" if self.plausible(bytes(buf[pos + 4:pos + 4 + n])) else "no"
+
+    def _resync(self) -> tuple[int | None, int]:
+        """(position of the first plausible PDU or None, bytes that can be dropped for sure)."""
+        still = []
+        for w in self.waiting:  # candidates whose bodies were incomplete before
+            c = self._candidate(w)
+            if c == "yes":
+                self.waiting = []
+                return w, 0
+            if c == "wait":
+                still.append(w)
+        self.waiting = still
+        while self.scanned < len(self.buf) - 7:
+            c = self._candidate(self.scanned)
+            if c == "yes":
+                pos = self.scanned
+                self.waiting = []
+                return pos, 0
+            if c == "wait":
+                self.waiting.append(self.scanned)
+            self.scanned += 1
+        first = min(self.waiting, default=self.scanned)
+        return None, first
 
 
 class WebSocketFramer:

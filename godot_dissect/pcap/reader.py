@@ -8,12 +8,13 @@ guessed; nothing else is kept, so memory does not grow with the file.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import decode_prefix
-from ..detect import DialectGuess, Verdict, plausible
+from ..detect import DialectGuess, Verdict, plausible, reconsider
 from ..errors import DecodeError
 from ..records import Record
 from ..spec import get_dialect
@@ -58,6 +59,7 @@ class PcapReader:
         self.debugger_ports = set(debugger_ports)
         self.heuristics = heuristics
         self.conversations: dict[tuple, _Conversation] = {}
+        self.clear_verdicts: Counter[str] = Counter()  # dialects of unambiguous conversations
 
     # -- conversation bookkeeping -----------------------------------------------------------
     def _conversation(self, seg: Segment) -> tuple[_Conversation, str]:
@@ -97,10 +99,21 @@ class PcapReader:
         conv.kind = "udp"
         if not seg.payload:
             return
-        if not self._known_port(conv) and (not self.heuristics or len(seg.payload) < 8
-                                           or not plausible(seg.payload)):
+        pdu = Pdu(seg.frame, seg.time, 0, seg.payload)
+        if self._known_port(conv):
+            conv.confirmed = True
+        elif not self.heuristics or not plausible(seg.payload):
             return
-        yield from self._message(conv, d, Pdu(seg.frame, seg.time, 0, seg.payload))
+        elif not conv.confirmed:
+            # a lone 4-byte null proves little: hold short datagrams until a longer one confirms
+            if len(seg.payload) < 8:
+                if len(conv.pending) < 64:
+                    conv.pending.append((d, pdu))
+                    if conv.guess is not None:
+                        conv.guess.add(pdu.data)
+                return
+            conv.confirmed = True
+        yield from self._message(conv, d, pdu)
 
     def _tcp(self, conv: _Conversation, d: str, seg: Segment) -> Iterator[Record]:
         side = conv.sides[d]
@@ -144,12 +157,17 @@ class PcapReader:
             conv.pending.append((d, item))
             if not conv.guess.decided:  # type: ignore[union-attr]
                 return
-            conv.verdict = conv.guess.verdict()  # type: ignore[union-attr]
+            self._decide(conv)
             pending, conv.pending = conv.pending, []
             for pd, pitem in pending:
                 yield from self._emit(conv, pd, pitem)
             return
         yield from self._emit(conv, d, item)
+
+    def _decide(self, conv: _Conversation) -> None:
+        conv.verdict = conv.guess.verdict(self.clear_verdicts)  # type: ignore[union-attr]
+        if conv.verdict.family_clear:
+            self.clear_verdicts[conv.verdict.dialect] += 1
 
     def _finish(self, conv: _Conversation) -> Iterator[Record]:
         for d, side in conv.sides.items():
@@ -157,8 +175,9 @@ class PcapReader:
                 for chunk in side.tcp.flush_gap():
                     for item in side.framer.feed(chunk):
                         yield from self._message(conv, d, item)
-        if conv.pending and conv.kind != "ignore":
-            conv.verdict = conv.guess.verdict() if conv.guess else conv.verdict  # type: ignore[union-attr]
+        if conv.pending and conv.kind != "ignore" and (conv.confirmed or conv.kind != "udp"):
+            if conv.guess is not None:
+                self._decide(conv)
             pending, conv.pending = conv.pending, []
             for d, item in pending:
                 yield from self._emit(conv, d, item)
@@ -183,8 +202,12 @@ class PcapReader:
         try:
             value, used = decode_prefix(item.data, dialect, allow_objects=True)
         except DecodeError as e:
-            yield self._base(conv, d, item, kind="error", raw=item.data, error=str(e))
-            return
+            switched = reconsider(conv.verdict, conv.guess, item.data, self.clear_verdicts)  # type: ignore[arg-type]
+            if switched is None:
+                yield self._base(conv, d, item, kind="error", raw=item.data, error=str(e))
+                return
+            conv.verdict, dialect = switched, switched.dialect
+            value, used = decode_prefix(item.data, dialect, allow_objects=True)
         if conv.kind == "debugger":
             yield from self._debugger(conv, d, item, value, dialect)
             return

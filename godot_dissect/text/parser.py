@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from .. import values as V
 from ..spec import Dialect, get_dialect
 from ..spec import layouts as L
-from .writer import _real_is_double, f32, s64
+from .writer import f32, real_is_double, s64
 
 __all__ = ["Reader", "TextParseError", "from_text"]
 
@@ -35,8 +35,13 @@ class TextParseError(ValueError):
 
 
 # token kinds
-EOF, PUNCT, IDENT, STRING, STRING_NAME, NUMBER, COLOR = "EOF", "punct", "identifier", "string", \
-    "string_name", "number", "color"
+EOF = "EOF"
+PUNCT = "punct"
+IDENT = "identifier"
+STRING = "string"
+STRING_NAME = "string_name"
+NUMBER = "number"
+COLOR = "color"
 
 
 class Token(NamedTuple):
@@ -59,9 +64,11 @@ _REFS = ("Resource", "SubResource", "ExtResource")
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?")
 _IDENT = re.compile(r"-?[A-Za-z_][A-Za-z0-9_]*")
 _EXP_TAIL = re.compile(r"[eE][+-]?")
-_SPECIAL = {"inf": math.inf, "-inf": -math.inf, "inf_neg": -math.inf, "nan": math.nan}
+# "-nan" is what Godot 3's %lg writes for a NaN with the sign bit set
+_SPECIAL = {"inf": math.inf, "-inf": -math.inf, "inf_neg": -math.inf, "nan": math.nan, "-nan": -math.nan}
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r"}
 _I64 = 1 << 63
+_U64 = (1 << 64) - 1
 
 
 def to_int(text: str) -> int:
@@ -75,9 +82,19 @@ def to_int(text: str) -> int:
     return s64(n * sign)
 
 
+def _saturate(x: float, lo: int, hi: int) -> int:
+    """float -> int as the wasm engine casts it: truncate, NaN is 0, out of range clamps."""
+    if math.isnan(x):
+        return 0
+    if math.isinf(x):
+        return hi if x > 0 else lo
+    return max(lo, min(hi, int(x)))
+
+
 def _int32(x: int | float) -> int:
+    """An argument of an int32 constructor: an int wraps, a float saturates."""
     if isinstance(x, float):
-        x = int(x) if math.isfinite(x) else -(1 << 31)  # what the cast gives on x86 and wasm
+        return _saturate(x, -(1 << 31), (1 << 31) - 1)
     x &= 0xFFFFFFFF
     return x - (1 << 32) if x >> 31 else x
 
@@ -104,7 +121,7 @@ class _Frame:
         self.kind = kind  # "array", "dict" or "object"
         self.items: Any = {} if kind != "array" else []
         self.key: Any = None
-        self.state = "first"  # first | comma | colon | value
+        self.state = "first"  # first, comma (after an element), next (after ','), colon, value
         self.typed = typed  # element ContainerType, (key, value) types, or the object's class
         self.wrapped = wrapped  # Array[T]( ... ) / Dictionary[K, V]( ... ): a ')' follows
 
@@ -117,7 +134,7 @@ class Reader:
         self.pos = pos
         self.dialect = get_dialect(dialect)
         self.g3 = self.dialect.family == 3
-        self.double = _real_is_double(self.dialect)
+        self.double = real_is_double(self.dialect)
         self._peeked: Token | None = None
 
     # errors ---------------------------------------------------------------------------------
@@ -207,8 +224,8 @@ class Reader:
         if m:
             self.pos = m.end()
             word = m.group()
-            if word in ("inf", "-inf", "nan") and text.startswith(".0", self.pos):
-                self.pos += 2  # Godot 3 writes -inf as "-inf.0"
+            if word in ("-inf", "-nan") and text.startswith(".0", self.pos):
+                self.pos += 2  # Godot 3 writes a float -inf as "-inf.0"
             return Token(IDENT, word, start)
         raise self.error(f"unexpected character {c!r}", start)
 
@@ -324,7 +341,7 @@ class Reader:
     def _finish(self, frame: _Frame) -> Any:
         if frame.kind == "object":
             if frame.typed == "EncodedObjectAsID" and isinstance(frame.items.get("object_id"), int):
-                return V.ObjectID(frame.items["object_id"] & 0xFFFFFFFFFFFFFFFF)
+                return V.ObjectID(frame.items["object_id"] & _U64)
             return V.Object(frame.typed, frame.items)
         if frame.wrapped:
             self.expect(")")
@@ -338,6 +355,8 @@ class Reader:
     def _start(self, tok: Token, stack: list[_Frame]) -> Any:
         """A value that starts with ``tok``: complete, or _MORE after opening a container."""
         kind, val = tok.kind, tok.value
+        if kind == STRING_NAME and self.dialect.by_key("STRING_NAME") is None:
+            raise self.error(f"StringName does not exist in {self.dialect.name}", tok.pos)
         if kind in (NUMBER, STRING, STRING_NAME, COLOR):
             return val
         if kind == PUNCT and val in "[{":
@@ -369,6 +388,8 @@ class Reader:
         key = _NAME_KEYS.get(val)
         if key is None:
             raise self.error(f"unexpected identifier {val!r}", tok.pos)
+        if self.dialect.by_key(key) is None:
+            raise self.error(f"{val} does not exist in {self.dialect.name}", tok.pos)
         return self._construct(key, tok)
 
     def _peek_punct(self, p: str) -> bool:
@@ -396,7 +417,7 @@ class Reader:
             raise self.error(f"expected a type name, got {self.describe(tok)}", tok.pos)
         if tok.value == "Variant":
             return None
-        if tok.value in _REFS:
+        if tok.value in _REFS and self._peek_punct("("):  # a script; a bare Resource is the class
             ref = self._resource(tok.value)
             if ref.kind == "Resource":
                 return V.ContainerType("script", str(ref.id))
@@ -449,7 +470,7 @@ class Reader:
         if scalar is L.I32:
             return _int32(x)
         if scalar is L.I64:
-            return s64(int(x)) if not isinstance(x, float) or math.isfinite(x) else -_I64
+            return _saturate(x, -_I64, _I64 - 1) if isinstance(x, float) else s64(x)
         if scalar is L.F64 or (scalar is L.REAL and self.double):
             return float(x)
         return f32(float(x))
@@ -464,15 +485,15 @@ class Reader:
             return V.NodePath(s.value)
         if key == "RID":
             args = self._numbers(tok)
-            if len(args) > 1 or (args and isinstance(args[0], float)):
+            if len(args) > 1:
                 raise self.error("expected RID() or RID(number)", tok.pos)
-            return V.RID(args[0] & 0xFFFFFFFFFFFFFFFF if args else 0)
+            rid = args[0] if args else 0
+            return V.RID(_saturate(rid, 0, _U64) if isinstance(rid, float) else rid & _U64)
         if key in ("CALLABLE", "SIGNAL"):
             self.expect("(")
             self.expect(")")
             return V.Callable() if key == "CALLABLE" else V.Signal()
-        layout = get_dialect("godot4").by_key(key)
-        layout = (layout or get_dialect("godot3").by_key(key)).typedef.layout  # type: ignore[union-attr]
+        layout = self.dialect.by_key(key).typedef.layout  # type: ignore[union-attr]
         if layout.kind == "packed_strings":
             return self._strings(tok)
         if layout.kind == "packed_bytes":
@@ -480,9 +501,7 @@ class Reader:
         if layout.kind not in ("struct", "packed"):
             raise self.error(f"{tok.value} is not a constructor", tok.pos)
         args = self._numbers(tok)
-        own = self.dialect.by_key(key)
-        scalar = (own.typedef.layout if own else layout).component
-        comps = [self._scalar(a, scalar) for a in args]
+        comps = [self._scalar(a, layout.component) for a in args]
         if layout.kind == "packed":
             cls = V.KEY_CLASSES[key]
             width = layout.width

@@ -27,7 +27,7 @@ from ..errors import EncodeError
 from ..spec import Dialect, get_dialect
 from ..spec import layouts as L
 
-__all__ = ["f32", "to_text"]
+__all__ = ["f32", "godot_sort", "num_scientific", "real_is_double", "s64", "to_text"]
 
 _M64 = (1 << 64) - 1
 _MAX_RECURSION = 100  # VariantWriter::MAX_RECURSION in Godot 4.6 (measured: 101 levels are written)
@@ -212,6 +212,13 @@ _STRINGLIKE = ("STRING", "STRING_NAME")
 _VECTORS = ("VECTOR2", "VECTOR2I", "VECTOR3", "VECTOR3I", "VECTOR4", "VECTOR4I")
 
 
+def _key(v: Any) -> str:
+    try:
+        return V.type_key(v)
+    except TypeError:  # a ResourceRef: no Variant type, sorts last
+        return ""
+
+
 def _approx_eq3(a: float, b: float) -> bool:
     """Godot 3 ``Math::is_equal_approx`` on float32 reals."""
     if a == b:
@@ -230,13 +237,17 @@ class _Order:
         self.family = dialect.family
 
     def _rank(self, key: str) -> int:
-        entry = self.dialect.by_key(key)
+        entry = self.dialect.by_key(key) if key else None
         return entry.id if entry else 1 << 20
 
     def less(self, a: Any, b: Any) -> bool:
-        ka, kb = V.type_key(a), V.type_key(b)
-        if self.family == 4 and ka in _STRINGLIKE and kb in _STRINGLIKE:
+        """The key order of ``VariantWriter``: Godot 4 compares String and StringName as text."""
+        if self.family == 4 and _key(a) in _STRINGLIKE and _key(b) in _STRINGLIKE:
             return str(a) < str(b)
+        return self.variant_less(a, b)
+
+    def variant_less(self, a: Any, b: Any) -> bool:
+        ka, kb = _key(a), _key(b)
         if ka != kb:
             return self._rank(ka) < self._rank(kb)
         if ka in ("BOOL", "INT", "FLOAT", "STRING", "STRING_NAME"):
@@ -257,11 +268,11 @@ class _Order:
         if self.family == 3:  # Godot 3's OP_LESS on arrays, bug included
             if len(b) < len(a):
                 return False
-            return any(not self.less(x, y) for x, y in zip(a, b, strict=False))
+            return any(not self.variant_less(x, y) for x, y in zip(a, b, strict=False))
         for x, y in zip(a, b, strict=False):
-            if self.less(x, y):
+            if self.variant_less(x, y):
                 return True
-            if self.less(y, x):
+            if self.variant_less(y, x):
                 return False
         return len(a) < len(b)
 
@@ -370,7 +381,7 @@ def _flatten(value: Any, fields: tuple[str, ...]) -> list:
     return out
 
 
-def _real_is_double(d: Dialect) -> bool:
+def real_is_double(d: Dialect) -> bool:
     """real_t is double: the Godot 4 double dialect, or Godot 3 double builds (8-byte PoolRealArray)."""
     entry = d.by_key("PACKED_FLOAT32_ARRAY")
     return d.real_is_double or (entry is not None and getattr(entry.typedef.layout, "stride", None) == 8)
@@ -383,7 +394,7 @@ class _Writer:
     def __init__(self, dialect: Dialect) -> None:
         self.d = dialect
         self.g3 = dialect.family == 3
-        self.double = _real_is_double(dialect)
+        self.double = real_is_double(dialect)
         self.order = _Order(dialect)
 
     # numbers ------------------------------------------------------------------------------
@@ -501,7 +512,7 @@ class _Writer:
     def container_type(self, t: V.ContainerType | None) -> str:
         if t is None:
             return "Variant"
-        if t.kind == "script" and t.name.startswith(("res://", "uid://", "user://")):
+        if t.kind == "script" and t.name.startswith(("res://", "uid://")):
             return 'Resource("' + t.name.translate(_ESC_MULTILINE) + '")'
         return t.name
 

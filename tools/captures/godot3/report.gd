@@ -34,7 +34,10 @@ static func fields(v):
 	if b.size() <= BIG:
 		return "%d\tfull\t%s\t%s\t%s" % [typeof(v), s.to_utf8().hex_encode(), b.hex_encode(), oid]
 	var su = s.to_utf8()
-	return "%d\tbig\t%d\t%s\t%d\t%s\t%s\t%s" % [typeof(v), b.size(), b.sha256_string(), su.size(),
+	var ctx = HashingContext.new()
+	ctx.start(HashingContext.HASH_SHA256)
+	ctx.update(b)
+	return "%d\tbig\t%d\t%s\t%d\t%s\t%s\t%s" % [typeof(v), b.size(), ctx.finish().hex_encode(), su.size(),
 		s.sha256_text(), s.substr(0, 200).to_utf8().hex_encode(), oid]
 
 

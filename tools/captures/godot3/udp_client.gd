@@ -15,7 +15,7 @@ func _init():
 func _drain(udp, cport, state):
 	while udp.get_available_packet_count() > 0:
 		var v = udp.get_var()
-		R.recv("udp", udp.get_packet_ip(), udp.get_packet_port(), "127.0.0.1", cport, state[0], v)
+		R.recv("udp-reply", udp.get_packet_ip(), udp.get_packet_port(), "127.0.0.1", cport, state[0], v)
 		state[0] += 1
 
 

@@ -37,7 +37,7 @@ func _run():
 			else:
 				reply = ["bye", n, PoolIntArray([n, -n]), {"ok": true}]
 			udp.set_dest_address(ip, p)
-			R.sent("udp", replies, "reply_%d" % replies, reply)
+			R.sent("udp-reply", replies, "reply_%d" % replies, reply)
 			udp.put_var(reply)
 			replies += 1
 		if end:

@@ -1,0 +1,194 @@
+"""The compiled hot path of the codec: per-dialect tables for ``_speedups``, built from the spec.
+
+``fast_decode_prefix(data, dialect, allow_objects, max_depth, offset, end)`` and
+``fast_encode(value, dialect)`` return exactly what the pure-Python codec returns, or None when
+the C code bailed out (every error, and the rare shapes listed at the top of ``_speedups.c``) and
+the pure codec has to do the whole job. Both are None when the extension is not built, on
+big-endian hosts, or when ``GODOT_DISSECT_PURE`` is set (non-empty, not ``0``) at import.
+
+The C side knows layout *kinds* only. Everything Godot-specific reaches it through the tuples made
+here: per type id for decoding, per Python class for encoding (see ``parse_dec``/``parse_enc`` in
+``_speedups.c`` for their shape).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from array import array
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from .. import values as V
+from ..spec import layouts as L
+from ..spec.dialects import Dialect, TypeEntry, get_dialect
+
+_speedups: ModuleType | None
+try:
+    from . import _speedups
+except ImportError:  # not built (no compiler at install time): the pure codec does everything
+    _speedups = None
+
+_FLAG64 = L.FLAG_64.mask
+#: (narrow marker, wide marker) the pure decoder puts on numbers, by "is a float" (values.py)
+_MARKERS: dict[bool, tuple[type | None, type | None]] = {False: (None, V.WideInt), True: (V.Float32, V.Float64)}
+#: classes whose encoding needs Python (typed container info, full Objects, buffers of any
+#: format, Mapping iteration): left out of the C class table, so they bail
+_PYTHON_ONLY = frozenset({memoryview, V.TypedArray, V.TypedDictionary, V.FrozenDict, V.Object})
+_CLASSES: dict[str, list[type]] = {}
+for _cls, _key in V.CLASS_KEYS.items():
+    _CLASSES.setdefault(_key, []).append(_cls)
+
+Entry = tuple[Any, ...]
+
+
+def _plan(cls: type, index: dict[str, int], prefix: str = "") -> tuple[Any, ...]:
+    """A Struct's field paths as ``(cls, child, ...)``: a child is a component's wire index or a
+    nested plan (the same tree ``structs.compile_builder`` generates code for)."""
+    out: list[Any] = [cls]
+    for name in cls._fields:  # type: ignore[attr-defined]
+        default = cls._field_defaults.get(name)  # type: ignore[attr-defined]
+        path = prefix + name
+        out.append(_plan(type(default), index, path + ".") if isinstance(default, tuple) else index[path])
+    return tuple(out)
+
+
+def _struct_plan(key: str, layout: L.Struct) -> tuple[Any, ...]:
+    return _plan(V.KEY_CLASSES[key], {p: i for i, p in enumerate(layout.fields)})
+
+
+def _container_typed_mask(d: Dialect, pairs: bool) -> int:
+    """Header bits announcing typed-container info (which the C code leaves to Python)."""
+    if pairs:
+        return (L.DICT_KEY_KIND.mask | L.DICT_VALUE_KIND.mask) if d.has_typed_dictionaries() else 0
+    return L.ARRAY_ELEMENT_KIND.mask if d.has_typed_arrays() else 0
+
+
+def _decoder_entry(d: Dialect, e: TypeEntry, kind: int) -> Entry:
+    layout, key = e.typedef.layout, e.key
+    cls = _CLASSES[key][0] if key in _CLASSES else None
+    match layout.kind:
+        case "empty":
+            return kind, cls()  # type: ignore[misc]  # None, Callable(), RID()
+        case "bool" | "packed_bytes":
+            return (kind,)
+        case "number":
+            assert isinstance(layout, L.Number)
+            return (kind, layout.narrow.code, layout.wide.code, _FLAG64,
+                    *_MARKERS[layout.narrow.code in "fd"])
+        case "string":
+            return kind, (None if cls is str else cls)  # StringName wraps its str
+        case "struct":
+            assert isinstance(layout, L.Struct)
+            comp = layout.component
+            return (kind, "i" if comp is L.I32 else "f", "d" if comp is L.REAL else "", _FLAG64,
+                    _struct_plan(key, layout))
+        case "packed_strings":
+            return kind, cls
+        case "packed":
+            assert isinstance(layout, L.Packed)
+            comp, width = layout.component, layout.width
+            return (kind, comp.code, "d" if comp is L.REAL else "", _FLAG64, width,
+                    layout.stride or comp.size * width, V.KEY_CLASSES[key].from_bytes)
+        case "container":
+            assert isinstance(layout, L.Container)
+            return kind, layout.pairs, _container_typed_mask(d, layout.pairs), L.Container.count_mask
+        case "object":
+            return kind, L.FLAG_OBJECT_AS_ID.mask, V.ObjectID
+        case "id64":
+            return kind, cls
+    return (-1,)  # a kind the C code does not handle: always bail
+
+
+def _encoder_entry(d: Dialect, cls: type, e: TypeEntry, kind: int) -> Entry | None:
+    layout, tid = e.typedef.layout, e.id
+    match layout.kind:
+        case "empty" | "bool" | "string" | "packed_bytes" | "packed_strings":
+            return kind, tid
+        case "number":
+            assert isinstance(layout, L.Number)
+            return (kind, tid, tid | _FLAG64, layout.narrow.code, layout.wide.code,
+                    *_MARKERS[layout.narrow.code in "fd"])
+        case "struct":
+            assert isinstance(layout, L.Struct)
+            comp = layout.component
+            if comp is L.REAL and d.real_is_double:
+                return kind, tid | _FLAG64, "d", _struct_plan(e.key, layout)
+            return kind, tid, "i" if comp is L.I32 else "f", _struct_plan(e.key, layout)
+        case "packed":
+            assert isinstance(layout, L.Packed)
+            comp = layout.component
+            if layout.stride not in (None, comp.size * layout.width):
+                return None  # padded stride: Python writes the filler
+            double = comp is L.REAL and d.real_is_double
+            return kind, tid | _FLAG64 if double else tid, "d" if double else comp.code, cls.width  # type: ignore[attr-defined]
+        case "container":
+            assert isinstance(layout, L.Container)
+            return kind, tid, layout.pairs
+        case "object" if cls is V.ObjectID:
+            return kind, tid | L.FLAG_OBJECT_AS_ID.mask, V.ObjectID._fields.index("id")
+        case "id64":
+            return kind, tid, cls._fields.index("id")  # type: ignore[attr-defined]
+    return None
+
+
+def build_table(dialect: Dialect | str) -> Any:
+    """Compile one dialect into a ``_speedups.Table`` (requires the extension)."""
+    assert _speedups is not None, "the _speedups extension is not built"
+    d = get_dialect(dialect)
+    kinds = {k: i for i, k in enumerate(_speedups.KINDS)}
+    decoders = tuple(_decoder_entry(d, e, kinds.get(e.typedef.layout.kind, -1)) for e in d.entries)
+    encoders: dict[type, Entry] = {}
+    for cls, key in V.CLASS_KEYS.items():
+        e = d.by_key(key)
+        if e is None or cls in _PYTHON_ONLY or e.typedef.layout.kind not in kinds:
+            continue
+        entry = _encoder_entry(d, cls, e, kinds[e.typedef.layout.kind])
+        if entry is not None:
+            encoders[cls] = entry
+    return _speedups.Table(decoders, encoders, L.TYPE_MASK, V.freeze, array)
+
+
+_BY_NAME: dict[str, Any] = {}  # dialect name -> Table (like the pure codec's caches)
+_BY_ARG: dict[str, Any] = {}  # name or alias as passed by callers -> Table
+
+
+def table(dialect: Dialect | str) -> Any:
+    """The cached Table of a dialect, or None when the name is unknown (Python raises for it)."""
+    if type(dialect) is str and (t := _BY_ARG.get(dialect)) is not None:
+        return t
+    try:
+        d = get_dialect(dialect)
+    except ValueError:
+        return None
+    t = _BY_NAME.get(d.name)
+    if t is None:
+        t = _BY_NAME[d.name] = build_table(d)
+    if type(dialect) is str:
+        _BY_ARG[dialect] = t
+    return t
+
+
+def c_decode_prefix(data: Any, dialect: Dialect | str, allow_objects: bool, max_depth: int, offset: int,
+                   end: int | None) -> tuple[Any, int] | None:
+    t = _BY_ARG.get(dialect) if type(dialect) is str else None
+    if t is None and (t := table(dialect)) is None:
+        return None
+    return t.decode(data, allow_objects, max_depth, offset, end)
+
+
+def c_encode(value: Any, dialect: Dialect | str) -> bytes | None:
+    t = _BY_ARG.get(dialect) if type(dialect) is str else None
+    if t is None and (t := table(dialect)) is None:
+        return None
+    return t.encode(value)
+
+
+#: True when the extension is importable (whether or not GODOT_DISSECT_PURE turned it off)
+BUILT = _speedups is not None
+ENABLED = BUILT and sys.byteorder == "little" and os.environ.get("GODOT_DISSECT_PURE", "") in ("", "0")
+
+fast_decode_prefix: Callable[[Any, Dialect | str, bool, int, int, int | None], tuple[Any, int] | None] | None
+fast_encode: Callable[[Any, Dialect | str], bytes | None] | None
+fast_decode_prefix, fast_encode = (c_decode_prefix, c_encode) if ENABLED else (None, None)
