@@ -91,55 +91,69 @@ def to_json(value: Any) -> Any:
 
 def _to(v: Any) -> Any:
     t = type(v)
-    if v is None or t is bool or t is str or t is int:
+    if t is str or t is int or t is bool or v is None:
         return v
-    if t is float:
-        return v if math.isfinite(v) else {"type": "float", "value": _num(v)}
-    if t is V.WideInt:
-        return {"type": "int", "value": int(v), "wide": True}
-    if t is V.Float64 or t is V.Float32:
-        return {"type": "float", "value": _num(float(v)), "bits": 64 if t is V.Float64 else 32}
-    if t is V.StringName:
-        return {"type": "StringName", "value": str(v)}
-    if t.__name__ in _MATH and t is _MATH[t.__name__]:
-        return {"type": t.__name__, "value": _flat(v)}
-    if t is list or t is tuple:
-        return [_to(x) for x in v]
-    if t is V.TypedArray:
-        return {"type": "Array", "element": _ctype(v.element), "items": [_to(x) for x in v]}
-    if t is dict or t is V.FrozenDict or t is V.TypedDictionary:
-        d: dict[str, Any] = {"type": "Dictionary", "items": [[_to(k), _to(x)] for k, x in v.items()]}
-        if t is V.TypedDictionary:
-            d["key_type"], d["value_type"] = _ctype(v.key_type), _ctype(v.value_type)
-        return d
-    if t is V.NodePath:
-        return {"type": "NodePath", "path": str(v), "names": list(v.names),
-                "subnames": list(v.subnames), "absolute": v.absolute}
-    if t is V.RID:
-        return {"type": "RID", "id": v.id}
-    if t is V.ObjectID:
-        return {"type": "Object", "id": v.id}
-    if t is V.Object:
-        return {"type": "Object", "class": v.class_name,
-                "properties": [[k, _to(x)] for k, x in v.properties.items()]}
-    if t is V.Callable:
-        return {"type": "Callable"}
-    if t is V.Signal:
-        return {"type": "Signal", "name": v.name, "object_id": v.object_id}
-    if t in (bytes, bytearray, memoryview):
-        return {"type": "PackedByteArray", "hex": bytes(v).hex()}
-    if t is V.PackedStringArray:
-        return {"type": "PackedStringArray", "value": list(v)}
-    if t.__name__ in _PACKED:
-        out: dict[str, Any] = {"type": t.__name__}
-        if v.width == 1:
-            out["value"] = [_num(x) if isinstance(x, float) else x for x in v.array]
-        else:
-            out["value"] = [_flat(e) for e in v]
-        return out  # element width is the dialect's (real_t), like math types
-    if t is V.ResourceRef:
-        return {"type": v.kind, "id": v.id}
-    raise TypeError(f"no JSON form for {t.__name__}")
+    h = _HANDLERS.get(t)
+    if h is None:
+        raise TypeError(f"no JSON form for {t.__name__}")
+    return h(v)
+
+
+def _float(v: float) -> Any:
+    return v if v - v == 0.0 else {"type": "float", "value": _num(v)}  # v - v is nan for inf/nan
+
+
+def _math_handler(name: str) -> Any:
+    def h(v: tuple) -> Any:
+        return {"type": name, "value": _flat(v)}
+    return h
+
+
+def _list(v: Any) -> Any:
+    return [x if type(x) is str or type(x) is int else _to(x) for x in v]
+
+
+def _dict(v: Any) -> Any:
+    d: dict[str, Any] = {"type": "Dictionary", "items": [[_to(k), _to(x)] for k, x in v.items()]}
+    if type(v) is V.TypedDictionary:
+        d["key_type"], d["value_type"] = _ctype(v.key_type), _ctype(v.value_type)
+    return d
+
+
+def _packed(v: Any) -> Any:
+    if v.width == 1:
+        return {"type": type(v).__name__, "value": [_num(x) if isinstance(x, float) else x for x in v.array]}
+    return {"type": type(v).__name__, "value": [_flat(e) for e in v]}
+
+
+_HANDLERS: dict[type, Any] = {
+    float: _float,
+    V.WideInt: lambda v: {"type": "int", "value": int(v), "wide": True},
+    V.Float64: lambda v: {"type": "float", "value": _num(float(v)), "bits": 64},
+    V.Float32: lambda v: {"type": "float", "value": _num(float(v)), "bits": 32},
+    V.StringName: lambda v: {"type": "StringName", "value": str(v)},
+    list: _list,
+    tuple: _list,
+    V.TypedArray: lambda v: {"type": "Array", "element": _ctype(v.element), "items": _list(v)},
+    dict: _dict,
+    V.FrozenDict: _dict,
+    V.TypedDictionary: _dict,
+    V.NodePath: lambda v: {"type": "NodePath", "path": str(v), "names": list(v.names),
+                           "subnames": list(v.subnames), "absolute": v.absolute},
+    V.RID: lambda v: {"type": "RID", "id": v.id},
+    V.ObjectID: lambda v: {"type": "Object", "id": v.id},
+    V.Object: lambda v: {"type": "Object", "class": v.class_name,
+                         "properties": [[k, _to(x)] for k, x in v.properties.items()]},
+    V.Callable: lambda v: {"type": "Callable"},
+    V.Signal: lambda v: {"type": "Signal", "name": v.name, "object_id": v.object_id},
+    bytes: lambda v: {"type": "PackedByteArray", "hex": v.hex()},
+    bytearray: lambda v: {"type": "PackedByteArray", "hex": bytes(v).hex()},
+    memoryview: lambda v: {"type": "PackedByteArray", "hex": bytes(v).hex()},
+    V.PackedStringArray: lambda v: {"type": "PackedStringArray", "value": list(v)},
+    V.ResourceRef: lambda v: {"type": v.kind, "id": v.id},
+    **{cls: _math_handler(name) for name, cls in _MATH.items()},
+    **{cls: _packed for cls in _PACKED.values()},
+}
 
 
 def from_json(data: Any) -> Any:

@@ -218,7 +218,8 @@ PARSE4 = [
     'Object(EncodedObjectAsID,"object_id":77,"script":null)', "RID(5)", "RID(-1)", "Vector2(0.1, 1e39)",
     "Color(1, 2, 3, 4)", "Signal()", "Callable()", "NodePath(\"a:b\")", "{\n1: [\n2,\n3\n]\n}",
     "[#ff0000, 1]", "[#abcd ]", "Vector2i(inf, nan)", "Vector2i(1e10, -1e10)", "PackedInt64Array(1e30, -inf)",
-    "RID(1.5)", "PackedByteArray(-1, 1.9)", "Array[Resource]([])", "Dictionary[Resource, int]({})", '[&"a", @"b"]', "[1.5e+3, -2E-2, 7e2]", '["a\\\nb"]',
+    "RID(1.5)", "PackedByteArray(-1, 1.9)", "Array[Resource]([])", "Dictionary[Resource, int]({})",
+    '[&"a", @"b"]', "[1.5e+3, -2E-2, 7e2]", '["a\\\nb"]',
 ]
 REJECT4 = ["Vector2(1)", "Color(1, 2, 3)", "Vector2(1, 2,)", "[1", '"abc', "- 5", '"\\ud83d"', "{1 2}", "[,]",
            '[PackedByteArray("AQI")]']

@@ -60,6 +60,8 @@ static const Py_ssize_t SCALAR_SIZE[] = {0, 4, 4, 8, 8, 4, 8};
 #define MAX_PLAN_DEPTH 8
 #define MAX_LEAVES 64
 #define ENC_CACHE 64  /* entries of the encoder's class -> Spec cache (a power of two) */
+#define STR_CACHE 256 /* entries of the decoder's short-string cache (a power of two) */
+#define STR_CACHE_MAX 32 /* longest string (bytes) the cache holds */
 
 /* One compiled type: the decoder's entry for a type id, or the encoder's entry for a Python
  * class.  Which fields mean something depends on the kind (see parse_dec / parse_enc). */
@@ -95,6 +97,9 @@ typedef struct {
     uint32_t type_mask;
     PyObject *freeze;       /* values.freeze, for Dictionary keys that are containers */
     PyObject *array_type;   /* array.array */
+    /* Recently decoded short ASCII strings (Dictionary keys, enum-like values repeat a lot):
+     * a hit returns the same immutable str instead of a new equal one. */
+    PyObject *str_cache[STR_CACHE];
 } Table;
 
 static PyObject *str_array; /* interned "array": PackedArray's storage attribute */
@@ -376,11 +381,24 @@ static PyObject *read_number(Reader *r, const Spec *s, uint32_t header)
 /* Godot's String: i32 length, UTF-8, padding to 4.  Mirrors utf8.decode_strict: a leading BOM
  * is skipped and the string stops at the first NUL.  Invalid UTF-8 bails: an error in Godot 4,
  * and the lenient Godot 3 reading lives in Python only. */
+/* Slot of a short byte string in the string cache: a multiplicative hash of its first and
+ * last 8 bytes and its length (cheap, and good enough to spread keys). */
+static inline size_t str_slot(const char *p, Py_ssize_t n)
+{
+    uint64_t a = 0, b = 0;
+    memcpy(&a, p, (size_t)(n < 8 ? n : 8));
+    if (n > 8)
+        memcpy(&b, p + n - 8, 8);
+    a = (a ^ (b * 0x9E3779B97F4A7C15ull) ^ (uint64_t)n) * 0xFF51AFD7ED558CCDull;
+    return (size_t)(a >> 56) & (STR_CACHE - 1);
+}
+
 static PyObject *read_text(Reader *r)
 {
     Py_ssize_t n, start;
     const char *p;
     const void *nul;
+    PyObject *v, **slot = NULL;
     if (NEED(r, 4))
         return NULL;
     n = (int32_t)ld_u32(r->buf + r->pos);
@@ -395,7 +413,21 @@ static PyObject *read_text(Reader *r)
     }
     if ((nul = memchr(p, 0, (size_t)n)) != NULL)
         n = (const char *)nul - p;
-    return PyUnicode_DecodeUTF8(p, n, NULL);
+    if (n <= STR_CACHE_MAX) {
+        /* a cached ASCII str holds exactly its UTF-8 bytes, so memcmp is string equality */
+        slot = &r->table->str_cache[str_slot(p, n)];
+        v = *slot;
+        if (v != NULL && PyUnicode_GET_LENGTH(v) == n && memcmp(PyUnicode_DATA(v), p, (size_t)n) == 0) {
+            Py_INCREF(v);
+            return v;
+        }
+    }
+    v = PyUnicode_DecodeUTF8(p, n, NULL);
+    if (slot != NULL && v != NULL && PyUnicode_IS_ASCII(v)) {
+        Py_INCREF(v);
+        Py_XSETREF(*slot, v);
+    }
+    return v;
 }
 
 static PyObject *read_string(Reader *r, const Spec *s, uint32_t header)
@@ -1335,6 +1367,9 @@ static void free_specs(Spec *specs, Py_ssize_t n)
 
 static void Table_dealloc(Table *self)
 {
+    Py_ssize_t i;
+    for (i = 0; i < STR_CACHE; i++)
+        Py_XDECREF(self->str_cache[i]);
     free_specs(self->dec, self->ndec);
     free_specs(self->enc, self->nenc);
     Py_XDECREF(self->enc_index);

@@ -426,12 +426,6 @@ class _Writer:
         return f"{name}({', '.join(parts)})"
 
     # dispatch -----------------------------------------------------------------------------
-    def name(self, key: str) -> str:
-        entry = self.d.by_key(key)
-        if entry is None:
-            raise EncodeError(f"{key} does not exist in dialect {self.d.name}")
-        return entry.name
-
     def expand(self, value: Any, depth: int) -> str | list[_Item]:
         if isinstance(value, V.ResourceRef):
             return self.resource_ref(value)

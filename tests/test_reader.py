@@ -1,0 +1,118 @@
+"""The pcap reader beyond the goldens: containers, streaming memory, bad files, malformed messages."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from godot_dissect.pcap.packets import CaptureError
+from godot_dissect.pcap.reader import read_pcap
+
+from .resegment import _PcapWriter
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPTURES = ROOT / "captures"
+UDP_CAPTURE = CAPTURES / "godot3-udp-all-types.pcapng"
+SAMPLE = (CAPTURES / "samples" / "godot3-game-state.bin").read_bytes()  # var2bytes by Godot 3.2.3
+
+
+def _summary(path: Path, **kw: object) -> list[tuple]:
+    return [(r.frame, r.kind, r.dialect, r.raw) for r in read_pcap(str(path), **kw)]  # type: ignore[arg-type]
+
+
+def test_gzip_and_pcap_read_like_pcapng(tmp_path: Path) -> None:
+    gz = tmp_path / "c.pcapng.gz"
+    gz.write_bytes(gzip.compress(UDP_CAPTURE.read_bytes()))
+    assert _summary(gz) == _summary(UDP_CAPTURE)
+    # the same datagrams rewritten as classic pcap
+    pcap = tmp_path / "c.pcap"
+    w = _PcapWriter(str(pcap))
+    from godot_dissect.pcap.packets import segments
+
+    for s in segments(str(UDP_CAPTURE)):
+        w.udp(s.src, s.sport, s.dst, s.dport, s.payload)
+    w.close()
+    assert [x[1:] for x in _summary(pcap)] == [x[1:] for x in _summary(UDP_CAPTURE)]
+
+
+def test_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "big.pcap"
+    w = _PcapWriter(str(path))
+    for i in range(30_000):
+        w.udp("127.0.0.1", 40000 + i % 7, "127.0.0.1", 4242, SAMPLE)
+    w.close()
+    tracemalloc.start()
+    n = 0
+    for _ in read_pcap(str(path)):
+        n += 1
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert n == 30_000
+    assert peak < 8 << 20, f"peak {peak / 1e6:.1f} MB for a {path.stat().st_size / 1e6:.1f} MB capture"
+
+
+def test_malformed_messages_are_records_and_the_run_goes_on(tmp_path: Path) -> None:
+    path = tmp_path / "bad.pcap"
+    w = _PcapWriter(str(path))
+    bad = SAMPLE[:-8]  # the engine's message with its last 8 bytes lost
+    for payload in (SAMPLE, bad, SAMPLE):
+        w.udp("127.0.0.1", 5000, "127.0.0.1", 4242, payload)
+    w.close()
+    recs = list(read_pcap(str(path), ports=[4242]))
+    assert [r.kind for r in recs] == ["variant", "error", "variant"]
+    assert recs[1].error and "offset" in recs[1].error and recs[1].raw == bad
+    assert recs[2].value == recs[0].value
+
+
+def test_unreadable_file_is_a_clear_error(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.pcap"
+    junk.write_bytes(b"this is not a capture at all")
+    with pytest.raises(CaptureError):
+        list(read_pcap(str(junk)))
+    r = subprocess.run([sys.executable, "-m", "godot_dissect", "read", str(junk)], capture_output=True, cwd=ROOT)
+    assert r.returncode == 2 and b"not a pcap or pcapng" in r.stderr
+
+
+def test_truncated_file_keeps_what_was_read(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.pcapng"
+    data = UDP_CAPTURE.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    got = []
+    with pytest.raises(CaptureError):
+        for r in read_pcap(str(cut)):
+            got.append(r)
+    assert len(got) > 10
+
+
+def test_cli_jsonl_has_the_documented_keys() -> None:
+    r = subprocess.run([sys.executable, "-m", "godot_dissect", "read", str(UDP_CAPTURE), "--format", "jsonl"],
+                       capture_output=True, cwd=ROOT, check=True)
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(rows) == 68
+    for key in ("frame", "time", "src", "sport", "dst", "dport", "transport", "kind", "dialect", "type", "text",
+                "value"):
+        assert key in rows[0]
+    assert {row["dialect"] for row in rows} == {"godot3"}
+
+
+def test_cli_filters_by_debugger_message() -> None:
+    r = subprocess.run([sys.executable, "-m", "godot_dissect", "read", str(CAPTURES / "godot3-debugger.pcapng"),
+                        "--message", "output", "--format", "jsonl"], capture_output=True, cwd=ROOT, check=True)
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert rows and all(row["kind"] == "debugger" and row["message"] == "output" for row in rows)
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
+def test_frame_numbers_agree_with_tshark() -> None:
+    out = subprocess.run(["tshark", "-r", str(UDP_CAPTURE), "-T", "fields", "-e", "frame.number", "-e", "udp.length",
+                          "-Y", "udp"], capture_output=True, text=True, check=True).stdout
+    tshark = {int(f): int(n) - 8 for f, n in (line.split("\t") for line in out.splitlines())}
+    for r in read_pcap(str(UDP_CAPTURE)):
+        assert tshark[r.frame] == len(r.raw)
