@@ -75,7 +75,7 @@ class DialectGuess:
                     s.canonical += 1
             outcome[d] = (True, exact, canon)
         # a message tells the engines apart when the best readings all belong to one engine family
-        best = max(outcome.values())
+        best = max(outcome.values(), key=lambda o: (o[1], o[0], o[2]))
         families = {_family(d) for d, o in outcome.items() if o == best and not get_dialect(d).doc_only}
         if len(families) == 1:
             self.discriminating += 1
@@ -89,21 +89,23 @@ class DialectGuess:
         return self.samples >= MAX_SAMPLES and self.discriminating >= 1
 
     def _rank(self) -> list[str]:
-        return sorted(self.candidates, key=lambda d: (self.scores[d].fails, -self.scores[d].exact,
+        # a framed message is one Variant: reading it to exactly its length is the strongest sign;
+        # decoding only a prefix is no better than failing
+        return sorted(self.candidates, key=lambda d: (-self.scores[d].exact, self.scores[d].fails,
                                                       -self.scores[d].canonical, self.candidates.index(d)))
 
     def _unique_best(self) -> bool:
         r = self._rank()
         a, b = self.scores[r[0]], self.scores[r[1]]
-        return (a.fails, a.exact, a.canonical) != (b.fails, b.exact, b.canonical)
+        return (a.exact, a.fails, a.canonical) != (b.exact, b.fails, b.canonical)
 
     def verdict(self, elsewhere: Mapping[str, int] | None = None) -> Verdict:
         """The best dialect; ties go to what ``elsewhere`` (other conversations of the same
         capture, dialect -> count of clear verdicts) speaks most, then to the preference order."""
         ranked = self._rank()
         s0 = self.scores[ranked[0]]
-        tied = [d for d in ranked if (self.scores[d].fails, self.scores[d].exact, self.scores[d].canonical)
-                == (s0.fails, s0.exact, s0.canonical)]
+        tied = [d for d in ranked if (self.scores[d].exact, self.scores[d].fails, self.scores[d].canonical)
+                == (s0.exact, s0.fails, s0.canonical)]
         hint = ""
         if len(tied) > 1 and elsewhere and any(elsewhere.get(d) for d in tied):
             pick = max(tied, key=lambda d: (elsewhere.get(d, 0), -tied.index(d)))
