@@ -7,7 +7,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -42,20 +41,32 @@ def test_gzip_and_pcap_read_like_pcapng(tmp_path: Path) -> None:
     assert [x[1:] for x in _summary(pcap)] == [x[1:] for x in _summary(UDP_CAPTURE)]
 
 
+def _peak_rss_mb(path: Path) -> tuple[int, float]:
+    code = ("import resource, sys\nfrom godot_dissect.pcap.reader import read_pcap\n"
+            "n = sum(1 for _ in read_pcap(sys.argv[1]))\n"
+            "print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=ROOT,
+                         check=True).stdout.split()
+    return int(out[0]), float(out[1])
+
+
 def test_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
-    path = tmp_path / "big.pcap"
-    w = _PcapWriter(str(path))
-    for i in range(30_000):
-        w.udp("127.0.0.1", 40000 + i % 7, "127.0.0.1", 4242, SAMPLE)
-    w.close()
-    tracemalloc.start()
-    n = 0
-    for _ in read_pcap(str(path)):
-        n += 1
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    assert n == 30_000
-    assert peak < 8 << 20, f"peak {peak / 1e6:.1f} MB for a {path.stat().st_size / 1e6:.1f} MB capture"
+    sizes = {}
+    for n in (2_000, 40_000):
+        path = tmp_path / f"{n}.pcap"
+        w = _PcapWriter(str(path))
+        for i in range(n):
+            w.udp("127.0.0.1", 40000 + i % 7, "127.0.0.1", 4242, SAMPLE)
+            if i % 5 == 0:  # and a TCP stream alongside
+                w.tcp("127.0.0.1", 50000, "127.0.0.1", 4244, 1000 + (i // 5) * (len(SAMPLE) + 4), 0x18,
+                      len(SAMPLE).to_bytes(4, "little") + SAMPLE)
+        w.close()
+        count, rss = _peak_rss_mb(path)
+        assert count == n + (n + 4) // 5
+        sizes[n] = (path.stat().st_size / 1e6, rss)
+    (small_file, small_rss), (big_file, big_rss) = sizes[2_000], sizes[40_000]
+    assert big_file > 15 * small_file
+    assert big_rss - small_rss < 10, f"RSS {small_rss:.0f} MB -> {big_rss:.0f} MB"
 
 
 def test_malformed_messages_are_records_and_the_run_goes_on(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ static const Py_ssize_t SCALAR_SIZE[] = {0, 4, 4, 8, 8, 4, 8};
 #define MAX_LEAVES 64
 #define ENC_CACHE 64  /* entries of the encoder's class -> Spec cache (a power of two) */
 #define STR_CACHE 256 /* entries of the decoder's short-string cache (a power of two) */
-#define STR_CACHE_MAX 32 /* longest string (bytes) the cache holds */
+#define STR_CACHE_MAX 16 /* longest string (bytes) the cache holds: identifiers, keys */
 
 /* One compiled type: the decoder's entry for a type id, or the encoder's entry for a Python
  * class.  Which fields mean something depends on the kind (see parse_dec / parse_enc). */

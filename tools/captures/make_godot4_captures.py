@@ -275,20 +275,34 @@ def parse_ws(wd: WsDirection) -> None:
 
 
 def tshark_ws_check(tshark: str, pcap: Path, port: int, flows: dict[str, WsDirection]) -> dict[str, Any]:
-    """Wireshark's own WebSocket dissector must see the same frames (count, opcodes, text)."""
-    rows = tshark_fields(tshark, pcap, ["tcp.srcport", "websocket.opcode", "websocket.fin", "websocket.mask"],
-                         "websocket", ["-d", f"tcp.port=={port},http"])
-    seen: dict[int, list[int]] = {}
-    for sport, ops, _fins, _masks in rows:
-        for op in ops.split(","):
-            seen.setdefault(int(sport), []).append(int(op))
+    """Wireshark's own WebSocket dissector (HTTP upgrade on PORT, its reassembly and unmasking) must see
+    the same frames: the same opcodes in the same order and, for every packet that holds exactly one
+    data frame (Wireshark 4.0 merges the payload fields of several frames in one packet), the same
+    unmasked payload."""
+    rows = tshark_fields(tshark, pcap, ["tcp.srcport", "websocket.opcode", "data.data", "websocket.payload.text"],
+                         "websocket", ["-d", f"tcp.port=={port},http", "-E", "aggregator=\x1f"])
+    per: dict[int, list[tuple[list[int], str, str]]] = {}
+    for row in rows:
+        sport, op, data, text = (row + [""] * 4)[:4]
+        per.setdefault(int(sport), []).append(([int(o) for o in op.split("\x1f")], data, text))
+    compared = 0
     for name, wd in flows.items():
         sport = int(name.split(" ")[1].rsplit(":", 1)[1])
+        seen = [o for ops, _, _ in per.get(sport, []) for o in ops]
         ours = [f.opcode for f in wd.frames]
-        if seen.get(sport, []) != ours:
-            raise CaptureError(f"{name}: Wireshark's WebSocket dissector sees opcodes {seen.get(sport, [])[:20]}..."
-                               f" ({len(seen.get(sport, []))} frames), we parsed {ours[:20]}... ({len(ours)})")
-    return {"frames_seen_by_wireshark": sum(len(v) for v in seen.values())}
+        if seen != ours:
+            raise CaptureError(f"{name}: Wireshark's WebSocket dissector sees opcodes {seen[:20]}..."
+                               f" ({len(seen)} frames), we parsed {ours[:20]}... ({len(ours)})")
+        i = 0
+        for ops, data, text in per.get(sport, []):
+            if len(ops) == 1 and ops[0] in (OP_TEXT, OP_BINARY):
+                theirs = text.encode("utf-8") if ops[0] == OP_TEXT else bytes.fromhex(data)
+                if theirs != wd.frames[i].payload:
+                    raise CaptureError(f"{name}: frame {i}: Wireshark's unmasked payload differs from ours")
+                compared += 1
+            i += len(ops)
+    return {"wireshark_frames": sum(len(ops) for v in per.values() for ops, _, _ in v),
+            "wireshark_payloads_compared": compared}
 
 
 def ws_stats(wd: WsDirection) -> dict[str, Any]:
@@ -334,10 +348,12 @@ def parse_fields(f: list[str]) -> dict[str, Any]:
     t, tname, kind = int(f[0]), f[1], f[2]
     out: dict[str, Any] = {"type": t, "type_name": tname}
     if kind == "full":
-        out.update(text=unhex(f[3]), hex=f[4].lower(), rt_type=int(f[5]), rt_text=unhex(f[6]), oid=f[7])
+        out.update(text=unhex(f[3]), hex=f[4].lower(), rt_type=int(f[5]), rt_type_name=f[6], rt_text=unhex(f[7]),
+                   oid=f[8])
     elif kind == "big":
         out.update(size=int(f[3]), hex_sha256=f[4].lower(), text_size=int(f[5]), text_sha256=f[6].lower(),
-                   text_head=bytes.fromhex(f[7]).decode("utf-8", errors="replace"), rt_type=int(f[8]), oid=f[9])
+                   text_head=bytes.fromhex(f[7]).decode("utf-8", errors="replace"), rt_type=int(f[8]),
+                   rt_type_name=f[9], oid=f[10])
     else:
         raise CaptureError(f"bad fields kind {kind!r}")
     return out
@@ -545,20 +561,21 @@ def make_put_var(ctx: Ctx, name: str) -> dict[str, Any]:
             if m.opcode != OP_BINARY:
                 raise CaptureError(f"{where}: pcap has opcode {m.opcode}")
             fl = parse_fields(f[4:])
-            rec.update(kind="variant", api="WebSocketPeer.put_var", label=label, type=fl["type"],
-                       type_name=fl["type_name"])
+            # type/type_name/text: what a Godot receiver of these bytes gets (the engine's bytes_to_var of
+            # its own var_to_bytes); sent_*: typeof/var_to_str of the value itself where they differ
+            # (Objects travel as ids, a freed Object as null).
+            rec.update(kind="variant", api="WebSocketPeer.put_var", label=label, type=fl["rt_type"],
+                       type_name=fl["rt_type_name"])
+            if fl["rt_type"] != fl["type"]:
+                rec["sent_type"], rec["sent_type_name"] = fl["type"], fl["type_name"]
             if "hex" in fl:
                 w = m.payload.hex()
-                # text: what a Godot receiver of these bytes prints (the engine's bytes_to_var of its own
-                # var_to_bytes); sent_text: var_to_str of the value itself when that differs (Objects).
                 rec["text"] = fl["rt_text"]
                 rec["hex"] = w
                 if w != fl["hex"]:
                     if not padding_only_diff(w, fl["hex"], fl["text"]):
                         raise CaptureError(f"{where}: pcap {w[:80]} differs from var_to_bytes {fl['hex'][:80]}")
                     rec["sender_hex"] = fl["hex"]
-                if fl["rt_type"] != fl["type"]:
-                    rec["received_type"] = fl["rt_type"]
                 if fl["rt_text"] != fl["text"]:
                     rec["sent_text"] = fl["text"]
                 if fl["oid"] != "-":
@@ -628,6 +645,330 @@ def make_put_var(ctx: Ctx, name: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------------
+# 2. godot4-websocket-multiplayer
+
+MP_PEER_ID = 1234567  # the id our server gives the client (WebSocketMultiplayerPeer: first message)
+MP_OTHER_PEER = 5  # a peer the server announces (SYS ADD_PEER) so that the client uses the relay
+CMD_NAMES = {0: "REMOTE_CALL", 1: "SIMPLIFY_PATH", 2: "CONFIRM_PATH", 3: "RAW", 4: "SPAWN", 5: "DESPAWN",
+             6: "SYNC", 7: "SYS"}
+SYS_NAMES = {0: "AUTH", 1: "ADD_PEER", 2: "DEL_PEER", 3: "RELAY"}
+
+
+def rpc_methods(script: Path) -> list[str]:
+    """The script's @rpc methods sorted by name: SceneMultiplayer's method ids (script methods)."""
+    src = script.read_text(encoding="utf-8")
+    return sorted(re.findall(r"^@rpc\b[^\n]*\n(?:static\s+)?func\s+(\w+)", src, re.M))
+
+
+def rpc_md5(methods: list[str]) -> str:
+    return hashlib.md5("".join(methods).encode()).hexdigest()
+
+
+def mp_parse(p: bytes) -> dict[str, Any]:
+    """One SceneMultiplayer packet, parsed here from the layout in /work/shared/reference/transports.md §6."""
+    cmd = p[0] & 7
+    out: dict[str, Any] = {"command": CMD_NAMES[cmd]}
+    if cmd == 0:
+        node_comp, name_comp, byte_only = (p[0] >> 4) & 3, (p[0] >> 6) & 1, (p[0] >> 7) & 1
+        pos = 1
+        size = {0: 1, 1: 2, 2: 4}[node_comp]
+        node_id = int.from_bytes(p[pos:pos + size], "little")
+        pos += size
+        msize = 2 if name_comp else 1
+        method_id = int.from_bytes(p[pos:pos + msize], "little")
+        pos += msize
+        out.update(node_id_bytes=size, method_id=method_id, method_id_bytes=msize, byte_only=bool(byte_only))
+        end = len(p)
+        if size == 4 and node_id & 0x80000000:
+            off = node_id & 0x7FFFFFFF
+            path = p[off:]
+            if not path.endswith(b"\0"):
+                raise CaptureError(f"REMOTE_CALL path not NUL-terminated: {p.hex()}")
+            out["node_path"] = path[:-1].decode("utf-8")
+            end = off
+        else:
+            out["node_cache_id"] = node_id
+        if byte_only:
+            out["argc"] = 1 if end > pos else 0
+            out["args_bytes"] = end - pos
+        else:
+            out["argc"] = p[pos]
+            out["args_bytes"] = end - pos - 1
+    elif cmd == 1:
+        if p[33] != 0:
+            raise CaptureError(f"SIMPLIFY_PATH md5 not NUL-terminated: {p.hex()}")
+        path = p[38:]
+        out.update(md5=p[1:33].decode("ascii"), cache_id=struct.unpack_from("<I", p, 34)[0],
+                   node_path=path.rstrip(b"\0").decode("utf-8"))
+    elif cmd == 2:
+        out.update(valid=bool(p[1]), cache_id=struct.unpack_from("<I", p, 2)[0])
+    elif cmd == 3:
+        out.update(data_hex=p[1:].hex())
+    elif cmd == 7:
+        sub = p[1]
+        out["sys"] = SYS_NAMES.get(sub, str(sub))
+        if sub in (1, 2, 3):
+            out["peer"] = struct.unpack_from("<i", p, 2)[0]
+        if sub == 3:
+            out["inner"] = mp_parse(p[6:])
+    return out
+
+
+def mp_simplify(md5: str, cache_id: int, path: str) -> bytes:
+    return b"\x01" + md5.encode() + b"\0" + struct.pack("<I", cache_id) + path.encode() + b"\0"
+
+
+def mp_handler(log: list[tuple[str, bytes]], md5: str) -> Callable[[WsConn], None]:
+    """The stand-in server: peer id, CONFIRM_PATH for the client's SIMPLIFY_PATH (and a SIMPLIFY_PATH of
+    its own for the same node and cache id, so that echoed calls with a cached node id resolve), every
+    REMOTE_CALL to peer 1 sent back unchanged, a RAW reply, then ADD_PEER/DEL_PEER of peer 5."""
+
+    def send(conn: WsConn, label: str, data: bytes) -> None:
+        conn.send(data)
+        log.append((label, data))
+
+    def handler(conn: WsConn) -> None:
+        send(conn, "peer_id", struct.pack("<i", MP_PEER_ID))
+        simplified = False
+        while True:
+            ev = conn.recv()
+            if ev.opcode == OP_CLOSE:
+                return
+            if ev.opcode != OP_BINARY:
+                raise CaptureError(f"unexpected opcode {ev.opcode} from the client")
+            p = ev.payload
+            m = mp_parse(p)
+            if m["command"] == "SIMPLIFY_PATH":
+                if m["md5"] != md5:
+                    raise CaptureError(f"client's rpc md5 {m['md5']} != {md5} (method ids would be wrong)")
+                send(conn, "confirm_path", b"\x02\x01" + struct.pack("<I", m["cache_id"]))
+                if not simplified:
+                    send(conn, "simplify_path", mp_simplify(md5, m["cache_id"], m["node_path"]))
+                    simplified = True
+            elif m["command"] == "REMOTE_CALL":
+                send(conn, "echo", p)
+            elif m["command"] == "RAW":
+                send(conn, "raw_reply", b"\x03" + "raw reply \u2713".encode())
+                send(conn, "add_peer", b"\x07\x01" + struct.pack("<i", MP_OTHER_PEER))
+            elif m["command"] == "SYS" and m.get("sys") == "RELAY" and m["inner"]["command"] == "REMOTE_CALL":
+                send(conn, "del_peer", b"\x07\x02" + struct.pack("<i", MP_OTHER_PEER))
+
+    return handler
+
+
+def mp_calls(caps: list[list[str]], head: str) -> list[dict[str, Any]]:
+    """CALL/GOT lines with the ARG lines after them."""
+    out: list[dict[str, Any]] = []
+    for f in caps:
+        if f[0] == head:
+            out.append({"i": int(f[1]), "peer": int(f[2]), "method": f[3], "argc": int(f[4]), "args": []})
+        elif f[0] == "ARG" and out and len(out[-1]["args"]) < out[-1]["argc"]:
+            fl = parse_fields(f[1:])
+            out[-1]["args"].append(fl)
+        elif f[0] in ("CALL", "GOT"):
+            pass
+    for c in out:
+        if len(c["args"]) != c["argc"]:
+            raise CaptureError(f"{head} {c['i']}: {len(c['args'])} ARG lines for argc {c['argc']}")
+    return out
+
+
+def arg_records(args: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for a in args:
+        r = {"type": a["type"], "type_name": a["type_name"]}
+        if "text" in a:
+            r["text"] = a["text"]
+            r["var_to_bytes"] = a["hex"]
+        else:
+            r.update(size=a["size"], hex_sha256=a["hex_sha256"], text_head=a["text_head"])
+        out.append(r)
+    return out
+
+
+def call_text(method: str, args: list[dict[str, Any]]) -> str:
+    return method + "(" + ", ".join(a.get("text", a.get("text_head", "") + "...") for a in args) + ")"
+
+
+def wire_bytes(p: bytes) -> dict[str, Any]:
+    """``hex``, or ``size`` + ``hex_sha256`` for messages larger than BIG bytes (as for big Variants)."""
+    if len(p) > BIG:
+        return {"size": len(p), "hex_sha256": hashlib.sha256(p).hexdigest()}
+    return {"hex": p.hex()}
+
+
+def make_multiplayer(ctx: Ctx, name: str) -> dict[str, Any]:
+    port = MULTIPLAYER_PORT
+    pcap = ctx.out / f"{name}.pcapng"
+    methods = rpc_methods(PROJECT / "mp_client.gd")
+    md5 = rpc_md5(methods)
+    server_log: list[tuple[str, bytes]] = []
+    pck = game_pck("mp_client.gd", {"port": port})
+    res, srv = run_session(ctx, name, port, pck, mp_handler(server_log, md5), pcap)
+    conn = srv.conns[0]
+    bad = engine_errors(res.err)
+    if bad:
+        raise CaptureError(f"{name}: engine errors:\n  " + "\n  ".join(bad[:30]))
+    caps = cap_lines(res.out)
+    fatal = [f for f in caps if f[0] == "FATAL"]
+    if fatal:
+        raise CaptureError(f"{name}: FATAL {unhex(fatal[0][1])}")
+    if not any(f[0] == "DONE" for f in caps):
+        raise CaptureError(f"{name}: no DONE line")
+    info = [unhex(f[1]) for f in caps if f[0] == "INFO"]
+    ids = [int(f[1]) for f in caps if f[0] == "ID"]
+    if ids != [MP_PEER_ID]:
+        raise CaptureError(f"{name}: the client reports unique id {ids}, the server gave {MP_PEER_ID}")
+    client, server = (conn.peer[0], conn.peer[1]), ("127.0.0.1", port)
+    c2s, s2c = flow_name(client, server), flow_name(server, client)
+    flows = pcap_ws_flows(ctx.tshark, pcap)
+    if set(flows) != {c2s, s2c}:
+        raise CaptureError(f"{name}: pcap flows {sorted(flows)}, expected {c2s} / {s2c}")
+    up, down = flows[c2s].messages, flows[s2c].messages
+    if [(e.opcode, e.payload) for e in conn.messages if e.direction == "in"] != [(m.opcode, m.payload) for m in up]:
+        raise CaptureError(f"{name}: the server read other messages than the pcap holds")
+    if [(OP_BINARY, d) for _, d in server_log] != [(m.opcode, m.payload) for m in down]:
+        raise CaptureError(f"{name}: the server wrote other messages than the pcap holds")
+
+    calls = mp_calls(caps, "CALL")
+    gots = mp_calls(caps, "GOT")
+    raw_sent = [f[1].lower() for f in caps if f[0] == "RAW_SENT"]
+    raw_got = [(int(f[1]), f[2].lower()) for f in caps if f[0] == "RAW_GOT"]
+    peers = [(f[1], int(f[2])) for f in caps if f[0] == "PEER"]
+    calls_to = {1: [c for c in calls if c["peer"] == 1], MP_OTHER_PEER: [c for c in calls if c["peer"] == MP_OTHER_PEER]}
+    if len(calls_to[1]) + len(calls_to[MP_OTHER_PEER]) != len(calls):
+        raise CaptureError(f"{name}: calls to unexpected peers")
+
+    recs: list[dict[str, Any]] = []
+    api_c = "WebSocketMultiplayerPeer + SceneMultiplayer (client)"
+    api_s = "stand-in server (python) -> WebSocketMultiplayerPeer + SceneMultiplayer (client)"
+
+    def rpc_fields(m: dict[str, Any], call: dict[str, Any], who: str) -> dict[str, Any]:
+        if methods[m["method_id"]] != call["method"]:
+            raise CaptureError(f"method id {m['method_id']} = {methods[m['method_id']]}, the engine printed {call['method']}")
+        if m["argc"] != call["argc"]:
+            raise CaptureError(f"{call['method']}: argc {m['argc']} on the wire, {call['argc']} printed")
+        node = {"node_path": m["node_path"]} if "node_path" in m else {"node_cache_id": m["node_cache_id"]}
+        return {"text": call_text(call["method"], call["args"]), "method": call["method"],
+                "method_id": m["method_id"], **node, "byte_only": m["byte_only"],
+                "args": arg_records(call["args"]), "golden_source": who}
+
+    ci = {1: 0, MP_OTHER_PEER: 0}
+    for idx, w in enumerate(up):
+        m = mp_parse(w.payload)
+        rec: dict[str, Any] = {"seq": 0, "flow": c2s, "index": idx, "_frame": w.pcap_frame, "kind": "multiplayer",
+                               "api": api_c, "command": m["command"]}
+        where = f"{c2s} #{idx}"
+        try:
+            if m["command"] == "REMOTE_CALL":
+                call = calls_to[1][ci[1]]
+                ci[1] += 1
+                rec.update(rpc_fields(m, call, "engine: the sender's prints (var_to_str/typeof of each argument)"))
+            elif m["command"] == "SYS" and m["sys"] == "RELAY":
+                inner = m["inner"]
+                rec.update(sys="RELAY", relay_peer=m["peer"], inner_command=inner["command"])
+                if inner["command"] == "REMOTE_CALL":
+                    call = calls_to[MP_OTHER_PEER][ci[MP_OTHER_PEER]]
+                    ci[MP_OTHER_PEER] += 1
+                    rec.update(rpc_fields(inner, call, "engine: the sender's prints"))
+                    rec["text"] = f"RELAY to {m['peer']}: " + rec["text"]
+                else:
+                    rec.update(text=f"RELAY to {m['peer']}: {inner['command']} {inner.get('node_path', '')}",
+                               inner=inner, golden_source="protocol (parsed from the pcap; no engine print)")
+            elif m["command"] == "RAW":
+                if m["data_hex"] != raw_sent.pop(0):
+                    raise CaptureError("RAW bytes differ from the engine's print")
+                rec.update(text=f"RAW {bytes.fromhex(m['data_hex'])!r}", data_hex=m["data_hex"],
+                           golden_source="engine: send_bytes() argument printed by the sender")
+            elif m["command"] == "SIMPLIFY_PATH":
+                if m["md5"] != md5:
+                    raise CaptureError(f"md5 {m['md5']} != md5 of {methods}")
+                rec.update(text=f"SIMPLIFY_PATH {m['node_path']} cache_id={m['cache_id']}", md5=m["md5"],
+                           cache_id=m["cache_id"], node_path=m["node_path"], rpc_methods=methods,
+                           golden_source="protocol (parsed from the pcap; md5 checked against the sorted @rpc names)")
+            elif m["command"] == "CONFIRM_PATH":
+                if not m["valid"]:
+                    raise CaptureError("the engine rejected our SIMPLIFY_PATH (checksum)")
+                rec.update(text=f"CONFIRM_PATH cache_id={m['cache_id']} valid={m['valid']}", valid=m["valid"],
+                           cache_id=m["cache_id"], golden_source="protocol (the engine's answer to our SIMPLIFY_PATH)")
+            else:
+                raise CaptureError(f"unexpected client packet {m}")
+        except (IndexError, KeyError) as e:
+            raise CaptureError(f"{where}: {m} does not match the engine's prints ({e})") from None
+        except CaptureError as e:
+            raise CaptureError(f"{where}: {e}") from None
+        rec.update(wire_bytes(w.payload))
+        recs.append(rec)
+    if ci[1] != len(calls_to[1]) or ci[MP_OTHER_PEER] != len(calls_to[MP_OTHER_PEER]) or raw_sent:
+        raise CaptureError(f"{name}: the engine printed calls that are not in the pcap")
+
+    gi = 0
+    for idx, w in enumerate(down):
+        label = server_log[idx][0]
+        rec = {"seq": 0, "flow": s2c, "index": idx, "_frame": w.pcap_frame, "kind": "multiplayer", "api": api_s,
+               "label": label}
+        where = f"{s2c} #{idx} ({label})"
+        if label == "peer_id":
+            rec.update(command="PEER_ID", text=f"peer id {MP_PEER_ID}", peer_id=MP_PEER_ID,
+                       golden_source="engine: multiplayer.get_unique_id() printed after connecting")
+        else:
+            m = mp_parse(w.payload)
+            rec["command"] = m["command"]
+            if m["command"] == "REMOTE_CALL":
+                g = gots[gi]
+                gi += 1
+                if g["peer"] != 1:
+                    raise CaptureError(f"{where}: remote sender {g['peer']}")
+                rec.update(rpc_fields(m, g, "engine: the receiver's prints inside the called method"))
+                rec["remote_sender_id"] = g["peer"]
+            elif m["command"] == "RAW":
+                frm, data = raw_got.pop(0)
+                if data != m["data_hex"] or frm != 1:
+                    raise CaptureError(f"{where}: RAW printed {frm} {data}, pcap {m['data_hex']}")
+                rec.update(text=f"RAW {bytes.fromhex(data)!r}", data_hex=data,
+                           golden_source="engine: peer_packet signal (sender id, bytes) printed by the receiver")
+            elif m["command"] == "SYS":
+                ev = "connected" if m["sys"] == "ADD_PEER" else "disconnected"
+                if (ev, m["peer"]) not in peers:
+                    raise CaptureError(f"{where}: the engine did not print peer {ev} {m['peer']}")
+                rec.update(sys=m["sys"], peer=m["peer"], text=f"SYS {m['sys']} {m['peer']}",
+                           golden_source=f"engine: peer_{ev} signal printed by the receiver")
+            elif m["command"] == "SIMPLIFY_PATH":
+                rec.update(text=f"SIMPLIFY_PATH {m['node_path']} cache_id={m['cache_id']}", md5=m["md5"],
+                           cache_id=m["cache_id"], node_path=m["node_path"],
+                           golden_source="protocol (ours; the engine accepted it: CONFIRM_PATH valid)")
+            elif m["command"] == "CONFIRM_PATH":
+                rec.update(text=f"CONFIRM_PATH cache_id={m['cache_id']} valid={m['valid']}", valid=m["valid"],
+                           cache_id=m["cache_id"], golden_source="protocol (ours)")
+            else:
+                raise CaptureError(f"{where}: unexpected {m}")
+        rec.update(wire_bytes(w.payload))
+        recs.append(rec)
+    if gi != len(gots) or raw_got:
+        raise CaptureError(f"{name}: the engine printed receptions that are not in the pcap")
+    finish_order(recs)
+    tshark_check = tshark_ws_check(ctx.tshark, pcap, port, flows)
+    write_golden(ctx.out / f"{name}.golden.jsonl", recs)
+    commands: dict[str, dict[str, int]] = {}
+    for r in recs:
+        d = commands.setdefault(r["flow"], {})
+        k = r["command"] + (f" {r['sys']}" if "sys" in r else "")
+        d[k] = d.get(k, 0) + 1
+    return {
+        "engine": engine_string(info),
+        "messages": len(recs),
+        "flows": flow_summary(recs, {c2s: "client->server (Godot SceneMultiplayer over WebSocketMultiplayerPeer)",
+                                     s2c: "server->client (Python stand-in server, read by Godot)"}),
+        "commands": commands,
+        "rpc_methods": methods,
+        "rpc_md5": md5,
+        "peer_id": MP_PEER_ID,
+        "websocket": {k: ws_stats(v) for k, v in sorted(flows.items())},
+        "checks": tshark_check,
+    }
+
+
+# --------------------------------------------------------------------------------------------------
 # writing
 
 
@@ -640,7 +981,7 @@ def finish_order(recs: list[dict[str, Any]]) -> None:
     recs[:] = [order_keys(r) for r in recs]
 
 
-KEY_ORDER = ("seq", "flow", "index", "kind", "api", "label", "type", "type_name", "text", "hex", "size",
+KEY_ORDER = ("seq", "flow", "index", "kind", "api", "label", "command", "type", "type_name", "text", "hex", "size",
              "hex_sha256", "text_size", "text_sha256", "text_head")
 
 
@@ -686,6 +1027,7 @@ def pcap_packets(tshark: str, pcap: Path) -> int:
 
 CAPTURES: dict[str, Callable[[Ctx, str], dict[str, Any]]] = {
     "godot4-websocket-put-var": make_put_var,
+    "godot4-websocket-multiplayer": make_multiplayer,
 }
 
 

@@ -8,8 +8,8 @@ extends RefCounted
 #   SENT <index> text <label hex> <text hex>       before WebSocketPeer.send_text(s)
 #   RECV <index> binary <size> <sha256> <packet hex or -> <decode_var_size> <fields>
 #   RECV <index> text <size> <sha256> <packet hex or -> <text hex>
-#   <fields> = <typeof> <type_string> full <var_to_str hex> <var_to_bytes hex> <rt typeof> <rt var_to_str hex> <object id or ->
-#            | <typeof> <type_string> big <var_to_bytes size> <sha256> <var_to_str size> <var_to_str sha256> <var_to_str head hex> <rt typeof> <object id or ->
+#   <fields> = <typeof> <type_string> full <var_to_str hex> <var_to_bytes hex> <rt typeof> <rt type_string> <rt var_to_str hex> <object id or ->
+#            | <typeof> <type_string> big <var_to_bytes size> <sha256> <var_to_str size> <var_to_str sha256> <var_to_str head hex> <rt typeof> <rt type_string> <object id or ->
 #   (rt = bytes_to_var(var_to_bytes(v)): what a Godot receiver of these bytes gets)
 #   INFO <text hex> / READY / DONE ... / FATAL ...
 
@@ -47,10 +47,11 @@ static func fields(v: Variant) -> String:
 	var rt: Variant = bytes_to_var(b)
 	var head := "%d\t%s" % [typeof(v), type_string(typeof(v))]
 	if b.size() <= BIG:
-		return "%s\tfull\t%s\t%s\t%d\t%s\t%s" % [head, hx(s), b.hex_encode(), typeof(rt), hx(var_to_str(rt)), object_id(v)]
+		return "%s\tfull\t%s\t%s\t%d\t%s\t%s\t%s" % [head, hx(s), b.hex_encode(), typeof(rt), type_string(typeof(rt)),
+			hx(var_to_str(rt)), object_id(v)]
 	var su := s.to_utf8_buffer()
-	return "%s\tbig\t%d\t%s\t%d\t%s\t%s\t%d\t%s" % [head, b.size(), sha256(b), su.size(), sha256(su),
-		hx(s.substr(0, 200)), typeof(rt), object_id(v)]
+	return "%s\tbig\t%d\t%s\t%d\t%s\t%s\t%d\t%s\t%s" % [head, b.size(), sha256(b), su.size(), sha256(su),
+		hx(s.substr(0, 200)), typeof(rt), type_string(typeof(rt)), object_id(v)]
 
 
 static func sent_var(index: int, label: String, v: Variant) -> void:
