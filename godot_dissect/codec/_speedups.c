@@ -944,8 +944,13 @@ static int write_number(Out *o, const Spec *s, PyObject *v)
         return out_scalar(o, s->narrow, v);
     if (fits < 0)
         return -1;
-    memcpy(o->p + o->len, tmp, (size_t)SCALAR_SIZE[s->narrow]);
-    o->len += SCALAR_SIZE[s->narrow];
+    if (SCALAR_SIZE[s->narrow] == 4) {  /* constant sizes: inlined copies, not a memcpy call */
+        memcpy(o->p + o->len, tmp, 4);
+        o->len += 4;
+    } else {
+        memcpy(o->p + o->len, tmp, 8);
+        o->len += 8;
+    }
     return 0;
 }
 
@@ -1084,6 +1089,10 @@ static int write_value(Out *o, Table *t, PyObject *v, EFrame **frames, EFrame *l
             return -1;
         n = PyObject_Length(v);
         if (n < 0 || n > UINT32_MAX || out_u32(o, s->header) < 0 || out_u32(o, (uint32_t)n) < 0)
+            return -1;
+        /* room for the elements up front (8 bytes each, the size of a small number) rather than
+         * repeated doublings; the final resize gives back what is not used */
+        if (n > 0 && out_reserve(o, n < PY_SSIZE_T_MAX / 16 ? n * 8 : n) < 0)
             return -1;
         if (*depth == *cap) {
             EFrame *nf = grow_stack(*frames, local, cap, sizeof(EFrame));

@@ -56,16 +56,34 @@ from godot_dissect import encode  # noqa: E402
 from godot_dissect.engines import ensure_installed, web_engine_dir  # noqa: E402
 from godot_dissect.engines.pck import build_pck, default_settings, project_binary  # noqa: E402
 from godot_dissect.values import (  # noqa: E402
-    AABB, Color, ContainerType, Float64, NodePath, PackedColorArray, PackedFloat32Array, PackedInt64Array,
-    PackedStringArray, PackedVector3Array, PackedVector4Array, Projection, Quaternion, Rect2i, StringName,
-    Transform3D, TypedArray, TypedDictionary, Vector2, Vector2i, Vector3, Vector4, WideInt,
+    AABB,
+    Color,
+    ContainerType,
+    Float64,
+    NodePath,
+    PackedColorArray,
+    PackedFloat32Array,
+    PackedInt64Array,
+    PackedStringArray,
+    PackedVector3Array,
+    PackedVector4Array,
+    Projection,
+    Quaternion,
+    Rect2i,
+    StringName,
+    Transform3D,
+    TypedArray,
+    TypedDictionary,
+    Vector2i,
+    Vector3,
+    Vector4,
+    WideInt,
 )
 
 PUT_VAR_PORT = 4260
 MULTIPLAYER_PORT = 4261
 BIG = 4096  # as report.gd
 
-TYPE_OBJECT = 24
 
 DESCRIPTIONS = {
     "godot4-websocket-put-var": (
@@ -476,7 +494,8 @@ def put_var_handler(log: list[tuple[str, str, bytes]]) -> Callable[[WsConn], Non
 
     def send(conn: WsConn, label: str, data: bytes | str) -> None:
         conn.send(data)
-        log.append((label, "text" if isinstance(data, str) else "binary", data.encode() if isinstance(data, str) else data))
+        is_text = isinstance(data, str)
+        log.append((label, "text" if is_text else "binary", data.encode() if is_text else data))
 
     def handler(conn: WsConn) -> None:
         n = 0
@@ -536,7 +555,8 @@ def make_put_var(ctx: Ctx, name: str) -> dict[str, Any]:
     got = [(e.opcode, e.payload) for e in conn.messages if e.direction == "in"]
     if got != [(m.opcode, m.payload) for m in wire_up]:
         raise CaptureError(f"{name}: the server read other messages than the pcap holds")
-    if [(OP_TEXT if k == "text" else OP_BINARY, d) for _, k, d in server_log] != [(m.opcode, m.payload) for m in wire_down]:
+    written = [(OP_TEXT if k == "text" else OP_BINARY, d) for _, k, d in server_log]
+    if written != [(m.opcode, m.payload) for m in wire_down]:
         raise CaptureError(f"{name}: the server wrote other messages than the pcap holds")
 
     recs: list[dict[str, Any]] = []
@@ -623,10 +643,7 @@ def make_put_var(ctx: Ctx, name: str) -> dict[str, Any]:
             rec["ws_frames"] = len(m.frames)
         recs.append(rec)
     for r in recs:
-        if r["flow"] == c2s:
-            r_m = wire_up[r["index"]]
-        else:
-            r_m = wire_down[r["index"]]
+        r_m = (wire_up if r["flow"] == c2s else wire_down)[r["index"]]
         if len(r_m.frames) > 1 and "ws_frames" not in r:
             r["ws_frames"] = len(r_m.frames)
     finish_order(recs)
@@ -835,7 +852,7 @@ def make_multiplayer(ctx: Ctx, name: str) -> dict[str, Any]:
     raw_sent = [f[1].lower() for f in caps if f[0] == "RAW_SENT"]
     raw_got = [(int(f[1]), f[2].lower()) for f in caps if f[0] == "RAW_GOT"]
     peers = [(f[1], int(f[2])) for f in caps if f[0] == "PEER"]
-    calls_to = {1: [c for c in calls if c["peer"] == 1], MP_OTHER_PEER: [c for c in calls if c["peer"] == MP_OTHER_PEER]}
+    calls_to = {p: [c for c in calls if c["peer"] == p] for p in (1, MP_OTHER_PEER)}
     if len(calls_to[1]) + len(calls_to[MP_OTHER_PEER]) != len(calls):
         raise CaptureError(f"{name}: calls to unexpected peers")
 
@@ -845,7 +862,8 @@ def make_multiplayer(ctx: Ctx, name: str) -> dict[str, Any]:
 
     def rpc_fields(m: dict[str, Any], call: dict[str, Any], who: str) -> dict[str, Any]:
         if methods[m["method_id"]] != call["method"]:
-            raise CaptureError(f"method id {m['method_id']} = {methods[m['method_id']]}, the engine printed {call['method']}")
+            raise CaptureError(f"method id {m['method_id']} = {methods[m['method_id']]}, "
+                               f"the engine printed {call['method']}")
         if m["argc"] != call["argc"]:
             raise CaptureError(f"{call['method']}: argc {m['argc']} on the wire, {call['argc']} printed")
         node = {"node_path": m["node_path"]} if "node_path" in m else {"node_cache_id": m["node_cache_id"]}
@@ -1047,7 +1065,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ensure_installed("godot4")
     ver = subprocess.run([chromium, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
-    ctx = Ctx(tshark, o.out, o.keep_log, ver)
     o.out.mkdir(parents=True, exist_ok=True)
     failed = 0
     for name in o.only or list(CAPTURES):

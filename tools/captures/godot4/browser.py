@@ -106,7 +106,9 @@ def run_in_chromium(pck: bytes, engine_dir: Path, *, timeout: float = 90.0, chro
     port = srv.server_address[1]
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     page_timeout_ms = int(timeout * 1000) - 3000
-    url = f"http://127.0.0.1:{port}/capture.html?pck=game.pck&timeout={page_timeout_ms}" + ("&live=1" if live_log else "")
+    url = f"http://127.0.0.1:{port}/capture.html?pck=game.pck&timeout={page_timeout_ms}"
+    if live_log:
+        url += "&live=1"
     profile = tempfile.mkdtemp(prefix="gdx-chromium-")
     log_path = Path(profile + ".log")
     t0 = time.monotonic()

@@ -59,7 +59,7 @@ class WsConn:
             self.sock.settimeout(min(left, 1.0))
             try:
                 chunk = self.sock.recv(1 << 20)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             if not chunk:
                 raise WsClosed("peer closed the TCP connection")
@@ -163,7 +163,7 @@ class WsConn:
         """One binary message as len(cuts)+1 frames (cut at the given offsets); with ping_after=k a
         ping goes between frame k and k+1 (control frames may interleave, RFC 6455 section 5.4)."""
         bounds = [0, *cuts, len(data)]
-        pieces = [data[a:b] for a, b in zip(bounds, bounds[1:])]
+        pieces = [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
         for i, piece in enumerate(pieces):
             self._send_frame(i == len(pieces) - 1, OP_BINARY if i == 0 else OP_CONT, piece)
             if ping_after is not None and i == ping_after:
@@ -212,7 +212,7 @@ class WsServer:
         while not self._stop.is_set() and time.monotonic() < self.deadline:
             try:
                 s, addr = self._sock.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return
