@@ -9,8 +9,7 @@ The web export template can only load a project from a pack file, so we build on
           16-byte md5, u32 flags=0
 
 ``project.binary`` is "ECFG", u32 count, then per setting u32 key length, key bytes (no padding),
-u32 value length and a Variant-encoded value.  The handful of Variant encodings needed for the
-settings are written here by hand on purpose: the oracle must not depend on the codec it checks.
+u32 value length and a Variant-encoded value.
 """
 
 from __future__ import annotations
@@ -19,9 +18,10 @@ import hashlib
 import struct
 from collections.abc import Iterable, Sequence
 
+from ..codec import encode
+from ..values import PackedStringArray
+
 _ALIGN = 16
-# Godot 4 Variant type ids used by project settings.
-_T_BOOL, _T_INT, _T_STRING, _T_PACKED_STRING_ARRAY = 1, 2, 4, 34
 
 Setting = tuple[str, bytes]
 
@@ -30,27 +30,22 @@ def _pad4(b: bytes) -> bytes:
     return b + b"\0" * (-len(b) % 4)
 
 
+# Project settings are Variants: written by our codec (one table), which the engine then reads
+# at boot, so a codec bug here shows up as an oracle that does not start, never as a false pass.
 def v_bool(value: bool) -> bytes:
-    return struct.pack("<II", _T_BOOL, int(value))
+    return encode(bool(value), "godot4")
 
 
 def v_int(value: int) -> bytes:
-    if -(2**31) <= value < 2**31:
-        return struct.pack("<Ii", _T_INT, value)
-    return struct.pack("<Iq", _T_INT | (1 << 16), value)
+    return encode(int(value), "godot4")
 
 
 def v_string(value: str) -> bytes:
-    raw = value.encode("utf-8")
-    return struct.pack("<II", _T_STRING, len(raw)) + _pad4(raw)
+    return encode(str(value), "godot4")
 
 
 def v_packed_strings(values: Sequence[str]) -> bytes:
-    out = struct.pack("<II", _T_PACKED_STRING_ARRAY, len(values))
-    for s in values:
-        raw = s.encode("utf-8")
-        out += struct.pack("<I", len(raw)) + _pad4(raw)
-    return out
+    return encode(PackedStringArray(values), "godot4")
 
 
 def project_binary(settings: Iterable[Setting]) -> bytes:
