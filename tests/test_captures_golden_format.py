@@ -43,7 +43,8 @@ def test_manifest_lists_every_pcap():
     assert {"godot3-udp-all-types", "godot3-tcp-stream", "godot3-debugger"} <= set(_names())
 
 
-@pytest.mark.parametrize("name", _names())
+# the Godot 3 goldens' shape; the godot4-* captures carry their own keys (captures/README.md)
+@pytest.mark.parametrize("name", [n for n in _names() if n.startswith("godot3-")])
 def test_pcapng_and_manifest_entry(name):
     entry = _manifest()[name]
     data = (CAPTURES / entry["pcap"]).read_bytes()
@@ -54,7 +55,7 @@ def test_pcapng_and_manifest_entry(name):
     assert entry["description"] and entry["engine"].startswith("godot3-server 3.2.3")
 
 
-@pytest.mark.parametrize("name", _names())
+@pytest.mark.parametrize("name", [n for n in _names() if n.startswith("godot3-")])
 def test_golden_lines(name):
     recs = _golden(name)
     entry = _manifest()[name]

@@ -134,7 +134,7 @@ static inline void st_u64(unsigned char *p, uint64_t v)
 
 /* One scalar off the wire as a Python object.  Floats go through PyFloat_Unpack4/8, exactly what
  * the `struct` module uses, so NaN payloads come out bit-identical to the pure path. */
-static PyObject *scalar_to_py(const unsigned char *p, int code)
+static inline PyObject *scalar_to_py(const unsigned char *p, int code)
 {
     double x;
     switch (code) {
@@ -378,9 +378,6 @@ static PyObject *read_number(Reader *r, const Spec *s, uint32_t header)
     return w;
 }
 
-/* Godot's String: i32 length, UTF-8, padding to 4.  Mirrors utf8.decode_strict: a leading BOM
- * is skipped and the string stops at the first NUL.  Invalid UTF-8 bails: an error in Godot 4,
- * and the lenient Godot 3 reading lives in Python only. */
 /* Slot of a short byte string in the string cache: a multiplicative hash of its first and
  * last 8 bytes and its length (cheap, and good enough to spread keys). */
 static inline size_t str_slot(const char *p, Py_ssize_t n)
@@ -393,6 +390,10 @@ static inline size_t str_slot(const char *p, Py_ssize_t n)
     return (size_t)(a >> 56) & (STR_CACHE - 1);
 }
 
+/* Godot's String: i32 length, UTF-8, padding to 4.  Mirrors utf8.decode_strict: a leading BOM
+ * is skipped and the string stops at the first NUL.  Invalid UTF-8 bails: an error in Godot 4,
+ * and the lenient Godot 3 reading lives in Python only.  Short ASCII strings
+ * go through the Table's string cache. */
 static PyObject *read_text(Reader *r)
 {
     Py_ssize_t n, start;

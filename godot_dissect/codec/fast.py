@@ -36,9 +36,16 @@ _MARKERS: dict[bool, tuple[type | None, type | None]] = {False: (None, V.WideInt
 #: classes whose encoding needs Python (typed container info, full Objects, buffers of any
 #: format, Mapping iteration): left out of the C class table, so they bail
 _PYTHON_ONLY = frozenset({memoryview, V.TypedArray, V.TypedDictionary, V.FrozenDict, V.Object})
-_CLASSES: dict[str, list[type]] = {}
-for _cls, _key in V.CLASS_KEYS.items():
-    _CLASSES.setdefault(_key, []).append(_cls)
+
+
+def _classes_by_key() -> dict[str, list[type]]:
+    out: dict[str, list[type]] = {}
+    for cls, key in V.CLASS_KEYS.items():
+        out.setdefault(key, []).append(cls)
+    return out
+
+
+_CLASSES = _classes_by_key()  # spec type key -> value classes, the plainest first
 
 Entry = tuple[Any, ...]
 
