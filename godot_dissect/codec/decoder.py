@@ -252,8 +252,8 @@ class CompiledDecoder:
                                      f"{end - pos} bytes left")
             stop = pos + n * esize
             if esize != size and tc == code:  # padded stride (Godot 3 double builds)
-                vals = struct.unpack_from("<" + f"{code}{esize - comp.size}x" * n, buf, pos)
-                obj = cls(vals)
+                it = struct.iter_unpack(f"<{code}{esize - comp.size}x", bytes(buf[pos:stop]))
+                obj = cls([v[0] for v in it])
             else:
                 obj = from_bytes(buf[pos:stop], tc)
             return obj, stop
@@ -322,7 +322,12 @@ def decode_prefix(data: bytes | bytearray | memoryview, dialect: Dialect | str =
         return res
     c = compiled(dialect)
     buf = data
-    end = len(buf) if end is None else end
+    if isinstance(buf, memoryview) and buf.itemsize != 1:
+        buf = buf.cast("B")
+    size = len(buf)
+    end = size if end is None else end
+    if not 0 <= offset <= size or not offset <= end <= size:
+        raise ValueError(f"offset {offset} / end {end} outside the {size}-byte buffer")
     leaf, kinds, vmax = c.leaf, c.kind, len(c.leaf)
     rs = c.read_string
     typed_arrays = c.dialect.has_typed_arrays()

@@ -211,6 +211,13 @@ def _container_type(c: CompiledEncoder, t: V.ContainerType, full_objects: bool, 
 
 def encode(value: Any, dialect: Dialect | str = "godot4", *, full_objects: bool = False) -> bytes:
     """Encode ``value`` as the engine of ``dialect`` does (NodePath padding zeroed)."""
+    try:
+        return _encode(value, dialect, full_objects)
+    except (struct.error, OverflowError) as e:  # a number that does not fit its wire field
+        raise EncodeError(f"value does not fit its wire field: {e}") from None
+
+
+def _encode(value: Any, dialect: Dialect | str, full_objects: bool) -> bytes:
     fast = _fast.fast_encode  # compiled hot path (None: not built); it returns None to hand over
     if fast is not None and (res := fast(value, dialect)) is not None:
         return res
