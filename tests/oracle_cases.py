@@ -187,6 +187,11 @@ CASES: list[Case] = [
     Case("pcolor", "PoolColorArray([Color(1, 0, 0, 1)])", "PackedColorArray([Color(1, 0, 0, 1)])",
          PackedColorArray([(1, 0, 0, 1)])),
     Case("pv4", None, "PackedVector4Array([Vector4(1, 2, 3, 4)])", PackedVector4Array([(1, 2, 3, 4)])),
+    # Godot 4.2+ remote debugger messages, as RemoteDebugger::_put_msg builds them
+    Case("dbg4_set_pid", None, '["set_pid", 1, [4242]]', ["set_pid", 1, [4242]]),
+    Case("dbg4_output", None, '["output", 1, [PackedStringArray(["hi"]), PackedInt32Array([0])]]',
+         ["output", 1, [PackedStringArray(["hi"]), PackedInt32Array([0])]]),
+    Case("dbg3_editor_cmd", '["inspect_object", 1288]', None, ["inspect_object", 1288]),
     Case("state", '{"id": 7, "name": "p1", "pos": Vector3(1, 2, 3), "hp": 0.75, "tags": ["a", "b"]}',
          '{"id": 7, "name": "p1", "pos": Vector3(1, 2, 3), "hp": 0.75, "tags": ["a", "b"]}',
          {"id": 7, "name": "p1", "pos": Vector3(1, 2, 3), "hp": 0.75, "tags": ["a", "b"]}),

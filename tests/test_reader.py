@@ -127,3 +127,21 @@ def test_frame_numbers_agree_with_tshark() -> None:
     tshark = {int(f): int(n) - 8 for f, n in (line.split("\t") for line in out.splitlines())}
     for r in read_pcap(str(UDP_CAPTURE)):
         assert tshark[r.frame] == len(r.raw)
+
+
+def test_godot4_debugger_messages_from_engine_bytes(godot4_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A Godot 4.2+ debugger flow assembled from bytes the real Godot 4.6 encoded (no debugger runs
+    in the web build, so the stream is built here): u32 length + [name, thread_id, data]."""
+    msgs = [godot4_run.encoded[n].data for n in ("dbg4_set_pid", "dbg4_output")]
+    stream = b"".join(len(m).to_bytes(4, "little") + m for m in msgs)
+    path = tmp_path / "dbg4.pcap"
+    w = _PcapWriter(str(path))
+    w.tcp("127.0.0.1", 51000, "127.0.0.1", 6007, 999, 0x02, b"")
+    for i in range(0, len(stream), 13):  # odd segment sizes, split inside prefixes too
+        w.tcp("127.0.0.1", 51000, "127.0.0.1", 6007, 1000 + i, 0x18, stream[i:i + 13])
+    w.close()
+    recs = list(read_pcap(str(path)))
+    assert [(r.kind, r.message, r.thread, r.dialect) for r in recs] == [
+        ("debugger", "set_pid", 1, "godot4"), ("debugger", "output", 1, "godot4")]
+    assert recs[0].value == [4242]
+    assert recs[0].raw == msgs[0]
