@@ -100,7 +100,9 @@ class PcapReader:
         if not seg.payload:
             return
         pdu = Pdu(seg.frame, seg.time, 0, seg.payload)
-        if self._known_port(conv):
+        if conv.confirmed:
+            pass  # a Godot conversation: every datagram is a message (bad ones become error records)
+        elif self._known_port(conv):
             conv.confirmed = True
         elif not self.heuristics or not plausible(seg.payload):
             return
