@@ -15,6 +15,7 @@ Engine facts this follows (checked against Godot 3.2.3 and 4.6):
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import struct
 from collections.abc import Callable as _Fn
@@ -22,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import values as V
+from ..codec.structs import compile_flattener
 from ..deep import deep_recursion
 from ..errors import EncodeError
 from ..spec import Dialect, get_dialect
@@ -371,14 +373,13 @@ def godot_sort(items: list, less: _Fn[[Any, Any], bool]) -> list:
 # --------------------------------------------------------------------------- writer
 
 
-def _flatten(value: Any, fields: tuple[str, ...]) -> list:
-    out = []
-    for path in fields:
-        v = value
-        for part in path.split("."):
-            v = getattr(v, part)
-        out.append(v)
-    return out
+def _flatten(value: Any, fields: tuple[str, ...]) -> tuple:
+    return _flattener(fields)(value)
+
+
+@functools.cache
+def _flattener(fields: tuple[str, ...]) -> Any:
+    return compile_flattener(fields)
 
 
 def real_is_double(d: Dialect) -> bool:
@@ -396,6 +397,10 @@ class _Writer:
         self.g3 = dialect.family == 3
         self.double = real_is_double(dialect)
         self.order = _Order(dialect)
+        # math value class -> (engine name, Struct layout), for the fast path in expand()
+        self.structs: dict[type, tuple[str, Any, Any]] = {
+            cls: (e.name, e.typedef.layout, compile_flattener(e.typedef.layout.fields)) for e in dialect.entries
+            if e.typedef.layout.kind == "struct" and (cls := V.KEY_CLASSES.get(e.key)) is not None}
 
     # numbers ------------------------------------------------------------------------------
     def real(self, x: float, scalar: L.Scalar) -> str:
@@ -405,7 +410,7 @@ class _Writer:
         return rtos_fix3(x) if self.g3 else rtos_fix4(x)
 
     def component(self, x: Any, scalar: L.Scalar) -> str:
-        if scalar in (L.I32, L.I64):
+        if scalar is L.I32 or scalar is L.I64:  # identity: dataclass == is slow here
             return str(int(x))
         return self.real(float(x), scalar)
 
@@ -427,6 +432,22 @@ class _Writer:
 
     # dispatch -----------------------------------------------------------------------------
     def expand(self, value: Any, depth: int) -> str | list[_Item]:
+        t = type(value)  # the common leaves first: most of a game message is these
+        if t is str:
+            return _quote(value)
+        if t is int:
+            if not -(1 << 63) <= value < 1 << 63:
+                raise EncodeError(f"int {value} does not fit in 64 bits")
+            return str(value)
+        if t is float:
+            return self.float_text(value)
+        if t is bool:
+            return "true" if value else "false"
+        struct_info = self.structs.get(t)
+        if struct_info is not None:
+            name, layout, flatten = struct_info
+            comp = layout.component
+            return self.call(name, [self.component(c, comp) for c in flatten(value)])
         if isinstance(value, V.ResourceRef):
             return self.resource_ref(value)
         try:
@@ -569,4 +590,11 @@ def to_text(value: Any, dialect: Dialect | str = "godot4") -> str:
 
     Raises :class:`~godot_dissect.errors.EncodeError` for a value that has no type in the dialect.
     """
-    return _Writer(get_dialect(dialect)).write(value)
+    d = get_dialect(dialect)
+    w = _WRITERS.get(d.name)
+    if w is None:
+        w = _WRITERS[d.name] = _Writer(d)  # holds no per-call state: one per dialect
+    return w.write(value)
+
+
+_WRITERS: dict[str, _Writer] = {}
