@@ -45,7 +45,8 @@ def leaves(dialect: str = "godot4") -> st.SearchStrategy[Any]:
         "COLOR": _v(V.Color, f32, 4),
         "NODE_PATH": st.tuples(st.lists(text.filter(lambda s: s and "/" not in s and ":" not in s), max_size=3),
                                st.lists(text.filter(bool), max_size=2), st.booleans())
-                       .map(lambda t: V.NodePath(t[0], t[1], t[2])),
+                       .map(lambda t: V.NodePath(t[0], t[1], t[2] and (bool(t[0] or t[1])
+                                                                     or not d.empty_node_path_is_relative))),
         "RID": st.integers(0, 2**64 - 1).map(V.RID),
         "OBJECT": st.integers(0, 2**64 - 1).map(V.ObjectID),
         "CALLABLE": st.just(V.Callable()),

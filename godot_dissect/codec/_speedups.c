@@ -444,7 +444,10 @@ static PyObject *read_string(Reader *r, const Spec *s, uint32_t header)
 /* Struct: n same-width components, then the plan builds the value. */
 static PyObject *read_struct(Reader *r, const Spec *s, uint32_t header)
 {
-    int code = (s->wide != S_NONE && (header & s->wide_mask)) ? s->wide : s->narrow;
+    int code;
+    if (s->wide == S_NONE && (header & s->wide_mask))
+        return NULL;  /* 64-bit components for a single-precision build: Python rounds them */
+    code = (s->wide != S_NONE && (header & s->wide_mask)) ? s->wide : s->narrow;
     Py_ssize_t i, size = SCALAR_SIZE[code];
     PyObject *vals[MAX_LEAVES], *v = NULL;
     if (NEED(r, size * s->n))
@@ -546,6 +549,8 @@ static PyObject *read_packed(Reader *r, const Spec *s, uint32_t header)
     int wide = s->wide != S_NONE && (header & s->wide_mask);
     Py_ssize_t n, esize, start;
     PyObject *slice, *v;
+    if (s->wide == S_NONE && (header & s->wide_mask))
+        return NULL;  /* 64-bit elements for a single-precision build: Python rounds them */
     if (!wide && s->stride != SCALAR_SIZE[s->narrow] * s->n)
         return NULL;
     esize = wide ? SCALAR_SIZE[s->wide] * s->n : s->stride;

@@ -8,7 +8,9 @@ there: containers grow element by element as the elements are read.
 
 from __future__ import annotations
 
+import math
 import struct
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +53,14 @@ Reader = Callable[[Any, int, int, int], tuple[Any, int]]
 def _need(pos: int, end: int, n: int, what: str) -> None:
     if end - pos < n:
         raise _Fail(pos, f"{what}: needs {n} bytes, {max(end - pos, 0)} left")
+
+
+def to_f32(v: float) -> float:
+    """C's (float) cast: round to float32, overflowing to an infinity."""
+    try:
+        return _F32.unpack(_F32.pack(v))[0]
+    except OverflowError:
+        return math.copysign(math.inf, v)
 
 
 def fits_f32(v: float) -> bool:
@@ -155,11 +165,14 @@ class CompiledDecoder:
         wide = struct.Struct(f"<{n}d") if comp is L.REAL else None
         ns, ws = narrow.size, (wide.size if wide else 0)
 
+        single = not self.dialect.real_is_double  # real_t is float: 64-bit components are rounded
+
         def read(buf: Any, pos: int, end: int, header: int) -> tuple[Any, int]:
             if wide is not None and header & _FLAG64:
                 if end - pos < ws:
                     raise _Fail(pos, f"{name} (64-bit): needs {ws} bytes, {max(end - pos, 0)} left")
-                return build(wide.unpack_from(buf, pos)), pos + ws
+                vals = wide.unpack_from(buf, pos)
+                return build(tuple(map(to_f32, vals)) if single else vals), pos + ws
             if end - pos < ns:
                 raise _Fail(pos, f"{name}: needs {ns} bytes, {max(end - pos, 0)} left")
             return build(narrow.unpack_from(buf, pos)), pos + ns
@@ -168,6 +181,7 @@ class CompiledDecoder:
     def _r_node_path(self, key: str, layout: L.NodePathLayout) -> Reader:  # type: ignore[override]
         rs = self.read_string
         new_bit, absolute, legacy = layout.new_format_bit, layout.flag_absolute, layout.flag_legacy_property
+        empty_is_relative = self.dialect.empty_node_path_is_relative
 
         def read(buf: Any, pos: int, end: int, header: int) -> tuple[Any, int]:
             _need(pos, end, 4, "NodePath")
@@ -178,17 +192,18 @@ class CompiledDecoder:
             n_names = first & ~new_bit
             n_subs, flags = struct.unpack_from("<II", buf, pos + 4)
             if flags & legacy:
-                n_subs += 1
+                n_subs = (n_subs + 1) & 0xFFFFFFFF
             pos += 12
             parts = []
-            # counts are not trusted: each string needs >= 4 bytes, so the loop is bounded by the data
-            for i in range(n_names + n_subs):
+            # the engine adds the counts in uint32 (they can wrap); counts are not trusted: each
+            # string needs >= 4 bytes, so the loop is bounded by the data
+            for i in range((n_names + n_subs) & 0xFFFFFFFF):
                 s, pos = rs(buf, pos, end, f"NodePath part {i}")
                 parts.append(s)
             p = object.__new__(V.NodePath)
             object.__setattr__(p, "names", tuple(parts[:n_names]))
             object.__setattr__(p, "subnames", tuple(parts[n_names:]))
-            object.__setattr__(p, "absolute", bool(flags & absolute))
+            object.__setattr__(p, "absolute", bool(flags & absolute) and (bool(parts) or not empty_is_relative))
             return p, pos
         return read
 
@@ -241,6 +256,7 @@ class CompiledDecoder:
         wide_size = 8 * width if comp is L.REAL else 0
         stride = layout.stride or size
         from_bytes = cls.from_bytes
+        real_double = self.dialect.real_is_double
 
         def read(buf: Any, pos: int, end: int, header: int) -> tuple[Any, int]:
             _need(pos, end, 4, f"{name} count")
@@ -251,7 +267,10 @@ class CompiledDecoder:
                 raise _Fail(pos - 4, f"{name} count {n} x {esize} bytes does not fit the "
                                      f"{end - pos} bytes left")
             stop = pos + n * esize
-            if esize != size and tc == code:  # padded stride (Godot 3 double builds)
+            if tc == "d" and code == "f" and not real_double:  # a single-precision build rounds
+                obj = cls.__new__(cls)
+                obj.array = array("f", map(to_f32, array("d", bytes(buf[pos:stop]))))
+            elif esize != size and tc == code:  # padded stride (Godot 3 double builds)
                 it = struct.iter_unpack(f"<{code}{esize - comp.size}x", bytes(buf[pos:stop]))
                 obj = cls([v[0] for v in it])
             else:

@@ -89,14 +89,16 @@ def _decoder_entry(d: Dialect, e: TypeEntry, kind: int) -> Entry:
         case "struct":
             assert isinstance(layout, L.Struct)
             comp = layout.component
-            return (kind, "i" if comp is L.I32 else "f", "d" if comp is L.REAL else "", _FLAG64,
-                    _struct_plan(key, layout))
+            # a single-precision build reads 64-bit components and rounds them: C hands those over
+            return (kind, "i" if comp is L.I32 else "f", "d" if comp is L.REAL and d.real_is_double else "",
+                    _FLAG64 if comp is L.REAL else 0, _struct_plan(key, layout))
         case "packed_strings":
             return kind, cls
         case "packed":
             assert isinstance(layout, L.Packed)
             comp, width = layout.component, layout.width
-            return (kind, comp.code, "d" if comp is L.REAL else "", _FLAG64, width,
+            return (kind, comp.code, "d" if comp is L.REAL and d.real_is_double else "",
+                    _FLAG64 if comp is L.REAL else 0, width,
                     layout.stride or comp.size * width, V.KEY_CLASSES[key].from_bytes)
         case "container":
             assert isinstance(layout, L.Container)

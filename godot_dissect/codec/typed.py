@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from .. import values as V
@@ -28,8 +29,10 @@ class _Mismatch(Exception):
     pass
 
 
-def object_type(t: V.ContainerType | None, allow_objects: bool) -> V.ContainerType | None:
-    if t is not None and t.kind != "builtin" and not allow_objects:
+def object_type(t: V.ContainerType | None, allow_objects: bool, object_name: str = "Object") -> V.ContainerType | None:
+    """Without allow_objects every Object-typed container (class, script or builtin Object)
+    becomes an EncodedObjectAsID container."""
+    if t is not None and not allow_objects and (t.kind != "builtin" or t.name == object_name):
         return V.ContainerType("class_name", OBJECT_AS_ID_CLASS)
     return t
 
@@ -51,17 +54,18 @@ def _coerce(dialect: Dialect, t: V.ContainerType | None, v: Any) -> Any:
 
 
 def settle_array(dialect: Dialect, arr: V.TypedArray) -> V.TypedArray:
-    try:
-        items = [_coerce(dialect, arr.element, v) for v in arr]
-    except _Mismatch:
-        items = []
+    """Each element is pushed: kept, converted, or dropped (the engine prints an error)."""
+    items = []
+    for v in arr:
+        with contextlib.suppress(_Mismatch):
+            items.append(_coerce(dialect, arr.element, v))
     return V.TypedArray(arr.element, items)
 
 
 def settle_dictionary(dialect: Dialect, d: V.TypedDictionary) -> V.TypedDictionary:
-    try:
-        items = [(V.freeze(_coerce(dialect, d.key_type, k)), _coerce(dialect, d.value_type, v))
-                 for k, v in d.items()]
-    except _Mismatch:
-        items = []
+    """Keys are checked (kept, converted, or the entry dropped); Godot 4.6 leaves values as sent."""
+    items = []
+    for k, v in d.items():
+        with contextlib.suppress(_Mismatch):
+            items.append((V.freeze(_coerce(dialect, d.key_type, k)), v))
     return V.TypedDictionary(d.key_type, d.value_type, items)

@@ -1,10 +1,11 @@
 """What a typed container does with an element of another type (Godot 4.3+ decoding).
 
-The engine decodes a typed Array/Dictionary untyped, then assigns it to the typed container:
-elements of the right type are kept, elements ``Variant::can_convert_strict`` allows are
-converted, and any other element makes the engine give up and leave the container **empty**
-(it prints "Unable to convert array index ..."). Object-typed containers keep only null and
-objects; without allow_objects their class becomes ``EncodedObjectAsID``.
+The engine pushes each decoded element into the typed container: elements of the right type are
+kept, elements ``Variant::can_convert_strict`` allows are converted, and any other element is
+dropped (the engine prints "Attempted to push_back a variable of type ..."). Typed Dictionaries
+check their keys that way (a key that does not fit drops its entry) and, in 4.6, keep values as
+sent. Object-typed containers keep only null and objects; without allow_objects their class
+becomes ``EncodedObjectAsID``.
 """
 
 from __future__ import annotations

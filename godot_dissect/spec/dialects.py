@@ -39,6 +39,9 @@ class Dialect:
     #: typed Array / typed Dictionary container info in the header (None: not in this dialect)
     typed_array_since: str | None = None
     typed_dictionary_since: str | None = None
+    #: a NodePath with no names and no subnames loses its absolute flag (Godot 3's constructor
+    #: returns early; Godot 4 keeps "/")
+    empty_node_path_is_relative: bool = False
     #: a dialect that exists only on paper (the outdated docs table)
     doc_only: bool = False
     version: str | None = None  # set by at(): the engine version these rules were narrowed to
@@ -109,6 +112,7 @@ GODOT3 = Dialect(
     entries=_table(*_GODOT3_ROWS),
     utf8_strict=False,
     engine_depth_limit=None,
+    empty_node_path_is_relative=True,
     aliases=("3", "godot-3", "pandemonium"),
 )
 
