@@ -1,0 +1,282 @@
+"""Which dialect and which framing a conversation speaks, remembered per flow.
+
+There is no version marker on the wire. For traffic under UDP/TCP each message is read by every
+candidate dialect (``detect.CANDIDATES`` without the paper-only ones); a message that only one
+engine family reads exactly (and, better, re-encodes byte-identically) settles the flow's
+dialect, and later messages of the flow are read with it first. Messages every family reads alike
+follow the flow, then the dialects other flows of the capture settled on, then the preference
+order, as ``godot_dissect.detect`` does for ``read_pcap``. A port bound with a dialect
+(``bind_godot_ports(..., dialect=...)``) skips all of this.
+
+The table is bounded (oldest flows are forgotten first); ``reset_flows()`` empties it.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from scapy.layers.inet import TCP, UDP
+from scapy.packet import Packet
+
+from ..codec import decode_prefix, encode
+from ..detect import CANDIDATES as _DETECT_CANDIDATES
+from ..detect import plausible
+from ..errors import DecodeError
+from ..pcap.framing import MAX_PDU
+from ..spec import get_dialect
+
+#: dialects tried on traffic, in preference order (the docs-table dialect exists only on paper)
+CANDIDATES = tuple(d for d in _DETECT_CANDIDATES if not get_dialect(d).doc_only)
+MAX_FLOWS = 65536
+_U32 = struct.Struct("<I")
+
+
+@dataclass(slots=True)
+class Flow:
+    kind: str | None = None  # "variant" | "pdu" | "debugger" | "websocket" | "ignore"
+    dialect: str | None = None
+    clear: bool = False  # the dialect was settled by a message only one engine family reads
+    confirmed: bool = False  # a whole message was seen (heuristic flows)
+
+
+class FlowTable:
+    def __init__(self) -> None:
+        self.flows: OrderedDict[Any, Flow] = OrderedDict()
+        self.settled: Counter[str] = Counter()  # dialects flows of this capture settled on
+
+    def get(self, key: Any) -> Flow | None:
+        return self.flows.get(key) if key is not None else None
+
+    def add(self, key: Any) -> Flow:
+        f = self.flows.get(key)
+        if f is None:
+            f = self.flows[key] = Flow()
+            if len(self.flows) > MAX_FLOWS:
+                self.flows.popitem(last=False)
+        return f
+
+
+TABLE = FlowTable()
+#: (proto, port) -> fixed dialect name, or None for "detect"; filled by bind_godot_ports
+PORT_DIALECTS: dict[tuple[str, int], str | None] = {}
+
+
+def reset_flows() -> None:
+    """Forget every flow's dialect and framing (e.g. between two capture files)."""
+    TABLE.flows.clear()
+    TABLE.settled.clear()
+
+
+# -- where a Godot layer sits: flow key and the port's fixed dialect ---------------------------
+Context = tuple[Any, str | None]  # (flow key or None, fixed dialect or None)
+NO_CONTEXT: Context = (None, None)
+
+
+def flow_key(l4: Packet) -> Any:
+    ip = l4.underlayer
+    if ip is None:
+        return None
+    try:
+        a = (ip.getfieldval("src"), l4.getfieldval("sport"))
+        b = (ip.getfieldval("dst"), l4.getfieldval("dport"))
+    except AttributeError:
+        return None
+    proto = "udp" if isinstance(l4, UDP) else "tcp"
+    return (proto, a, b) if a <= b else (proto, b, a)
+
+
+def fixed_dialect(l4: Packet) -> str | None:
+    if not PORT_DIALECTS:
+        return None
+    proto = "udp" if isinstance(l4, UDP) else "tcp"
+    return PORT_DIALECTS.get((proto, l4.getfieldval("sport"))) or PORT_DIALECTS.get((proto, l4.getfieldval("dport")))
+
+
+def context_of(layer: Packet | None) -> Context:
+    """The flow context of whatever a Godot layer was dissected under."""
+    while layer is not None:
+        ctx = getattr(type(layer), "_has_ctx", False) and layer._ctx
+        if ctx:
+            return ctx
+        if isinstance(layer, (UDP, TCP)):
+            return flow_key(layer), fixed_dialect(layer)
+        layer = layer.underlayer
+    return NO_CONTEXT
+
+
+def context_of_packet(pkt: Packet | None) -> Context:
+    """The flow context of a whole packet (TCPSession hands it over in ``metadata["original"]``)."""
+    if pkt is None:
+        return NO_CONTEXT
+    l4 = pkt.getlayer(TCP) or pkt.getlayer(UDP)
+    return (flow_key(l4), fixed_dialect(l4)) if l4 is not None else NO_CONTEXT
+
+
+# -- dialect choice ------------------------------------------------------------------------------
+Reading = tuple[Any, int]  # (value, bytes used); used == -1: value is the DecodeError
+
+
+def read(body: bytes, dialect: str, offset: int = 0, end: int | None = None, max_depth: int = 1024) -> Reading:
+    try:
+        return decode_prefix(body, dialect, allow_objects=True, offset=offset, end=end, max_depth=max_depth)
+    except DecodeError as e:
+        return e, -1
+
+
+def _family(d: str) -> str:
+    return d.split("-")[0]
+
+
+def choose(body: bytes, ctx: Context = NO_CONTEXT, default: str | None = None) -> tuple[str, Reading]:
+    """The dialect to read ``body`` (one whole Variant message) with, and that reading."""
+    key, fixed = ctx
+    if fixed:
+        return fixed, read(body, fixed)
+    flow = TABLE.get(key)
+    n = len(body)
+    if flow is not None and flow.clear and flow.dialect:
+        r = read(body, flow.dialect)
+        if r[1] == n:
+            return flow.dialect, r
+    if key is None and default:
+        return default, read(body, default)
+    readings = {d: read(body, d) for d in CANDIDATES}
+    exact = [d for d in CANDIDATES if readings[d][1] == n]
+    current = flow.dialect if flow is not None else None
+    if not exact:
+        d = current or next((d for d in CANDIDATES if readings[d][1] >= 0), default or CANDIDATES[0])
+        return d, readings[d]
+    canonical = []
+    for d in exact:
+        try:
+            if encode(readings[d][0], d, full_objects=True) == body:
+                canonical.append(d)
+        except ValueError:
+            pass
+    best = canonical or exact
+    if len({_family(d) for d in best}) == 1:
+        d = current if current in best else best[0]
+        if key is not None:
+            flow = flow or TABLE.add(key)
+            if not flow.clear or flow.dialect != d:
+                TABLE.settled[d] += 1
+            flow.dialect, flow.clear = d, True
+        return d, readings[d]
+    if current in best:
+        return current, readings[current]  # type: ignore[index]
+    d = max(best, key=lambda x: (TABLE.settled.get(x, 0), -best.index(x)))
+    if key is not None:
+        flow = flow or TABLE.add(key)
+        if not flow.clear:
+            flow.dialect = d  # tentative until a telling message comes
+    return d, readings[d]
+
+
+# -- heuristics for other ports -------------------------------------------------------------------
+#: classes by flow kind, filled by the package (avoids an import cycle)
+KIND_CLASSES: dict[str, type] = {}
+_state = {"enabled": False}
+_ORIGINAL: dict[type, Any] = {}
+#: the last heuristic reading, reused by the Variant layer for the very same bytes object
+STASH: list[Any] = [None, None, None]
+
+
+def _udp_payload_class(self: Packet, payload: bytes) -> Any:
+    if len(payload) >= 4:
+        ctx = (flow_key(self), fixed_dialect(self))
+        flow = TABLE.get(ctx[0])
+        if (flow is not None and flow.kind == "variant") or plausible(payload):
+            d, r = choose(payload, ctx)
+            if r[1] == len(payload):
+                TABLE.add(ctx[0]).kind = "variant"
+                STASH[:] = [payload, d, r]
+                return KIND_CLASSES["variant"]
+    return _ORIGINAL[UDP](self, payload)
+
+
+def pdu_start_plausible(payload: bytes) -> str:
+    """"yes" (a whole plausible PDU), "maybe" (a length prefix whose body has not all arrived)
+    or "no", for the first bytes of a TCP stream."""
+    if len(payload) < 4:
+        return "no"
+    n = _U32.unpack_from(payload)[0]
+    if n < 4 or n > MAX_PDU or n % 4:
+        return "no"
+    if len(payload) - 4 >= n:
+        return "yes" if plausible(payload[4:4 + n]) else "no"
+    if len(payload) >= 8 and payload[5] != 0:  # header byte 1 is 0 in everything engines write
+        return "no"
+    return "maybe"
+
+
+def classify_stream(key: Any, payload: bytes, start: bool = False) -> str | None:
+    """The framing of a TCP flow nobody bound, from its first bytes (remembered per flow):
+    "websocket", "pdu", or None (not Godot as far as we can tell). ``start``: these bytes are
+    the start of the stream (TCPSession), so a flow that does not look like Godot is not
+    looked at again."""
+    flow = TABLE.get(key)
+    if flow is not None and flow.kind is not None:
+        return None if flow.kind == "ignore" else flow.kind
+    if key is None:
+        return None
+    head = payload[:4096]
+    if head[:4] in (b"GET ", b"HTTP"):
+        if b"upgrade: websocket" in head.lower():
+            TABLE.add(key).kind = "websocket"
+            return "websocket"
+        verdict = "no"
+    else:
+        verdict = pdu_start_plausible(payload)
+    if verdict == "no":
+        if start:
+            TABLE.add(key).kind = "ignore"
+        return None
+    flow = TABLE.add(key)
+    flow.kind, flow.confirmed = "pdu", verdict == "yes"
+    return "pdu"
+
+
+def _tcp_payload_class(self: Packet, payload: bytes) -> Any:
+    if not payload:
+        # TCPSession picks the class of a stream at its first packet, often a bare SYN or ACK:
+        # this one decides when the data comes
+        return KIND_CLASSES["stream"]
+    kind = classify_stream(flow_key(self), payload)
+    if kind is not None:
+        return KIND_CLASSES[kind]
+    return _ORIGINAL[TCP](self, payload)
+
+
+def enable_heuristics(enabled: bool = True) -> None:
+    """Find Godot traffic on ports nobody bound (on by default when the package is imported)."""
+    if enabled and not _state["enabled"]:
+        _ORIGINAL[UDP] = UDP.default_payload_class
+        _ORIGINAL[TCP] = TCP.default_payload_class
+        UDP.default_payload_class = _udp_payload_class  # type: ignore[method-assign]
+        TCP.default_payload_class = _tcp_payload_class  # type: ignore[method-assign]
+    elif not enabled and _state["enabled"]:
+        UDP.default_payload_class = _ORIGINAL[UDP]  # type: ignore[method-assign]
+        TCP.default_payload_class = _ORIGINAL[TCP]  # type: ignore[method-assign]
+    _state["enabled"] = enabled
+
+
+def confirm(ctx: Context, kind: str, ok: bool) -> None:
+    """A heuristic TCP flow's first whole message was (not) a Godot message."""
+    key = ctx[0]
+    if key is None:
+        return
+    flow = TABLE.add(key)
+    if ok:
+        flow.confirmed = True
+        if flow.kind is None:
+            flow.kind = kind
+    elif not flow.confirmed and not ctx[1]:
+        flow.kind = "ignore"
+
+
+def needs_confirmation(ctx: Context) -> bool:
+    flow = TABLE.get(ctx[0])
+    return flow is not None and flow.kind == "pdu" and not flow.confirmed and not ctx[1]
