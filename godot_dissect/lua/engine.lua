@@ -1,0 +1,1683 @@
+-- The Lua engine of the Godot Variant dissector: a template. `godot-dissect lua` replaces the SPEC line
+-- below with the spec as Lua data (dialect tables: ids, names, layout kinds and their parameters) and
+-- writes lua/godot.lua. Everything here switches on layout kinds, never on type ids or names.
+--
+-- Wireshark 4.0 runs Lua 5.2: no bitwise operators (bit32 instead), no string.pack (Struct instead).
+-- Values are read from one tvb:raw() string with Struct.unpack; tree items are made only for what is shown.
+
+local SPEC = nil -- @SPEC@
+
+local bit32, Struct = bit32, Struct
+local band, bor, rshift, lshift, bnot = bit32.band, bit32.bor, bit32.rshift, bit32.lshift, bit32.bnot
+local unpack = Struct.unpack
+local sfmt, sbyte, ssub, srep, sfind, schar = string.format, string.byte, string.sub, string.rep, string.find, string.char
+local tconcat, tsort, floor = table.concat, table.sort, math.floor
+local ipairs, pairs, pcall, error, tostring, type, select = ipairs, pairs, pcall, error, tostring, type, select
+
+----------------------------------------------------------------------------------------------------
+-- The spec compiled for the engine
+----------------------------------------------------------------------------------------------------
+
+local function field_mask(f) return lshift(lshift(1, f.bits) - 1, f.shift) end
+local function field_get(f, h) return band(rshift(h, f.shift), lshift(1, f.bits) - 1) end
+
+local FLAG64 = field_mask(SPEC.flag_64)
+local OBJ_AS_ID = field_mask(SPEC.object_as_id)
+local EL_KIND, KEY_KIND, VAL_KIND = SPEC.array_element_kind, SPEC.dict_key_kind, SPEC.dict_value_kind
+local KINDS = SPEC.container_kinds -- 1-based: KINDS[kind + 1]
+local MAX_NESTING = SPEC.max_nesting
+local ZEROS = { [0] = "", "\0", "\0\0", "\0\0\0" }
+local STRUCT_CODE = { i = "i4", I = "I4", q = "e", Q = "E", f = "f", d = "d" }
+local INT_CODES = { i = true, I = true, q = true, Q = true }
+
+local DIALECTS, DIALECT_LIST = {}, {}
+
+local function compile_type(d, e)
+  local L = e.layout
+  local t = { id = e.id, name = e.name, key = e.key, kind = L.kind, L = L, allowed = 0, header = e.header,
+              colon = e.name .. ": ", keylabel = "Key: " .. e.name .. " ", klabels = {}, nklabels = 0 }
+  for _, f in ipairs(e.header) do
+    local typed_ok = true
+    if f.name == EL_KIND.name then typed_ok = d.typed_array end
+    if f.name == KEY_KIND.name or f.name == VAL_KIND.name then typed_ok = d.typed_dictionary end
+    if typed_ok then t.allowed = bor(t.allowed, field_mask(f)) end
+  end
+  local k = L.kind
+  if k == "number" then
+    t.nfmt, t.nsize = "<" .. STRUCT_CODE[L.narrow.code], L.narrow.size
+    t.wfmt, t.wsize = "<" .. STRUCT_CODE[L.wide.code], L.wide.size
+    t.is_int = INT_CODES[L.narrow.code] or false
+    t.nname, t.wname = L.narrow.name, L.wide.name
+  elseif k == "struct" then
+    local n = #L.fields
+    t.n, t.real = n, (L.component.name == "real")
+    local code = STRUCT_CODE[L.component.code]
+    t.nfmt, t.nsize = "<" .. srep(code, n), n * L.component.size
+    t.wfmt, t.wsize = "<" .. srep("d", n), n * 8
+    local one = INT_CODES[L.component.code] and "%d" or "%.7g"
+    t.nlabel = e.name .. ": (" .. srep(one, n, ", ") .. ")"
+    t.nlabels, t.wlabels = {}, {}
+    t.wlabel = e.name .. ": (" .. srep("%.15g", n, ", ") .. ")"
+    t.is_int = INT_CODES[L.component.code] or false
+  elseif k == "packed" then
+    local c = L.component
+    t.real = (c.name == "real")
+    t.width = L.width
+    t.csize = c.size
+    t.code = STRUCT_CODE[c.code]
+    t.esize = L.stride or (c.size * L.width)
+    t.wesize = 8 * L.width
+    t.is_int = INT_CODES[c.code] or false
+    t.element = L.element
+  elseif k == "container" then
+    t.pairs = L.pairs
+    t.count_mask = L.count_mask
+  elseif k == "node_path" then
+    t.new_bit, t.absolute, t.legacy = L.new_format_bit, L.flag_absolute, L.flag_legacy_property
+  end
+  return t
+end
+
+for _, sd in ipairs(SPEC.dialects) do
+  local d = {
+    name = sd.name, title = sd.title, family = sd.family, real_double = sd.real_is_double,
+    strict = sd.utf8_strict, typed_array = sd.typed_array, typed_dictionary = sd.typed_dictionary,
+    doc_only = sd.doc_only, empty_path_relative = sd.empty_node_path_is_relative,
+    types = {}, by_key = {}, by_name = {}, vmax = #sd.types,
+  }
+  for _, e in ipairs(sd.types) do
+    local t = compile_type(d, e)
+    d.types[e.id] = t
+    d.by_key[e.key] = t
+    d.by_name[e.name] = t
+  end
+  DIALECTS[d.name] = d
+  DIALECT_LIST[#DIALECT_LIST + 1] = d
+end
+
+local CONVERTS = {}
+for to, froms in pairs(SPEC.conversions) do
+  local s = {}
+  for _, f in ipairs(froms) do s[f] = true end
+  CONVERTS[to] = s
+end
+
+local function family_of(name) return (name:match("^([^-]+)")) end
+
+----------------------------------------------------------------------------------------------------
+-- UTF-8 as String::parse_utf8 reads it (strict: Godot 4; lenient: Godot 3). Returns the string and
+-- whether re-encoding it gives the same bytes back, or nil when the engine rejects the bytes.
+----------------------------------------------------------------------------------------------------
+
+local BOM = "\239\187\191"
+
+local function trim(raw)
+  local canon = true
+  if ssub(raw, 1, 3) == BOM then raw, canon = ssub(raw, 4), false end
+  local z = sfind(raw, "\0", 1, true)
+  if z then raw, canon = ssub(raw, 1, z - 1), false end
+  return raw, canon
+end
+
+local function valid_strict(s)
+  local i, n = 1, #s
+  while i <= n do
+    local c = sbyte(s, i)
+    if c < 0x80 then
+      i = i + 1
+    else
+      local need, lo, hi
+      if c >= 0xC2 and c <= 0xDF then need, lo, hi = 1, 0x80, 0xBF
+      elseif c == 0xE0 then need, lo, hi = 2, 0xA0, 0xBF
+      elseif c == 0xED then need, lo, hi = 2, 0x80, 0x9F
+      elseif c >= 0xE1 and c <= 0xEF then need, lo, hi = 2, 0x80, 0xBF
+      elseif c == 0xF0 then need, lo, hi = 3, 0x90, 0xBF
+      elseif c >= 0xF1 and c <= 0xF3 then need, lo, hi = 3, 0x80, 0xBF
+      elseif c == 0xF4 then need, lo, hi = 3, 0x80, 0x8F
+      else return false end
+      if i + need > n then return false end
+      local b = sbyte(s, i + 1)
+      if b < lo or b > hi then return false end
+      for k = 2, need do
+        b = sbyte(s, i + k)
+        if b < 0x80 or b > 0xBF then return false end
+      end
+      i = i + need + 1
+    end
+  end
+  return true
+end
+
+local function utf8_encode(cp)
+  if cp < 0x80 then return schar(cp) end
+  if cp < 0x800 then return schar(0xC0 + floor(cp / 64), 0x80 + cp % 64) end
+  if cp < 0x10000 then
+    return schar(0xE0 + floor(cp / 4096), 0x80 + floor(cp / 64) % 64, 0x80 + cp % 64)
+  end
+  return schar(0xF0 + floor(cp / 262144), 0x80 + floor(cp / 4096) % 64, 0x80 + floor(cp / 64) % 64, 0x80 + cp % 64)
+end
+
+local function utf8_len(cp)
+  if cp < 0x80 then return 1 elseif cp < 0x800 then return 2 elseif cp < 0x10000 then return 3 end
+  return 4
+end
+
+local function decode_strict_(raw)
+  if not sfind(raw, "[%z\128-\255]") then return raw, true end
+  local s, canon = trim(raw)
+  if not valid_strict(s) then return nil, false end
+  return s, canon
+end
+
+local function decode_godot3_(raw)
+  local s, canon = decode_strict_(raw)
+  if s then return s, canon end
+  local data
+  data, canon = trim(raw)
+  local out, i, n = {}, 1, #data
+  while i <= n do
+    local c = sbyte(data, i)
+    local length
+    if c < 0x80 then length = 1
+    elseif band(c, 0xE0) == 0xC0 then length = 2
+    elseif band(c, 0xF0) == 0xE0 then length = 3
+    elseif band(c, 0xF8) == 0xF0 then length = 4
+    elseif band(c, 0xFC) == 0xF8 then length = 5
+    elseif band(c, 0xFE) == 0xFC then length = 6
+    else return nil, false end
+    if i + length - 1 > n then return nil, false end
+    if length == 2 and band(c, 0x1E) == 0 then return nil, false end
+    local cp = c
+    if length > 1 then cp = band(c, rshift(0xFF, length + 1)) end
+    for k = 1, length - 1 do
+      local b = sbyte(data, i + k)
+      if band(b, 0xC0) ~= 0x80 then return nil, false end
+      if cp == 0 and k == 2 and rshift(band(b, 0x7F), 7 - length) == 0 then return nil, false end
+      cp = cp * 64 + band(b, 0x3F)
+    end
+    if cp > 0x10FFFF then
+      out[#out + 1], canon = "\239\191\189", false
+    else
+      -- surrogates are kept by the engine (and re-encode alike) but are not UTF-8: shown as U+FFFD
+      out[#out + 1] = (cp >= 0xD800 and cp <= 0xDFFF) and "\239\191\189" or utf8_encode(cp)
+      if utf8_len(cp) ~= length then canon = false end
+    end
+    i = i + length
+  end
+  return tconcat(out), canon
+end
+
+-- the same, memoized: strings repeat (Dictionary keys, names); results are { string or false, canonical }
+local function memo_utf8(fn)
+  local cache, n = {}, 0
+  return function(raw)
+    local e = cache[raw]
+    if e == nil then
+      local s, canon = fn(raw)
+      e = { s or false, canon }
+      if n >= 4096 then cache, n = {}, 0 end
+      cache[raw], n = e, n + 1
+    end
+    return e[1] or nil, e[2]
+  end
+end
+local decode_strict, decode_godot3 = memo_utf8(decode_strict_), memo_utf8(decode_godot3_)
+
+----------------------------------------------------------------------------------------------------
+-- Protocol, fields, expert info, preferences
+----------------------------------------------------------------------------------------------------
+
+local godot = Proto("godot", "Godot Variant")
+
+local F = {
+  type = ProtoField.uint8("godot.type", "Type", base.DEC),
+  flags = ProtoField.uint32("godot.flags", "Header flags", base.HEX),
+  bool = ProtoField.bool("godot.bool", "bool"),
+  int = ProtoField.int64("godot.int", "int", base.DEC),
+  float = ProtoField.double("godot.float", "float"),
+  string = ProtoField.string("godot.string", "String"),
+  nodepath = ProtoField.string("godot.nodepath", "NodePath"),
+  count = ProtoField.int32("godot.count", "Count", base.DEC),
+  len = ProtoField.int32("godot.len", "Length", base.DEC),
+  component = ProtoField.double("godot.component", "Component"),
+  element = ProtoField.string("godot.element", "Element"),
+  bytes = ProtoField.bytes("godot.bytes", "Bytes"),
+  id = ProtoField.uint64("godot.id", "Id", base.DEC),
+  class = ProtoField.string("godot.class", "Class"),
+  property = ProtoField.string("godot.property", "Property"),
+  container_type = ProtoField.string("godot.container_type", "Container type"),
+  more = ProtoField.none("godot.more", "More"),
+  pdu_len = ProtoField.uint32("godot.pdu_len", "Length prefix", base.DEC),
+  dialect = ProtoField.string("godot.dialect", "Dialect"),
+  evidence = ProtoField.string("godot.evidence", "Dialect evidence"),
+  error = ProtoField.string("godot.error", "Malformed"),
+  note = ProtoField.string("godot.note", "Note"),
+  dbg_message = ProtoField.string("godot.debugger.message", "Debugger message"),
+  dbg_thread = ProtoField.int64("godot.debugger.thread", "Thread", base.DEC),
+  dbg_part = ProtoField.string("godot.debugger.part", "Debugger message part"),
+  dbg_argc = ProtoField.int32("godot.debugger.argc", "Arguments", base.DEC),
+  dbg_args = ProtoField.none("godot.debugger.args", "Arguments"),
+}
+local field_list = {}
+for _, f in pairs(F) do field_list[#field_list + 1] = f end
+godot.fields = field_list
+
+local E = {
+  malformed = ProtoExpert.new("godot.malformed", "Malformed Godot Variant", expert.group.MALFORMED, expert.severity.ERROR),
+  skipped = ProtoExpert.new("godot.skipped", "Bytes skipped", expert.group.MALFORMED, expert.severity.WARN),
+  partial = ProtoExpert.new("godot.partial", "Message incomplete in this segment (TCP reassembly off)",
+                            expert.group.REASSEMBLE, expert.severity.WARN),
+  depth = ProtoExpert.new("godot.depth", "Deeper levels not shown", expert.group.UNDECODED, expert.severity.NOTE),
+  engine = ProtoExpert.new("godot.engine", "Engine behaviour", expert.group.PROTOCOL, expert.severity.NOTE),
+}
+godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine }
+
+local DIALECT_ENUM = { { 1, "auto", 1 } }
+local DIALECT_BY_ENUM = { [1] = "auto" }
+for i, d in ipairs(DIALECT_LIST) do
+  DIALECT_ENUM[#DIALECT_ENUM + 1] = { i + 1, d.name, i + 1 }
+  DIALECT_BY_ENUM[i + 1] = d.name
+end
+
+godot.prefs.dialect = Pref.enum("Dialect", 1, "auto: guessed per conversation from its messages", DIALECT_ENUM, false)
+godot.prefs.udp_ports = Pref.range("UDP ports", "", "UDP ports that carry Godot Variants for sure", 65535)
+godot.prefs.tcp_ports = Pref.range("TCP ports", "", "TCP ports with u32-length-prefixed Variants (put_var)", 65535)
+godot.prefs.debugger_ports = Pref.range("Debugger ports", tconcat(SPEC.debugger_ports, ","),
+                                        "TCP ports of the Godot remote debugger", 65535)
+godot.prefs.heuristics = Pref.bool("Heuristics", true, "Find Godot flows on other UDP/TCP ports and over WebSocket")
+godot.prefs.packed_limit = Pref.uint("Packed array elements shown", 16,
+                                     "Elements of a packed array shown one by one; the rest are collapsed")
+godot.prefs.max_depth = Pref.uint("Maximum depth shown", 32,
+                                  "Nesting levels shown in the tree (capped at 200, below Wireshark's own limit)")
+godot.prefs.details = Pref.bool("Show details", false,
+                               "Show every field: string lengths, Dictionary key types, math type components, NodePath counts")
+
+godot.prefs.compact = Pref.bool("Compact tree", false,
+                               "One item per bool, int, float or string (its type in the label); Dictionary keys "
+                               .. "and property names in labels only: about half the items, for big captures")
+
+local P = { dialect = "auto", heuristics = true, packed_limit = 16, max_depth = 32, details = false, compact = false }
+
+local function read_prefs()
+  P.dialect = DIALECT_BY_ENUM[godot.prefs.dialect] or "auto"
+  P.heuristics = godot.prefs.heuristics
+  P.packed_limit = godot.prefs.packed_limit
+  local md = godot.prefs.max_depth
+  if md > 200 then md = 200 end
+  if md < 1 then md = 1 end
+  P.max_depth = md
+  P.details = godot.prefs.details
+  P.compact = godot.prefs.compact and not P.details
+end
+
+----------------------------------------------------------------------------------------------------
+-- Labels
+----------------------------------------------------------------------------------------------------
+
+local function fmt_float(v, single)
+  if v ~= v then return "nan" end
+  return sfmt(single and "%.7g" or "%.15g", v)
+end
+
+local function short(s, n)
+  if #s > n then
+    local cut = n
+    while cut > 1 and band(sbyte(s, cut + 1) or 0, 0xC0) == 0x80 do cut = cut - 1 end
+    return ssub(s, 1, cut) .. "…"
+  end
+  return s
+end
+
+local function escape(ch) return sfmt("\\x%02x", sbyte(ch)) end
+
+-- a small memo: a table emptied when it grows past `limit` entries
+local function memo(limit, fn)
+  local cache, n = {}, 0
+  return function(k)
+    local v = cache[k]
+    if v == nil then
+      v = fn(k)
+      if n >= limit then cache, n = {}, 0 end
+      cache[k], n = v, n + 1
+    end
+    return v
+  end
+end
+
+local quote = memo(4096, function(s)
+  if #s > 40 then s = short(s, 40) end
+  if sfind(s, '[%c"\\]') then s = s:gsub('[%c"\\]', escape) end
+  return '"' .. s .. '"'
+end)
+
+local key_prefix = memo(4096, function(s) return quote(s) .. " → " end)
+
+-- decimal text of a number: small integers (counts, ids, hit points) are kept
+local SMALL = setmetatable({}, { __index = function(tab, v)
+  local str = tostring(v)
+  if v > -65536 and v < 65536 and v % 1 == 0 then tab[v] = str end
+  return str
+end })
+
+local function header_text(t, h)
+  local upper = h - h % 256
+  local names = {}
+  for _, f in ipairs(t.header) do
+    local v = field_get(f, h)
+    if v ~= 0 then names[#names + 1] = f.bits > 1 and (f.name .. " " .. (KINDS[v + 1] or v)) or f.name end
+  end
+  if band(upper, bnot(t.allowed)) ~= 0 then names[#names + 1] = "bits the engine ignores" end
+  return sfmt("Header flags: 0x%08x", upper) .. (#names > 0 and (" (" .. tconcat(names, ", ") .. ")") or "")
+end
+
+local INDEX = setmetatable({}, { __index = function(tab, i)
+  local s = "[" .. i .. "] "
+  tab[i] = s
+  return s
+end })
+
+----------------------------------------------------------------------------------------------------
+-- Decoder: exactly the engine's accept/reject rules (godot_dissect/codec/decoder.py). Every reader
+-- checks the bytes; given a tree it also shows them. Readers return the position after the value
+-- and, when showing, a short text for labels.
+-- c: { raw, stop, d, types, utf8, ck (canonical check, for detection), canon, tvb, base, tlen }
+-- Offsets are 0-based within the message; raw string positions are 1-based.
+----------------------------------------------------------------------------------------------------
+
+local FAIL = {} -- the error object of a malformed message (anything else is a bug and is re-raised)
+
+local function fail(c, off, msg)
+  c.err_off, c.err_msg = off, msg
+  error(FAIL, 0)
+end
+
+local function need(c, pos, n, what)
+  if c.stop - pos < n then
+    local left = c.stop - pos
+    if left < 0 then left = 0 end
+    fail(c, pos, sfmt("%s: needs %d bytes, %d left", what, n, left))
+  end
+end
+
+-- a single-bit flag of the header
+local function has(h, mask) return h % (mask + mask) >= mask end
+
+local function new_ctx(raw, stop, d, ck)
+  return { raw = raw, stop = stop, d = d, types = d.types, ck = ck, canon = true,
+           utf8 = d.strict and decode_strict or decode_godot3, key = {} }
+end
+
+-- the TvbRange of message bytes [s, e), clamped to the data
+local function rg(c, s, e)
+  local tl = c.tlen
+  if e > tl then e = tl end
+  if s >= tl then s = tl - 1 end
+  if e < s then e = s end
+  return c.tvb(c.base + s, e - s)
+end
+
+local function read_string(c, pos, what, packed)
+  if c.stop - pos < 4 then need(c, pos, 4, what .. " length") end
+  local raw = c.raw
+  local n = unpack("<i4", raw, pos + 1)
+  if n < 0 then fail(c, pos, sfmt("%s length %d is negative", what, n)) end
+  local start = pos + 4
+  local stop = start + n
+  local pad = (-n) % 4
+  if stop + pad > c.stop then
+    fail(c, pos, sfmt("%s length %d (+%d padding) runs past the end (%d bytes left)", what, n, pad, c.stop - start))
+  end
+  local bytes = ssub(raw, start + 1, stop)
+  local s, canon = c.utf8(bytes)
+  if s == nil then fail(c, start, what .. " is not valid UTF-8") end
+  if c.ck then
+    if packed then -- the engine writes each element with one NUL terminator
+      canon = n > 0 and sfind(bytes, "\0", 1, true) == n and (select(2, c.utf8(ssub(bytes, 1, n - 1)))) or false
+    end
+    if not canon or (pad > 0 and ssub(raw, stop + 1, stop + pad) ~= ZEROS[pad]) then c.canon = false end
+  end
+  return s, stop + pad, n
+end
+
+local variant, add_key, DUMMY -- forward
+
+local F_type = F.type
+
+local function add_root(c, tree, t, s, e, label, key, h)
+  if e > c.tlen then e = c.tlen end -- a PackedByteArray's missing final padding
+  local item = tree:add(F_type, c.tvb(c.base + s, e - s), t.id, label)
+  if key then add_key(c, item, key) end
+  if h >= 256 then item:add(F.flags, c.tvb(c.base + s, 4), h - h % 256, header_text(t, h)) end
+  return item
+end
+
+local R = {}
+
+R.empty = function(c, t, pos, h, s, depth, tree, prefix, key)
+  if tree then add_root(c, tree, t, s, pos, prefix .. t.name, key, h) end
+  return pos, t.name
+end
+
+R.bool = function(c, t, pos, h, s, depth, tree, prefix, key)
+  if c.stop - pos < 4 then need(c, pos, 4, t.name) end
+  local v = unpack("<I4", c.raw, pos + 1)
+  if c.ck and v > 1 then c.canon = false end
+  if not tree then return pos + 4 end
+  local text = t.name .. (v ~= 0 and ": true" or ": false")
+  if P.compact then
+    tree:add(F.bool, c.tvb(c.base + s, 8), v ~= 0, prefix .. text)
+    return pos + 4, text
+  end
+  add_root(c, tree, t, s, pos + 4, prefix .. text, key, h):add(F.bool, c.tvb(c.base + pos, 4), v ~= 0)
+  return pos + 4, text
+end
+
+R.number = function(c, t, pos, h, s, depth, tree, prefix, key)
+  local wide = h >= 65536 and has(h, FLAG64)
+  local size = wide and t.wsize or t.nsize
+  if c.stop - pos < size then need(c, pos, size, wide and t.wname or t.nname) end
+  if not tree then return pos + size end
+  if P.compact and t.is_int and prefix ~= "" then
+    -- one item, labelled by Wireshark (64-bit fields take 4- or 8-byte ranges, sign-extended)
+    tree:add_le(F.int, c.tvb(c.base + pos, size)):prepend_text(prefix)
+    return pos + size
+  end
+  local v = unpack(wide and t.wfmt or t.nfmt, c.raw, pos + 1)
+  local text = t.colon .. (t.is_int and SMALL[v] or fmt_float(v, not wide))
+  if P.compact then -- one item: the value's field
+    if t.is_int then
+      tree:add_le(F.int, c.tvb(c.base + pos, size))
+    else
+      tree:add(F.float, c.tvb(c.base + pos, size), v, prefix .. text)
+    end
+    return pos + size, text
+  end
+  local item = add_root(c, tree, t, s, pos + size, prefix .. text, key, h)
+  if t.is_int then -- 64-bit fields take 4- or 8-byte ranges (sign-extended)
+    item:add_le(F.int, c.tvb(c.base + pos, size))
+  else
+    item:add(F.float, c.tvb(c.base + pos, size), v)
+  end
+  return pos + size, text
+end
+
+R.string = function(c, t, pos, h, s, depth, tree, prefix, key)
+  local str, np, n = read_string(c, pos, t.name)
+  if not tree then return np end
+  local text = t.colon .. quote(str)
+  if P.compact then
+    tree:add(F.string, c.tvb(c.base + s, np - s), str, prefix .. text)
+    return np, text
+  end
+  local item = add_root(c, tree, t, s, np, prefix .. text, key, h)
+  if P.details then item:add_le(F.len, c.tvb(c.base + pos, 4)) end
+  item:add(F.string, c.tvb(c.base + pos + 4, n), str)
+  return np, text
+end
+
+R.struct = function(c, t, pos, h, s, depth, tree, prefix, key)
+  local wide = t.real and h >= 65536 and has(h, FLAG64)
+  local size = wide and t.wsize or t.nsize
+  if c.stop - pos < size then need(c, pos, size, t.name .. (wide and " (64-bit)" or "")) end
+  if c.ck and t.real and wide ~= c.d.real_double then c.canon = false end
+  if not tree then return pos + size end
+  local fmt = wide and t.wfmt or t.nfmt
+  -- a single-precision build reads 64-bit components into float32 (the engine's C cast)
+  local single = wide and not c.d.real_double
+  -- labels of math values, memoized by their bytes (rotations, velocities repeat)
+  local bytes = ssub(c.raw, pos + 1, pos + size)
+  if single then bytes, fmt = Struct.pack(t.nfmt, unpack(fmt, bytes)), t.nfmt end
+  local labels = (wide and not single) and t.wlabels or t.nlabels
+  local text = labels[bytes]
+  if text == nil then
+    text = sfmt((wide and not single) and t.wlabel or t.nlabel, unpack(fmt, bytes))
+    t.nlabeled = (t.nlabeled or 0) + 1
+    if t.nlabeled > 4096 then t.nlabels, t.wlabels, t.nlabeled = {}, {}, 0; labels = wide and t.wlabels or t.nlabels end
+    labels[bytes] = text
+  end
+  local item = add_root(c, tree, t, s, pos + size, prefix .. text, key, h)
+  if P.details then
+    local vals = { unpack(fmt, bytes) }
+    local cs = wide and 8 or 4
+    local names = t.L.fields
+    for i = 1, t.n do
+      local off = pos + (i - 1) * cs
+      local v = vals[i]
+      item:add(F.component, rg(c, off, off + cs), v,
+               names[i] .. ": " .. (t.is_int and sfmt("%d", v) or fmt_float(v, single or not wide)))
+    end
+  end
+  return pos + size, text
+end
+
+R.node_path = function(c, t, pos, h, s, depth, tree, prefix, key)
+  need(c, pos, 4, t.name)
+  local raw = c.raw
+  local first = unpack("<I4", raw, pos + 1)
+  if first < t.new_bit then fail(c, pos, t.name .. " in the old (Godot 2) string format is rejected") end
+  need(c, pos, 12, t.name .. " header")
+  local n_names = first - t.new_bit
+  local n_subs, flags = unpack("<I4I4", raw, pos + 5)
+  if has(flags, t.legacy) then n_subs = (n_subs + 1) % 4294967296 end
+  if c.ck and flags ~= 0 and flags ~= t.absolute then c.canon = false end
+  local p = pos + 12
+  local parts = tree and {} or nil
+  local total = (n_names + n_subs) % 4294967296
+  local i = 0
+  while i < total do -- bounded by the data: every part needs at least 4 bytes
+    local str
+    str, p = read_string(c, p, sfmt("%s part %d", t.name, i))
+    if parts then parts[#parts + 1] = str end
+    i = i + 1
+  end
+  if not tree then return p end
+  local names, subs = {}, {}
+  for k, part in ipairs(parts) do
+    if k <= n_names then names[#names + 1] = part else subs[#subs + 1] = part end
+  end
+  local absolute = has(flags, t.absolute) and (#parts > 0 or not c.d.empty_path_relative)
+  local path = (absolute and "/" or "") .. tconcat(names, "/")
+  if #subs > 0 then path = path .. ":" .. tconcat(subs, ":") end
+  local text = t.name .. ": " .. quote(path)
+  local item = add_root(c, tree, t, s, p, prefix .. text, key, h)
+  item:add(F.nodepath, rg(c, pos, p), path)
+  if P.details then
+    item:add(F.count, rg(c, pos, pos + 4), n_names, "Names: " .. n_names)
+    item:add(F.count, rg(c, pos + 4, pos + 8), #subs, "Subnames: " .. #subs)
+    item:add(F.flags, rg(c, pos + 8, pos + 12), flags, sfmt("Path flags: 0x%x", flags))
+  end
+  return p, text
+end
+
+R.id64 = function(c, t, pos, h, s, depth, tree, prefix, key)
+  need(c, pos, 8, t.name)
+  if not tree then return pos + 8 end
+  local text = t.name .. ": " .. tostring(unpack("<E", c.raw, pos + 1))
+  add_root(c, tree, t, s, pos + 8, prefix .. text, key, h):add_le(F.id, rg(c, pos, pos + 8))
+  return pos + 8, text
+end
+
+R.signal = function(c, t, pos, h, s, depth, tree, prefix, key)
+  local name, np, n = read_string(c, pos, t.name .. " name")
+  need(c, np, 8, t.name .. " object id")
+  if not tree then return np + 8 end
+  local text = t.name .. ": " .. quote(name) .. " on #" .. tostring(unpack("<E", c.raw, np + 1))
+  local item = add_root(c, tree, t, s, np + 8, prefix .. text, key, h)
+  item:add(F.string, rg(c, pos + 4, pos + 4 + n), name)
+  item:add_le(F.id, rg(c, np, np + 8))
+  return np + 8, text
+end
+
+R.packed_bytes = function(c, t, pos, h, s, depth, tree, prefix, key)
+  need(c, pos, 4, t.name .. " count")
+  local n = unpack("<i4", c.raw, pos + 1)
+  local data = pos + 4
+  if n < 0 or n > c.stop - data then
+    fail(c, pos, sfmt("%s count %d does not fit the %d bytes left", t.name, n, c.stop - data))
+  end
+  local pad = (-n) % 4
+  if c.ck and pad > 0 and ssub(c.raw, data + n + 1, data + n + pad) ~= ZEROS[pad] then c.canon = false end
+  -- the engine counts the padding as used even when it is missing at the very end
+  local np = data + n + pad
+  if not tree then return np end
+  local text = t.name .. "[" .. n .. "]"
+  local item = add_root(c, tree, t, s, np, prefix .. text, key, h)
+  item:add_le(F.count, rg(c, pos, data))
+  if n > 0 then item:add(F.bytes, rg(c, data, data + n)) end
+  return np, text
+end
+
+R.packed_strings = function(c, t, pos, h, s, depth, tree, prefix, key)
+  need(c, pos, 4, t.name .. " count")
+  local n = unpack("<i4", c.raw, pos + 1)
+  if c.ck and n < 0 then c.canon = false end
+  local item
+  if tree then
+    item = add_root(c, tree, t, s, pos + 4, prefix .. t.name .. "[" .. n .. "]", key, h)
+    item:add_le(F.count, rg(c, pos, pos + 4))
+  end
+  local lim = P.packed_limit
+  local p = pos + 4
+  local i = 0
+  while i < n do -- negative n: empty, as in the engine; every string needs at least 4 bytes
+    local str, np, len = read_string(c, p, sfmt("%s[%d]", t.name, i), true)
+    if item and i < lim then item:add(F.string, rg(c, p + 4, p + 4 + len), str, INDEX[i] .. quote(str)) end
+    p = np
+    i = i + 1
+  end
+  if not tree then return p end
+  if n > lim then item:add(F.more, rg(c, pos + 4, p)):set_text(sfmt("… %d more elements", n - lim)) end
+  item:set_len((p < c.tlen and p or c.tlen) - s)
+  return p, t.name .. "[" .. n .. "]"
+end
+
+R.packed = function(c, t, pos, h, s, depth, tree, prefix, key)
+  need(c, pos, 4, t.name .. " count")
+  local n = unpack("<i4", c.raw, pos + 1)
+  local data = pos + 4
+  local wide = t.real and h >= 65536 and has(h, FLAG64)
+  local es = wide and t.wesize or t.esize
+  if n < 0 or n * es > c.stop - data then
+    fail(c, pos, sfmt("%s count %d x %d bytes does not fit the %d bytes left", t.name, n, es, c.stop - data))
+  end
+  local np = data + n * es
+  if c.ck then
+    if t.real and wide ~= c.d.real_double then c.canon = false end
+    local gap = es - t.csize * t.width
+    if not wide and gap > 0 then -- a padded stride: our encoder zeroes the engine's filler
+      local z, raw = srep("\0", gap), c.raw
+      for i = 0, n - 1 do
+        local q = data + i * es + es - gap
+        if ssub(raw, q + 1, q + gap) ~= z then c.canon = false; break end
+      end
+    end
+  end
+  if not tree then return np end
+  local text = t.name .. "[" .. n .. "]"
+  local item = add_root(c, tree, t, s, np, prefix .. text, key, h)
+  item:add_le(F.count, rg(c, pos, data))
+  local lim = P.packed_limit
+  local shown = n < lim and n or lim
+  local raw = c.raw
+  local fmt = "<" .. (wide and "d" or t.code)
+  local cs = wide and 8 or t.csize
+  local round = wide and not c.d.real_double -- a single-precision build reads them into float32
+  local single = round or (not wide and t.code == "f")
+  for i = 0, shown - 1 do
+    local off = data + i * es
+    if t.width == 1 then
+      if t.is_int then
+        item:add_le(F.int, rg(c, off, off + cs)):prepend_text(INDEX[i])
+      else
+        local v = unpack(fmt, raw, off + 1)
+        if round then v = unpack("<f", Struct.pack("<f", v)) end
+        item:add(F.float, rg(c, off, off + cs), v, INDEX[i] .. fmt_float(v, single))
+      end
+    else
+      local parts = {}
+      for k = 0, t.width - 1 do
+        local v = unpack(fmt, raw, off + k * cs + 1)
+        if round then v = unpack("<f", Struct.pack("<f", v)) end
+        parts[#parts + 1] = fmt_float(v, single)
+      end
+      local el = "(" .. tconcat(parts, ", ") .. ")"
+      item:add(F.element, rg(c, off, off + es), el, INDEX[i] .. el)
+    end
+  end
+  if n > lim then item:add(F.more, rg(c, data + lim * es, np)):set_text(sfmt("… %d more elements", n - lim)) end
+  return np, text
+end
+
+-- typed-container info: builtin type id or a class name / script path string
+local function container_type(c, pos, kind, what)
+  local kname = KINDS[kind + 1]
+  if kname == "builtin" then
+    need(c, pos, 4, what .. " builtin type")
+    local id = unpack("<I4", c.raw, pos + 1)
+    if id >= c.d.vmax then fail(c, pos, sfmt("%s builtin type %d is not below %d", what, id, c.d.vmax)) end
+    local et = c.types[id]
+    if c.ck and et.key == "NIL" then c.canon = false end -- the encoder writes Variant as untyped
+    return { kind = kname, t = et, name = et.name, s = pos, e = pos + 4 }, pos + 4
+  end
+  local str, np = read_string(c, pos, what .. " " .. kname:gsub("_", " "))
+  if kname == "script" and ssub(str, 1, 6) ~= "res://" then -- objects are allowed: the reader reads them
+    fail(c, pos, sfmt("%s script path %q does not start with res://", what, str))
+  end
+  return { kind = kname, name = str, s = pos, e = np }, np
+end
+
+-- what the engine's typed container does with an element of type `et`: keep, convert or reject
+local function settle(c, ct, et)
+  if ct == nil then return "keep" end
+  local obj = c.d.by_key.OBJECT
+  if ct.kind ~= "builtin" or (obj and ct.t == obj) then
+    if et.key == "NIL" or et.key == "OBJECT" then return "keep" end
+    return "reject"
+  end
+  local want = ct.t.key
+  if et.key == want or want == "NIL" then return "keep" end
+  local conv = CONVERTS[want]
+  if conv and conv[et.key] then return "convert" end
+  return "reject"
+end
+
+local function too_deep(c, item, s, e)
+  if not c.depth_noted then
+    c.depth_noted = true
+    item:add_tvb_expert_info(E.depth, rg(c, s, e),
+                             sfmt("nesting deeper than %d levels is not shown (preference godot.max_depth)", P.max_depth))
+  end
+end
+
+local function show_types(c, item, types)
+  for _, which in ipairs({ "element", "key", "value" }) do
+    local ct = types[which]
+    if ct then
+      item:add(F.container_type, rg(c, ct.s, ct.e), ct.kind .. " " .. ct.name,
+               (which:gsub("^%l", string.upper)) .. " type: " .. ct.kind .. " " .. ct.name)
+    end
+  end
+end
+
+-- the label of a Dictionary key, and how to show it inside its value's subtree
+local function read_key(c, pos, depth)
+  if depth > MAX_NESTING then fail(c, pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+  if c.stop - pos < 4 then need(c, pos, 4, "Variant header") end
+  local raw = c.raw
+  local id, b1, b2, b3 = sbyte(raw, pos + 1, pos + 4)
+  local t = c.types[id]
+  local k = c.key
+  if t and t.kind == "string" and b1 + b2 + b3 == 0 and not P.details then
+    local str, np, n = read_string(c, pos + 4, t.name)
+    k.s, k.str, k.n, k.t, k.text, k.pre, k.prop = pos, str, n, t, quote(str), key_prefix(str), nil
+    return k, np
+  end
+  local np, text = variant(c, pos, depth, DUMMY, "", nil)
+  k.s, k.e, k.depth, k.text, k.str, k.pre, k.prop = pos, np, depth, text, nil, text .. " → ", nil
+  return k, np
+end
+
+add_key = function(c, item, key)
+  if key.str then
+    local t = key.t
+    local label = t.klabels[key.str]
+    if label == nil then
+      label = t.keylabel .. key.text
+      if t.nklabels > 4096 then t.klabels, t.nklabels = {}, 0 end
+      t.klabels[key.str], t.nklabels = label, t.nklabels + 1
+    end
+    item:add(F.string, c.tvb(c.base + key.s + 8, key.n), key.str, label)
+  elseif key.prop then
+    item:add(F.property, rg(c, key.s, key.e), key.prop)
+  else
+    variant(c, key.s, key.depth, item, "Key: ", nil)
+  end
+end
+
+R.container = function(c, t, pos, h, s, depth, tree, prefix, key)
+  local raw = c.raw
+  local pairs_ = t.pairs
+  local types
+  local what = pairs_ and "Dictionary" or "Array"
+  if h >= 65536 then
+    if pairs_ then
+      if c.d.typed_dictionary then
+        local kk, vk = field_get(KEY_KIND, h), field_get(VAL_KIND, h)
+        if kk ~= 0 or vk ~= 0 then
+          types = {}
+          if kk ~= 0 then types.key, pos = container_type(c, pos, kk, "Dictionary key") end
+          if vk ~= 0 then types.value, pos = container_type(c, pos, vk, "Dictionary value") end
+        end
+      end
+    elseif c.d.typed_array then
+      local ek = field_get(EL_KIND, h)
+      if ek ~= 0 then
+        types = {}
+        types.element, pos = container_type(c, pos, ek, "Array element")
+      end
+    end
+  end
+  if c.stop - pos < 4 then need(c, pos, 4, what .. " count") end
+  local word = unpack("<I4", raw, pos + 1)
+  local n = word % (t.count_mask + 1)
+  if c.ck and n ~= word then c.canon = false end
+  local count_off = pos
+  pos = pos + 4
+  local item, sub, tname
+  if tree then
+    tname = t.name
+    if types then
+      tname = tname .. "[" .. (pairs_ and ((types.key and types.key.name or "Variant") .. ", "
+                                            .. (types.value and types.value.name or "Variant"))
+                                       or types.element.name) .. "]"
+    end
+    item = add_root(c, tree, t, s, pos, prefix .. tname .. (pairs_ and " (incomplete)" or ("[" .. n .. "]")), key, h)
+    if types then show_types(c, item, types) end
+    if not P.compact then item:add(F.count, rg(c, count_off, pos), n) end
+    sub = item
+    if depth + 1 >= P.max_depth and n > 0 then
+      too_deep(c, item, s, c.stop)
+      sub = nil
+    end
+  end
+  local seen = (c.ck and pairs_) and {} or nil
+  local settled = false -- an element the typed container converts or drops
+  local keys = (tree and pairs_) and {} or nil
+  for i = 0, n - 1 do
+    if pairs_ then
+      local ks = pos
+      local kinfo
+      if sub then
+        kinfo, pos = read_key(c, pos, depth + 1)
+        if #keys < 4 then keys[#keys + 1] = kinfo.str and short(kinfo.str, 24) or kinfo.text end
+      else
+        pos = variant(c, pos, depth + 1)
+      end
+      if seen then -- a repeated key collapses in the engine's Dictionary
+        local k = ssub(raw, ks + 1, pos)
+        if seen[k] then c.canon = false end
+        seen[k] = true
+      end
+      pos = variant(c, pos, depth + 1, sub, kinfo and kinfo.pre, not P.compact and kinfo or nil)
+      if types and types.key then -- a typed Dictionary pushes its keys (Godot 4.6 keeps values as sent)
+        local st = settle(c, types.key, c.types[sbyte(raw, ks + 1)])
+        if st ~= "keep" then
+          settled = true
+          if sub then
+            sub:add_tvb_expert_info(E.engine, rg(c, ks, ks + 4), st == "convert"
+              and sfmt("the engine converts key %d to the Dictionary's key type", i)
+              or sfmt("the engine drops entry %d: its key is not of the Dictionary's key type", i))
+          end
+        end
+      end
+    else
+      local es = pos
+      pos = variant(c, pos, depth + 1, sub, sub and INDEX[i] or nil, nil)
+      if types then -- a typed Array pushes each element: kept, converted or dropped
+        local st = settle(c, types.element, c.types[sbyte(raw, es + 1)])
+        if st ~= "keep" then
+          settled = true
+          if sub then
+            sub:add_tvb_expert_info(E.engine, rg(c, es, es + 4), st == "convert"
+              and sfmt("the engine converts element %d to the Array's element type", i)
+              or sfmt("the engine drops element %d: it is not of the Array's element type", i))
+          end
+        end
+      end
+    end
+  end
+  if settled and c.ck then c.canon = false end
+  if not tree then return pos end
+  item:set_len((pos < c.tlen and pos or c.tlen) - s)
+  local text
+  if pairs_ then
+    if n > #keys then keys[#keys + 1] = "…" end
+    text = tname .. "{" .. tconcat(keys, ", ") .. "}"
+    item:set_text(prefix .. text)
+  else
+    text = tname .. "[" .. n .. "]"
+  end
+  return pos, text
+end
+
+R.object = function(c, t, pos, h, s, depth, tree, prefix, key)
+  local raw = c.raw
+  if h >= 65536 and has(h, OBJ_AS_ID) then
+    need(c, pos, 8, t.name .. " id")
+    if not tree then return pos + 8 end
+    local text = t.name .. ": #" .. tostring(unpack("<E", raw, pos + 1))
+    add_root(c, tree, t, s, pos + 8, prefix .. text, key, h):add_le(F.id, rg(c, pos, pos + 8))
+    return pos + 8, text
+  end
+  -- a full object: the reader reads objects (allow_objects)
+  local cls, p, clen = read_string(c, pos, t.name .. " class name")
+  local item
+  if tree then
+    item = add_root(c, tree, t, s, p, prefix .. t.name .. ": " .. (cls == "" and "null" or cls), key, h)
+    item:add(F.class, rg(c, pos + 4, pos + 4 + clen), cls)
+  end
+  if cls == "" then return p, t.name .. ": null" end
+  need(c, p, 4, t.name .. " property count")
+  local n = unpack("<i4", raw, p + 1)
+  if item then item:add_le(F.count, rg(c, p, p + 4)) end
+  p = p + 4
+  if n < 0 and c.ck then c.canon = false end
+  local sub = item
+  if item and depth + 1 >= P.max_depth and n > 0 then too_deep(c, item, s, c.stop); sub = nil end
+  local seen = c.ck and {} or nil
+  for _ = 1, n do
+    if depth + 1 > MAX_NESTING then fail(c, p, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+    local ns = p
+    local name
+    name, p = read_string(c, p, "property name")
+    if seen then
+      if seen[name] then c.canon = false end
+      seen[name] = true
+    end
+    if sub then
+      p = variant(c, p, depth + 1, sub, "." .. name .. " = ", not P.compact and { prop = name, s = ns, e = p } or nil)
+    else
+      p = variant(c, p, depth + 1)
+    end
+  end
+  local text = t.name .. ": " .. cls .. " (" .. (n > 0 and n or 0) .. " properties)"
+  if item then
+    item:set_len((p < c.tlen and p or c.tlen) - s)
+    item:set_text(prefix .. text)
+  end
+  return p, text
+end
+
+variant = function(c, pos, depth, tree, prefix, key)
+  if depth > MAX_NESTING then fail(c, pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+  if c.stop - pos < 4 then need(c, pos, 4, "Variant header") end
+  local id, b1, b2, b3 = sbyte(c.raw, pos + 1, pos + 4)
+  local t = c.types[id]
+  if t == nil then fail(c, pos, sfmt("type id %d is not below %d (%s)", id, c.d.vmax, c.d.name)) end
+  local h = id + 256 * (b1 + 256 * (b2 + 256 * b3))
+  if c.ck and h >= 256 and band(h, 0xFFFFFF00 - t.allowed) ~= 0 then c.canon = false end
+  return R[t.kind](c, t, pos + 4, h, pos, depth, tree, prefix, key)
+end
+
+-- a tree that shows nothing: for labels of things shown elsewhere (non-String Dictionary keys)
+local function dummy_method(self) return self end
+DUMMY = setmetatable({}, { __index = function() return dummy_method end })
+
+-- Check one message: ok, bytes used, canonical (re-encodes byte-identically), error offset, reason
+local function decode(raw, stop, d, ck)
+  local c = new_ctx(raw, stop, d, ck)
+  local ok, used = pcall(variant, c, 0, 0)
+  if ok then return true, used, c.canon end
+  if used ~= FAIL then error(used, 0) end
+  return false, nil, false, c.err_off, c.err_msg
+end
+
+-- Check and show one message under `tree`: ok, bytes used, label text, error offset, reason.
+-- A malformed message shows what was read before the error.
+local function show(tvb, base, raw, d, tree, prefix)
+  local c = new_ctx(raw, #raw, d, false)
+  c.tvb, c.base, c.tlen = tvb, base, #raw
+  local ok, used, text = pcall(variant, c, 0, 0, tree, prefix, nil)
+  if ok then return true, used, text end
+  if used ~= FAIL then error(used, 0) end
+  return false, nil, nil, c.err_off, c.err_msg
+end
+
+-- The top of a valid message, for the debugger: { t, v (String/int value), kids = { {t, v}... } }
+local function top_shape(raw, d)
+  local c = new_ctx(raw, #raw, d, false)
+  local function leaf(pos)
+    local id = sbyte(raw, pos + 1)
+    local t = c.types[id]
+    local node = { t = t }
+    if t.kind == "string" then node.v = read_string(c, pos + 4, t.name)
+    elseif t.kind == "number" and t.is_int then
+      local h = unpack("<I4", raw, pos + 1)
+      node.v = tonumber(tostring(unpack(has(h, FLAG64) and t.wfmt or t.nfmt, raw, pos + 5)))
+    elseif t.kind == "bool" then node.v = unpack("<I4", raw, pos + 5) ~= 0 and 1 or 0 end
+    return node
+  end
+  local top = leaf(0)
+  local t = top.t
+  if t.kind == "container" and not t.pairs then
+    local h = unpack("<I4", raw, 1)
+    local pos = 4
+    if c.d.typed_array and h >= 65536 then
+      local ek = field_get(EL_KIND, h)
+      if ek ~= 0 then
+        local ct
+        top.typed = true
+        ct, pos = container_type(c, pos, ek, "Array element")
+      end
+    end
+    local n = unpack("<I4", raw, pos + 1) % (t.count_mask + 1)
+    pos = pos + 4
+    top.kids = {}
+    for i = 1, n do
+      top.kids[i] = leaf(pos)
+      pos = variant(c, pos, 1)
+    end
+  end
+  return top
+end
+
+----------------------------------------------------------------------------------------------------
+-- Dialect detection per conversation: the rules of godot_dissect/detect.py
+----------------------------------------------------------------------------------------------------
+
+local CANDIDATES = SPEC.candidates
+
+local function new_guess()
+  local g = { samples = 0, disc = 0, scores = {} }
+  for _, name in ipairs(CANDIDATES) do g.scores[name] = { fails = 0, exact = 0, canonical = 0, first = "" } end
+  return g
+end
+
+local function b2n(b) return b and 1 or 0 end
+
+local function guess_add(g, raw)
+  g.samples = g.samples + 1
+  local outcome = {}
+  local best
+  for _, name in ipairs(CANDIDATES) do
+    local s = g.scores[name]
+    local ok, used, canon, off, msg = decode(raw, #raw, DIALECTS[name], true)
+    local o
+    if not ok then
+      s.fails = s.fails + 1
+      if s.first == "" then s.first = sfmt("%s at offset %d", msg, off) end
+      o = 0
+    else
+      local exact = used == #raw
+      local c = exact and canon
+      if exact then s.exact = s.exact + 1 end
+      if c then s.canonical = s.canonical + 1 end
+      -- the key (exact, ok, canonical) as one number
+      o = b2n(exact) * 4 + 2 + b2n(c)
+    end
+    outcome[name] = o
+    if best == nil or o > best then best = o end
+  end
+  local fams, nf = {}, 0
+  for _, name in ipairs(CANDIDATES) do
+    if outcome[name] == best and not DIALECTS[name].doc_only then
+      local f = family_of(name)
+      if not fams[f] then fams[f] = true; nf = nf + 1 end
+    end
+  end
+  if nf == 1 then g.disc = g.disc + 1 end
+end
+
+local function guess_decided(g)
+  if g.disc >= 2 or g.samples >= SPEC.max_ambiguous_samples then return true end
+  return g.samples >= SPEC.max_samples and g.disc >= 1
+end
+
+local function rank(g)
+  local order = {}
+  for i, name in ipairs(CANDIDATES) do order[i] = name end
+  local idx = {}
+  for i, name in ipairs(CANDIDATES) do idx[name] = i end
+  tsort(order, function(a, b)
+    local x, y = g.scores[a], g.scores[b]
+    if x.exact ~= y.exact then return x.exact > y.exact end
+    if x.fails ~= y.fails then return x.fails < y.fails end
+    if x.canonical ~= y.canonical then return x.canonical > y.canonical end
+    return idx[a] < idx[b]
+  end)
+  return order
+end
+
+local function same_score(x, y) return x.exact == y.exact and x.fails == y.fails and x.canonical == y.canonical end
+
+-- the best dialect; ties go to what other conversations of the capture speak, then to the order
+local function guess_verdict(g, elsewhere)
+  local ranked = rank(g)
+  local s0 = g.scores[ranked[1]]
+  local tied = {}
+  for _, name in ipairs(ranked) do
+    if same_score(g.scores[name], s0) then tied[#tied + 1] = name end
+  end
+  local hint = ""
+  if #tied > 1 and elsewhere then
+    local any = false
+    for _, name in ipairs(tied) do if (elsewhere[name] or 0) > 0 then any = true end end
+    if any then
+      local pick, best = nil, -1
+      for _, name in ipairs(tied) do
+        local n = elsewhere[name] or 0
+        if n > best then pick, best = name, n end
+      end
+      if pick ~= ranked[1] then
+        hint = sfmt("; %s chosen because other conversations in this capture speak it", pick)
+      end
+      for i, name in ipairs(ranked) do
+        if name == pick then table.remove(ranked, i); break end
+      end
+      table.insert(ranked, 1, pick)
+    end
+  end
+  local best = ranked[1]
+  local s = g.scores[best]
+  local parts = { sfmt("%s: %d/%d messages decode exactly, %d re-encode byte-identically",
+                       best, s.exact, g.samples, s.canonical) }
+  for i = 2, #ranked do
+    local o = g.scores[ranked[i]]
+    if o.fails > 0 then
+      parts[#parts + 1] = sfmt("%s rejects %d (%s)", ranked[i], o.fails, o.first)
+    elseif o.exact ~= s.exact or o.canonical ~= s.canonical then
+      parts[#parts + 1] = sfmt("%s: %d exact, %d identical", ranked[i], o.exact, o.canonical)
+    end
+  end
+  if #tied > 1 then parts[#parts + 1] = "ambiguous: " .. tconcat(tied, ", ") .. " read these bytes alike" .. hint end
+  local fams, nf = {}, 0
+  for _, name in ipairs(tied) do
+    if not DIALECTS[name].doc_only and not fams[family_of(name)] then fams[family_of(name)] = true; nf = nf + 1 end
+  end
+  return { dialect = best, evidence = tconcat(parts, "; "), ambiguous = #tied > 1, family_clear = nf <= 1 }
+end
+
+----------------------------------------------------------------------------------------------------
+-- Conversations, per-frame records, messages
+----------------------------------------------------------------------------------------------------
+
+local convs, frames, clear_verdicts = {}, {}, {}
+
+local last = { number = -1 } -- the conversation of the frame dissected last (TCP asks twice per frame)
+
+local function reset_state()
+  convs, frames, clear_verdicts = {}, {}, {}
+  last = { number = -1 }
+end
+
+local function conv_of(pinfo, transport)
+  local n = pinfo.number
+  if last.number == n and last.transport == transport and last.visited == pinfo.visited then
+    return last.conv, last.sender
+  end
+  local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
+  local b = tostring(pinfo.dst) .. ":" .. pinfo.dst_port
+  local key = a < b and (transport .. " " .. a .. " " .. b) or (transport .. " " .. b .. " " .. a)
+  local conv = convs[key]
+  if conv == nil then
+    conv = { key = key, transport = transport, sides = {}, pending = {}, confirmed = false }
+    if P.dialect ~= "auto" then
+      conv.verdict = { dialect = P.dialect, evidence = "chosen by the user (preference godot.dialect)" }
+    else
+      conv.guess = new_guess()
+    end
+    convs[key] = conv
+  end
+  last.number, last.transport, last.visited, last.conv, last.sender = n, transport, pinfo.visited, conv, a
+  return conv, a
+end
+
+local function side_of(conv, sender)
+  local s = conv.sides[sender]
+  if s == nil then s = {}; conv.sides[sender] = s end
+  return s
+end
+
+local function decide(conv)
+  local v = guess_verdict(conv.guess, clear_verdicts)
+  conv.verdict = v
+  if v.family_clear then clear_verdicts[v.dialect] = (clear_verdicts[v.dialect] or 0) + 1 end
+end
+
+-- a message the verdict's dialect rejects: switch when another dialect reads it exactly
+local function reconsider(conv, raw)
+  local g = conv.guess
+  if g == nil then return nil end
+  guess_add(g, raw)
+  local new = guess_verdict(g, clear_verdicts)
+  if new.dialect == conv.verdict.dialect then return nil end
+  local ok, used = decode(raw, #raw, DIALECTS[new.dialect], false)
+  if not ok or used ~= #raw then return nil end
+  new.evidence = new.evidence .. sfmt(" (switched from %s at a message %s rejects)", conv.verdict.dialect,
+                                      conv.verdict.dialect)
+  conv.verdict = new
+  return new
+end
+
+local function is_array(n) return n.t.kind == "container" and not n.t.pairs end
+
+-- The message's record, once its conversation's dialect is known (the Python reader's _emit and
+-- _debugger). rec: { dialect, evidence, role, name, thread, part, argc, args (raw bodies), err }.
+-- `hint`: a dialect already known to read the message exactly.
+local function finalize(conv, side, raw, debugger)
+  local v = conv.verdict
+  local rec = { dialect = v.dialect, evidence = v.evidence, role = "variant", conv = conv }
+  if not conv.evidence_shown then rec.show_evidence, conv.evidence_shown = true, true end
+  -- plain messages are checked while they are shown (show_message); debugger messages now, because
+  -- the Godot 3 debugger's state depends on them
+  if not debugger then return rec end
+  local d = DIALECTS[v.dialect]
+  local ok = decode(raw, #raw, d, false)
+  if not ok then
+    local switched = reconsider(conv, raw)
+    if switched then
+      v, d = switched, DIALECTS[switched.dialect]
+      rec.dialect, rec.evidence, rec.show_evidence = v.dialect, v.evidence, true
+      ok = decode(raw, #raw, d, false)
+    end
+  end
+  rec.checked = true
+  if not ok then return rec end
+  local top = top_shape(raw, d)
+  local kids = top.kids
+  if d.family >= 4 then
+    if kids and (#kids == 3 or #kids == 2) and kids[1].t.kind == "string" and is_array(kids[#kids])
+        and (#kids == 2 or kids[2].v ~= nil) then
+      rec.role, rec.name = "debugger", kids[1].v
+      if #kids == 3 then rec.thread = kids[2].v end
+    else
+      rec.role, rec.err = "error", "debugger message is not [name, thread, data]"
+    end
+    return rec
+  end
+  -- Godot 3: the editor sends [command, args...]; the game sends name, count, then count PDUs
+  if side.dbg_name == nil then
+    if kids and #kids > 0 and kids[1].t.kind == "string" then
+      rec.role, rec.name = "debugger", kids[1].v
+    elseif top.t.kind == "string" then
+      side.dbg_name, side.dbg_count, side.dbg_args = top.v, nil, {}
+      rec.role, rec.name, rec.part = "part", top.v, "name"
+    end
+    return rec
+  end
+  local name = side.dbg_name
+  if side.dbg_count == nil then
+    local n = top.t.kind == "number" and top.v or nil
+    if n == nil or n < 0 then
+      side.dbg_name = nil
+      rec.role, rec.name, rec.err = "error", name, sfmt("debugger message %q has no argument count", name)
+      return rec
+    end
+    side.dbg_count = n
+    rec.part = "count"
+  else
+    side.dbg_args[#side.dbg_args + 1] = raw
+    rec.part = sfmt("argument %d of %d", #side.dbg_args, side.dbg_count)
+  end
+  rec.role, rec.name = "part", name
+  if #side.dbg_args >= side.dbg_count then
+    rec.role, rec.args, rec.argc = "debugger", side.dbg_args, side.dbg_count
+    side.dbg_name, side.dbg_count, side.dbg_args = nil, nil, nil
+  end
+  return rec
+end
+
+local function settle_pending(conv)
+  local pending = conv.pending
+  conv.pending = {}
+  for _, p in ipairs(pending) do frames[p.key] = finalize(conv, p.side, p.raw, p.debugger) end
+end
+
+-- first pass: feed the conversation's guess; once decided, settle every message held back
+local function first_pass(conv, side, raw, key, debugger)
+  if conv.verdict == nil then
+    guess_add(conv.guess, raw)
+    conv.pending[#conv.pending + 1] = { side = side, raw = raw, key = key, debugger = debugger }
+    if not guess_decided(conv.guess) then
+      local rec = { provisional = true, conv = conv, debugger = debugger }
+      frames[key] = rec
+      return rec
+    end
+    decide(conv)
+    settle_pending(conv)
+    frames[key].show_evidence = true -- the message that decided it
+    return frames[key]
+  end
+  local rec = finalize(conv, side, raw, debugger)
+  frames[key] = rec
+  return rec
+end
+
+-- Show one message (a datagram, a PDU body or a WebSocket message) at tvb[off, off + #raw)
+local function show_message(tvb, pinfo, tree, rec, raw, off, framing)
+  local dname, evidence = rec.dialect, rec.show_evidence and rec.evidence
+  local conv = rec.conv
+  if rec.provisional then
+    local v = conv.verdict or guess_verdict(conv.guess, clear_verdicts)
+    dname = v.dialect
+    evidence = v.evidence .. " (provisional: the conversation's dialect is still being guessed)"
+    local debugger = rec.debugger
+    rec = { role = "variant" }
+    if debugger and decode(raw, #raw, DIALECTS[dname], false) then
+      -- the debugger's message names read alike in both engine families
+      local top = top_shape(raw, DIALECTS[dname])
+      if top.kids and #top.kids > 0 and top.kids[1].t.kind == "string" then
+        rec.role, rec.name = "debugger", top.kids[1].v
+      elseif top.t.kind == "string" then
+        rec.role, rec.name, rec.part = "part", top.v, "name"
+      end
+    end
+  end
+  local d = DIALECTS[dname]
+  local len = #raw
+  local head = framing and 4 or 0
+  local whole = tvb(off - head, len + head)
+  local root = tree:add(godot, whole)
+  if framing then root:add_le(F.pdu_len, tvb(off - 4, 4)) end
+  local ditem = root:add(F.dialect, whole, dname)
+  if evidence then ditem:add(F.evidence, whole, evidence) end
+  if rec.name then
+    root:add(F.dbg_message, whole, rec.name)
+    if rec.thread then root:add(F.dbg_thread, whole, Int64.new(rec.thread)) end
+    if rec.part then root:add(F.dbg_part, whole, rec.part) end
+  end
+  local info
+  if rec.args then
+    -- the whole Godot 3 debugger message: the arguments of every PDU, joined in one tvb
+    root:add(F.dbg_argc, whole, rec.argc)
+    local all = tconcat(rec.args)
+    local aitem
+    if #all > 0 then
+      local atvb = ByteArray.new(all, true):tvb("Godot debugger message")
+      aitem = root:add(F.dbg_args, atvb())
+      local pos = 0
+      for i, a in ipairs(rec.args) do
+        show(atvb, pos, a, d, aitem, INDEX[i - 1])
+        pos = pos + #a
+      end
+    else
+      aitem = root:add(F.dbg_args, whole)
+    end
+    aitem:set_text(sfmt("Arguments (%d)", rec.argc))
+    info = rec.name
+  else
+    local ok, used, text, eoff, emsg = show(tvb, off, raw, d, root, "")
+    if not ok and not pinfo.visited and not rec.checked and conv and conv.verdict and conv.guess then
+      -- a message the conversation's dialect rejects: the Python reader's reconsider()
+      local switched = reconsider(conv, raw)
+      if switched then
+        rec.dialect, rec.evidence, rec.show_evidence = switched.dialect, switched.evidence, true
+        d, dname = DIALECTS[switched.dialect], switched.dialect
+        root:add(F.dialect, whole, dname):add(F.evidence, whole, switched.evidence)
+        ok, used, text, eoff, emsg = show(tvb, off, raw, d, root, "")
+      end
+    end
+    if ok then
+      if used < len then
+        root:add(F.note, tvb(off + used, len - used), sfmt("%d trailing bytes ignored (as the engine does)", len - used))
+      end
+      if rec.role == "error" then
+        root:add(F.error, whole, rec.err)
+        root:add_tvb_expert_info(E.malformed, whole, rec.err)
+        info = "Malformed: " .. rec.err
+      elseif rec.role == "debugger" then
+        info = rec.name
+      elseif rec.role == "part" then
+        info = rec.name .. " (" .. rec.part .. ")"
+      else
+        info = short(text, 60)
+      end
+    else
+      local reason = sfmt("offset %d: %s", eoff or 0, emsg or "?")
+      root:add(F.error, whole, reason)
+      local s = eoff or 0
+      if s >= len then s = len > 0 and len - 1 or 0 end
+      root:add_tvb_expert_info(E.malformed, len > 0 and tvb(off + s, len - s) or whole, reason)
+      info = "Malformed: " .. reason
+    end
+  end
+  root:append_text(", " .. dname .. ": " .. info)
+  return info
+end
+
+local frame_state = { number = -1, first = true }
+
+local function set_info(pinfo, text)
+  local st = frame_state
+  if st.number ~= pinfo.number or st.visited ~= pinfo.visited then
+    st.number, st.visited, st.first = pinfo.number, pinfo.visited, true
+  end
+  pinfo.cols.protocol = "Godot"
+  if st.first then
+    pinfo.cols.info = text
+    st.first = false
+  else
+    pinfo.cols.info:append(" | " .. text)
+  end
+end
+
+-- one message through the conversation machinery
+local function message(tvb, pinfo, tree, conv, sender, raw, off, key, framing, debugger)
+  local rec = frames[key]
+  if rec == nil then
+    rec = first_pass(conv, side_of(conv, sender), raw, key, debugger)
+  end
+  if rec.provisional and pinfo.visited then
+    -- shown before the conversation's dialect was known: settle the conversation now
+    local c = rec.conv
+    if c.verdict == nil then decide(c); settle_pending(c) end
+    rec = frames[key]
+  end
+  set_info(pinfo, show_message(tvb, pinfo, tree, rec, raw, off, framing))
+end
+
+----------------------------------------------------------------------------------------------------
+-- Transports
+----------------------------------------------------------------------------------------------------
+
+local function in_range(ranges, port)
+  for _, r in ipairs(ranges) do
+    if port >= r[1] and port <= r[2] then return true end
+  end
+  return false
+end
+
+local function parse_range(s)
+  local out = {}
+  for part in tostring(s or ""):gmatch("[^,%s]+") do
+    local a, b = part:match("^(%d+)%-(%d+)$")
+    if a then out[#out + 1] = { tonumber(a), tonumber(b) }
+    elseif part:match("^%d+$") then out[#out + 1] = { tonumber(part), tonumber(part) } end
+  end
+  return out
+end
+
+local PORTS = { udp = {}, tcp = {}, debugger = {} }
+
+local function known(transport, pinfo)
+  local r = PORTS[transport]
+  return in_range(r, pinfo.src_port) or in_range(r, pinfo.dst_port)
+end
+
+-- which of godot4/godot3 reads the message to exactly its length (the heuristic), trying `first` first
+local PLAUSIBLE = { "godot4", "godot3" }
+local function plausible_in(raw, len, first)
+  if len < 4 or len % 4 ~= 0 then return nil end
+  if first then
+    local ok, used = decode(raw, len, DIALECTS[first], false)
+    if ok and used == len then return first end
+  end
+  for _, name in ipairs(PLAUSIBLE) do
+    if name ~= first and DIALECTS[name] then
+      local ok, used = decode(raw, len, DIALECTS[name], false)
+      if ok and used == len then return name end
+    end
+  end
+  return nil
+end
+
+-- UDP: one datagram, one Variant
+local function dissect_udp(tvb, pinfo, tree)
+  local len = tvb:len()
+  if len == 0 then return 0 end
+  local raw = tvb:raw()
+  local conv, sender = conv_of(pinfo, "udp")
+  local key = "u" .. pinfo.number
+  if frames[key] == false then return 0 end -- not a Godot message on the first pass
+  if not (conv.confirmed or conv.by_port or known("udp", pinfo)) then
+    -- the heuristic's rules (the Python reader): until the conversation is confirmed, a datagram must
+    -- read exactly in some dialect, and short datagrams only count once a longer one confirms them;
+    -- a confirmed conversation takes every datagram (bad ones are shown malformed)
+    if not P.heuristics then return 0 end
+    local first = conv.verdict and conv.verdict.dialect
+    if first ~= "godot4" and first ~= "godot3" then first = conv.plausible end
+    local hint = plausible_in(raw, len, first)
+    if not hint then
+      if not pinfo.visited then frames[key] = false end
+      return 0
+    end
+    conv.plausible = hint
+    if len >= 8 then
+      conv.confirmed = true
+    elseif pinfo.visited then
+      return 0 -- short datagrams of a conversation no longer one ever confirmed
+    end
+  end
+  message(tvb, pinfo, tree, conv, sender, raw, 0, key, false, false)
+  return len
+end
+
+local function looks_http(tvb)
+  if tvb:len() < 5 then return false end
+  local head = tvb(0, 5):raw():lower()
+  return ssub(head, 1, 4) == "get " or head == "http/"
+end
+
+-- TCP: u32 length-prefixed PDUs (StreamPeer.put_var, PacketPeerStream, the remote debugger)
+local function pdu_len(tvb, pinfo, offset)
+  local avail = tvb:len() - offset
+  -- a frame cut short by the capture's snap length: take what is left
+  if avail < 4 then return tvb:reported_length_remaining(offset) end
+  local n = tvb(offset, 4):le_uint()
+  if n > SPEC.max_pdu then return avail end -- junk: consume what is here
+  return n + 4
+end
+
+local function dissect_pdu(tvb, pinfo, tree)
+  local conv, sender = conv_of(pinfo, "tcp")
+  local avail = tvb:len()
+  if avail < 4 then
+    tree:add(godot, tvb()):add_tvb_expert_info(E.partial, tvb(), "message cut short by the capture")
+    return tvb:reported_length_remaining()
+  end
+  local n = tvb(0, 4):le_uint()
+  if n > SPEC.max_pdu then
+    local root = tree:add(godot, tvb())
+    root:add_le(F.pdu_len, tvb(0, 4))
+    root:append_text(sfmt(", length %d is implausible", n))
+    root:add_tvb_expert_info(E.skipped, tvb(), sfmt("length %d is implausible: %d bytes skipped", n, avail))
+    set_info(pinfo, sfmt("%d bytes skipped", avail))
+    return avail
+  end
+  if avail < n + 4 then
+    local root = tree:add(godot, tvb())
+    root:add_le(F.pdu_len, tvb(0, 4))
+    root:add_tvb_expert_info(E.partial, tvb(), sfmt("%d of %d bytes in this segment", avail - 4, n))
+    set_info(pinfo, sfmt("partial message (%d of %d bytes)", avail - 4, n))
+    return avail
+  end
+  local raw = tvb:raw(4, n)
+  local key = "t" .. pinfo.number .. ":" .. tvb:offset() .. ":" .. n
+  message(tvb, pinfo, tree, conv, sender, raw, 4, key, true, conv.kind == "debugger")
+  return n + 4
+end
+
+local http = nil
+
+local function dissect_tcp(tvb, pinfo, tree)
+  local conv = conv_of(pinfo, "tcp")
+  if conv.kind == nil then
+    if looks_http(tvb) then
+      conv.kind = "http"
+    elseif known("debugger", pinfo) then
+      conv.kind = "debugger"
+    else
+      conv.kind = "stream"
+    end
+  end
+  if conv.kind == "http" then
+    http = http or Dissector.get("http")
+    return http:call(tvb, pinfo, tree)
+  end
+  if tvb:len() < tvb:reported_len() then
+    -- the capture's snap length cut this segment: its stream cannot be followed
+    tree:add(godot, tvb()):add_tvb_expert_info(E.partial, tvb(), sfmt("segment cut short by the capture: %d of %d bytes",
+                                                                     tvb:len(), tvb:reported_len()))
+    return tvb:reported_len()
+  end
+  dissect_tcp_pdus(tvb, tree, 4, pdu_len, dissect_pdu, true)
+  return tvb:len()
+end
+
+function godot.dissector(tvb, pinfo, tree)
+  if pinfo.port_type == 3 then
+    local conv = conv_of(pinfo, "udp")
+    if not pinfo.visited and not known("udp", pinfo) and not conv.heuristic then
+      conv.by_port = true -- Decode As: every datagram is a Godot message
+    end
+    return dissect_udp(tvb, pinfo, tree)
+  end
+  return dissect_tcp(tvb, pinfo, tree)
+end
+
+local function heur_udp(tvb, pinfo, tree)
+  if not P.heuristics then return false end
+  local len = tvb:len()
+  if len < 4 or len % 4 ~= 0 then return false end
+  local conv = conv_of(pinfo, "udp")
+  conv.heuristic = true
+  if dissect_udp(tvb, pinfo, tree) == 0 then return false end
+  pinfo.conversation = godot
+  return true
+end
+
+local function heur_tcp(tvb, pinfo, tree)
+  if not P.heuristics then return false end
+  local avail = tvb:len()
+  if avail < 4 or looks_http(tvb) then return false end
+  local n = tvb(0, 4):le_uint()
+  if n < 4 or n > SPEC.max_pdu or n % 4 ~= 0 then return false end
+  if avail >= n + 4 then
+    -- the Python reader's rule: the first PDU of the flow reads to exactly its length
+    if not plausible_in(tvb:raw(4, n), n, nil) then return false end
+  else
+    -- the first PDU continues in later segments (Godot 3 sends the length prefix on its own):
+    -- its header must at least name a type; ask TCP for the rest and decide on the whole PDU
+    if avail >= 5 then
+      local id, any = tvb(4, 1):uint(), false
+      for _, d in ipairs(DIALECT_LIST) do if id < d.vmax then any = true end end
+      if not any then return false end
+    end
+    if avail >= 6 and tvb(5, 1):uint() ~= 0 then return false end
+    pinfo.desegment_offset = 0
+    pinfo.desegment_len = n + 4 - avail
+    return true
+  end
+  local conv = conv_of(pinfo, "tcp")
+  conv.kind = conv.kind or "stream"
+  pinfo.conversation = godot
+  dissect_tcp(tvb, pinfo, tree)
+  return true
+end
+
+-- WebSocket: one binary message, one Variant (text messages are left to the websocket dissector)
+local f_ws_opcode = Field.new("websocket.opcode")
+
+local function ws_is_text()
+  local ops = { f_ws_opcode() }
+  for i = #ops, 1, -1 do
+    local op = ops[i].value
+    if op == 1 then return true end
+    if op == 2 then return false end
+  end
+  return false
+end
+
+local function heur_ws(tvb, pinfo, tree)
+  if not P.heuristics or ws_is_text() then return false end
+  local len = tvb:len()
+  local raw = tvb:raw()
+  local conv, sender = conv_of(pinfo, "ws")
+  if not conv.confirmed then
+    if not plausible_in(raw, len, nil) then return false end
+    conv.confirmed = true
+  end
+  local key = "w" .. pinfo.number .. ":" .. len .. ":" .. ssub(raw, 1, 16) .. ssub(raw, -16)
+  message(tvb, pinfo, tree, conv, sender, raw, 0, key, false, false)
+  return true
+end
+
+----------------------------------------------------------------------------------------------------
+-- Registration
+----------------------------------------------------------------------------------------------------
+
+local registered = { udp = "", tcp = "", debugger = "" }
+
+-- the port preferences into udp.port/tcp.port (only our own entries move: Decode As stays)
+local function register_ports()
+  local tables = { udp = DissectorTable.get("udp.port"), tcp = DissectorTable.get("tcp.port") }
+  tables.debugger = tables.tcp
+  for name, t in pairs(tables) do
+    if registered[name] ~= "" then t:remove(registered[name], godot) end
+  end
+  for name, t in pairs(tables) do
+    local want = tostring(godot.prefs[name == "debugger" and "debugger_ports" or (name .. "_ports")] or "")
+    if want ~= "" then t:add(want, godot) end
+    registered[name] = want
+    PORTS[name] = parse_range(want)
+  end
+end
+
+function godot.prefs_changed()
+  read_prefs()
+  register_ports()
+end
+
+function godot.init()
+  read_prefs()
+  reset_state()
+  frame_state = { number = -1, first = true }
+end
+
+read_prefs()
+register_ports()
+DissectorTable.get("udp.port"):add_for_decode_as(godot)
+DissectorTable.get("tcp.port"):add_for_decode_as(godot)
+godot:register_heuristic("udp", heur_udp)
+godot:register_heuristic("tcp", heur_tcp)
+godot:register_heuristic("ws", heur_ws)

@@ -1,0 +1,172 @@
+"""Generate the Wireshark Lua dissector from the spec.
+
+The output is the spec as Lua data (every dialect's type table: ids, engine names, layout kinds and
+their parameters, header fields; the detection and framing constants) followed by the Lua engine in
+``engine.lua`` beside this file, which switches on layout kinds only. Adding a type to the spec adds
+it to the dissector with no other edit. ``lua/godot.lua`` in the repository is this output;
+``godot-dissect lua --check`` proves it is current.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .. import detect
+from ..codec import decoder
+from ..pcap import framing, reader
+from ..spec import DIALECTS
+from ..spec import layouts as L
+from ..spec.conversions import OBJECT_AS_ID_CLASS, STRICT_CONVERSIONS
+
+#: the line of engine.lua the spec data replaces
+PLACEHOLDER = "local SPEC = nil -- @SPEC@"
+TEMPLATE = "engine.lua"
+#: where the generated file lives in a source checkout
+COMMITTED = Path(__file__).resolve().parents[2] / "lua" / "godot.lua"
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LUA_KEYWORDS = frozenset((
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in", "local", "nil",
+    "not", "or", "repeat", "return", "then", "true", "until", "while"))
+
+
+def template() -> str:
+    return resources.files(__package__).joinpath(TEMPLATE).read_text(encoding="utf-8")
+
+
+def _lua_str(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= o < 127:
+            out.append(ch)
+        else:
+            out.append("".join(f"\\{b}" for b in ch.encode("utf-8")))
+    out.append('"')
+    return "".join(out)
+
+
+def to_lua(v: Any, indent: str = "") -> str:
+    """A Python value (dict, list, tuple, str, int, float, bool, None) as a Lua constructor."""
+    if v is None:
+        return "nil"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, str):
+        return _lua_str(v)
+    inner = indent + "  "
+    if isinstance(v, dict):
+        if not v:
+            return "{}"
+        parts = []
+        for k, x in v.items():
+            key = k if isinstance(k, str) and _IDENT.match(k) and k not in _LUA_KEYWORDS else f"[{to_lua(k)}]"
+            parts.append(f"{key} = {to_lua(x, inner)}")
+        return _wrap(parts, indent)
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return "{}"
+        return _wrap([to_lua(x, inner) for x in v], indent)
+    raise TypeError(f"cannot write {type(v).__name__} as Lua")
+
+
+def _wrap(parts: list[str], indent: str) -> str:
+    one = "{ " + ", ".join(parts) + " }"
+    if len(one) + len(indent) <= 110 and "\n" not in one:
+        return one
+    inner = indent + "  "
+    return "{\n" + "".join(f"{inner}{p},\n" for p in parts) + indent + "}"
+
+
+def _scalar(s: L.Scalar) -> dict[str, Any]:
+    return {"name": s.name, "code": s.code, "size": s.size}
+
+
+def _layout(layout: L.Layout) -> dict[str, Any]:
+    """A layout's kind and every parameter: dataclass fields and the class's constants."""
+    out: dict[str, Any] = {"kind": layout.kind}
+    for f in dataclasses.fields(layout):  # type: ignore[arg-type]
+        out[f.name] = _param(getattr(layout, f.name))
+    for name, value in vars(type(layout)).items():
+        if not name.startswith("_") and name != "kind" and isinstance(value, (int, str)) \
+                and not isinstance(value, bool) and name not in out:
+            out[name] = value
+    return out
+
+
+def _param(v: Any) -> Any:
+    if isinstance(v, L.Scalar):
+        return _scalar(v)
+    if isinstance(v, tuple):
+        return [_param(x) for x in v]
+    return v
+
+
+def _header_field(f: L.HeaderField) -> dict[str, Any]:
+    return {"name": f.name, "shift": f.shift, "bits": f.bits}
+
+
+def spec_data() -> dict[str, Any]:
+    """Everything the Lua engine needs, from the spec and the reader's constants."""
+    dialects = []
+    for d in DIALECTS.values():
+        # every rule of the dialect that is plain data (flags, names, versions), then its table
+        rules = {f.name: getattr(d, f.name) for f in dataclasses.fields(d)
+                 if isinstance(getattr(d, f.name), (bool, int, str, type(None))) and f.name != "version"}
+        dialects.append({
+            **rules,
+            "typed_array": d.has_typed_arrays(),
+            "typed_dictionary": d.has_typed_dictionaries(),
+            "types": [{
+                "id": e.id,
+                "name": e.name,
+                "key": e.key,
+                "since": e.since,
+                "layout": _layout(e.typedef.layout),
+                "header": [_header_field(f) for f in e.typedef.header_fields],
+            } for e in d.entries],
+        })
+    max_depth = inspect.signature(decoder.decode_prefix).parameters["max_depth"].default
+    return {
+        "type_mask": L.TYPE_MASK,
+        "flag_64": _header_field(L.FLAG_64),
+        "object_as_id": _header_field(L.FLAG_OBJECT_AS_ID),
+        "array_element_kind": _header_field(L.ARRAY_ELEMENT_KIND),
+        "dict_key_kind": _header_field(L.DICT_KEY_KIND),
+        "dict_value_kind": _header_field(L.DICT_VALUE_KIND),
+        "container_kinds": list(L.CONTAINER_KINDS),
+        "max_nesting": max_depth,
+        "conversions": {k: sorted(v) for k, v in sorted(STRICT_CONVERSIONS.items())},
+        "object_as_id_class": OBJECT_AS_ID_CLASS,
+        "candidates": list(detect.CANDIDATES),
+        "max_samples": detect.MAX_SAMPLES,
+        "max_ambiguous_samples": detect.MAX_AMBIGUOUS_SAMPLES,
+        "max_pdu": framing.MAX_PDU,
+        "debugger_ports": list(reader.DEBUGGER_PORTS),
+        "dialects": dialects,
+    }
+
+
+def generate() -> str:
+    """The complete ``godot.lua``."""
+    tpl = template()
+    if tpl.count(PLACEHOLDER) != 1:
+        raise RuntimeError(f"{TEMPLATE} must contain the line {PLACEHOLDER!r} exactly once")
+    data = "local SPEC = " + to_lua(spec_data())
+    head = ("-- godot.lua: Wireshark dissector for Godot Engine Variants (\"Godot Variant\", filter name godot).\n"
+            "-- GENERATED by `godot-dissect lua` from godot_dissect/spec and godot_dissect/lua/engine.lua.\n"
+            "-- Do not edit: change the spec or the template and regenerate (`godot-dissect lua --check`).\n")
+    return head + tpl.replace(PLACEHOLDER, data)
