@@ -33,10 +33,11 @@ local INT_CODES = { i = true, I = true, q = true, Q = true }
 local DIALECTS, DIALECT_LIST = {}, {}
 
 local function compile_type(d, e)
-  local L = e.layout
-  local t = { id = e.id, name = e.name, key = e.key, kind = L.kind, L = L, allowed = 0, header = e.header,
+  local def = SPEC.typedefs[e.def] -- shared by every dialect that has this type definition
+  local L = def.layout
+  local t = { id = e.id, name = e.name, key = e.key, kind = L.kind, L = L, allowed = 0, header = def.header,
               colon = e.name .. ": ", keylabel = "Key: " .. e.name .. " ", klabels = {}, nklabels = 0 }
-  for _, f in ipairs(e.header) do
+  for _, f in ipairs(def.header) do
     local typed_ok = true
     if f.name == EL_KIND.name then typed_ok = d.typed_array end
     if f.name == KEY_KIND.name or f.name == VAL_KIND.name then typed_ok = d.typed_dictionary end

@@ -122,6 +122,15 @@ def _header_field(f: L.HeaderField) -> dict[str, Any]:
 def spec_data() -> dict[str, Any]:
     """Everything the Lua engine needs, from the spec and the reader's constants."""
     dialects = []
+    typedefs: list[dict[str, Any]] = []  # each spec TypeDef once; dialect entries point at it
+    def_index: dict[int, int] = {}
+
+    def typedef_ref(td: Any) -> int:
+        if id(td) not in def_index:
+            typedefs.append({"layout": _layout(td.layout), "header": [_header_field(f) for f in td.header_fields]})
+            def_index[id(td)] = len(typedefs)  # 1-based, as Lua indexes
+        return def_index[id(td)]
+
     for d in DIALECTS.values():
         # every rule of the dialect that is plain data (flags, names, versions), then its table
         rules = {f.name: getattr(d, f.name) for f in dataclasses.fields(d)
@@ -135,8 +144,7 @@ def spec_data() -> dict[str, Any]:
                 "name": e.name,
                 "key": e.key,
                 "since": e.since,
-                "layout": _layout(e.typedef.layout),
-                "header": [_header_field(f) for f in e.typedef.header_fields],
+                "def": typedef_ref(e.typedef),
             } for e in d.entries],
         })
     max_depth = inspect.signature(decoder.decode_prefix).parameters["max_depth"].default
@@ -156,6 +164,7 @@ def spec_data() -> dict[str, Any]:
         "max_ambiguous_samples": detect.MAX_AMBIGUOUS_SAMPLES,
         "max_pdu": framing.MAX_PDU,
         "debugger_ports": list(reader.DEBUGGER_PORTS),
+        "typedefs": typedefs,
         "dialects": dialects,
     }
 
