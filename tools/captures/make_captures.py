@@ -22,16 +22,13 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,14 +46,15 @@ LOAD_UDP_SERVER_PORT = 4252
 LOAD_UDP_CLIENT_PORT = 4253
 LOAD_TCP_PORT = 4254
 
-#: Godot 3.x Variant::Type, in order (typeof() values).
-TYPE_NAMES_3 = [
-    "Nil", "bool", "int", "float", "String", "Vector2", "Rect2", "Vector3", "Transform2D", "Plane",
-    "Quat", "AABB", "Basis", "Transform", "Color", "NodePath", "RID", "Object", "Dictionary", "Array",
-    "PoolByteArray", "PoolIntArray", "PoolRealArray", "PoolStringArray", "PoolVector2Array",
-    "PoolVector3Array", "PoolColorArray",
-]
-TYPE_OBJECT = 17
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+from common import CaptureError, padding_only_diff, tshark_capture  # noqa: E402
+
+from godot_dissect.spec import get_dialect  # noqa: E402
+
+#: Godot 3.x Variant::Type names in id order (typeof() values), from the spec
+TYPE_NAMES_3 = [e.name for e in get_dialect("godot3").entries]
+TYPE_OBJECT = get_dialect("godot3").by_key("OBJECT").id  # type: ignore[union-attr]
 
 DESCRIPTIONS = {
     "godot3-udp-all-types": (
@@ -85,10 +83,6 @@ DESCRIPTIONS = {
         "start/stop_network_profiling, get_stack_dump, get_stack_frame_vars, continue, "
         "set_object_property, set_skip_breakpoints). The game quits by itself after ~5 s."),
 }
-
-
-class CaptureError(RuntimeError):
-    pass
 
 
 # --------------------------------------------------------------------------------------------------
@@ -155,50 +149,6 @@ class Workspace:
 
     def script(self, name: str, script: str, env: dict[str, str] | None = None) -> Proc:
         return self.start(name, ["-s", f"res://{script}"], env)
-
-
-@contextmanager
-def tshark_capture(tshark: str, bpf: str, path: Path) -> Iterator[None]:
-    """Run tshark on lo with a capture filter; stop it with SIGINT (by pid) when the block ends."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        path.unlink()
-    proc = subprocess.Popen([tshark, "-i", "lo", "-f", bpf, "-w", str(path)], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    ready = threading.Event()
-    lines: list[str] = []
-
-    def reader() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            lines.append(line)
-            if "Capturing on" in line:
-                ready.set()
-
-    t = threading.Thread(target=reader, daemon=True)
-    t.start()
-    if not ready.wait(20) or proc.poll() is not None:
-        proc.kill()
-        proc.wait()
-        raise CaptureError("tshark did not start capturing:\n" + "".join(lines))
-    time.sleep(0.3)
-    try:
-        yield
-    finally:
-        time.sleep(0.5)  # let the last segments / FINs reach the capture
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        t.join(5)
-    if not path.exists() or path.stat().st_size == 0:
-        raise CaptureError("tshark wrote no capture:\n" + "".join(lines))
-    path.chmod(0o644)  # dumpcap creates it 0600
-    dropped = [ln for ln in lines if "dropped" in ln and not re.search(r"\b0 packets? dropped", ln)]
-    if dropped:
-        raise CaptureError("tshark dropped packets: " + "".join(dropped))
 
 
 def port_free(proto: int, port: int) -> bool:
@@ -352,12 +302,6 @@ def golden_records(sent: list[Event], recv: list[Event], proto: str, api: dict[s
     if missing:
         raise CaptureError(f"sent but never received: {missing[:10]}")
     return recs
-
-
-def padding_only_diff(a: str, b: str, text: str) -> bool:
-    """Godot 3.2.3 leaves NodePath name padding uninitialised: only values holding a NodePath may
-    differ between two encodings, and only in length-preserving ways."""
-    return len(a) == len(b) and "NodePath(" in text
 
 
 # --------------------------------------------------------------------------------------------------

@@ -29,15 +29,13 @@ import hashlib
 import json
 import re
 import shutil
-import signal
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(PROJECT))
 
 from browser import find_chromium, run_in_chromium  # noqa: E402
+from common import CaptureError, padding_only_diff, tshark_capture  # noqa: E402
 from wsserver import OP_BINARY, OP_CLOSE, OP_TEXT, WsConn, WsServer  # noqa: E402
 
 from godot_dissect import encode  # noqa: E402
@@ -109,58 +108,11 @@ DESCRIPTIONS = {
 }
 
 
-class CaptureError(RuntimeError):
-    pass
-
-
 # --------------------------------------------------------------------------------------------------
 # tshark
 
 
 @contextlib.contextmanager
-def tshark_capture(tshark: str, bpf: str, path: Path) -> Iterator[None]:
-    """tshark on lo with a capture filter; stopped with SIGINT through our own handle."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        path.unlink()
-    proc = subprocess.Popen([tshark, "-i", "lo", "-f", bpf, "-w", str(path)], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    ready = threading.Event()
-    lines: list[str] = []
-
-    def reader() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            lines.append(line)
-            if "Capturing on" in line:
-                ready.set()
-
-    t = threading.Thread(target=reader, daemon=True)
-    t.start()
-    if not ready.wait(20) or proc.poll() is not None:
-        proc.kill()
-        proc.wait()
-        raise CaptureError("tshark did not start capturing:\n" + "".join(lines))
-    time.sleep(0.3)
-    try:
-        yield
-    finally:
-        time.sleep(0.5)  # let the last segments and FINs reach the capture
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        t.join(5)
-    if not path.exists() or path.stat().st_size == 0:
-        raise CaptureError("tshark wrote no capture:\n" + "".join(lines))
-    path.chmod(0o644)
-    dropped = [ln for ln in lines if "dropped" in ln and not re.search(r"\b0 packets? dropped", ln)]
-    if dropped:
-        raise CaptureError("tshark dropped packets: " + "".join(dropped))
-
-
 def tshark_fields(tshark: str, pcap: Path, fields: list[str], display_filter: str,
                   extra: list[str] | None = None) -> list[list[str]]:
     cmd = [tshark, "-r", str(pcap), "-Y", display_filter, "-T", "fields", "-E", "separator=\t",
@@ -518,11 +470,6 @@ def put_var_handler(log: list[tuple[str, str, bytes]]) -> Callable[[WsConn], Non
                 send(conn, "bye", encode("__bye__", G4))
 
     return handler
-
-
-def padding_only_diff(a: str, b: str, text: str) -> bool:
-    """NodePath name padding is uninitialised in Godot's encoder (see README)."""
-    return len(a) == len(b) and "NodePath(" in text
 
 
 def make_put_var(ctx: Ctx, name: str) -> dict[str, Any]:
