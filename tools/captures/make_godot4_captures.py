@@ -24,7 +24,6 @@ direction must hold exactly the golden's messages, in order, with the same bytes
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import re
@@ -112,7 +111,6 @@ DESCRIPTIONS = {
 # tshark
 
 
-@contextlib.contextmanager
 def tshark_fields(tshark: str, pcap: Path, fields: list[str], display_filter: str,
                   extra: list[str] | None = None) -> list[list[str]]:
     cmd = [tshark, "-r", str(pcap), "-Y", display_filter, "-T", "fields", "-E", "separator=\t",
