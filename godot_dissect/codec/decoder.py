@@ -124,12 +124,14 @@ class CompiledDecoder:
 
     def _r_number(self, key: str, layout: L.Number) -> Reader:  # type: ignore[override]
         if key == "INT":
+            lo, hi = layout.narrow.int_range
+
             def read_int(buf: Any, pos: int, end: int, header: int) -> tuple[Any, int]:
                 if header & _FLAG64:
                     if end - pos < 8:
                         raise _Fail(pos, f"int64: needs 8 bytes, {max(end - pos, 0)} left")
                     v = _I64.unpack_from(buf, pos)[0]
-                    return (V.WideInt(v) if -0x80000000 <= v <= 0x7FFFFFFF else v), pos + 8
+                    return (V.WideInt(v) if lo <= v <= hi else v), pos + 8
                 if end - pos < 4:
                     raise _Fail(pos, f"int32: needs 4 bytes, {max(end - pos, 0)} left")
                 return _I32.unpack_from(buf, pos)[0], pos + 4

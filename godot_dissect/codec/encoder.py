@@ -75,10 +75,14 @@ class CompiledEncoder:
     def _w_number(self, key: str, tid: int, layout: L.Layout) -> Writer:
         wide = tid | _FLAG64
         if key == "INT":
+            assert isinstance(layout, L.Number)
+            lo, hi = layout.narrow.int_range
+            wlo, whi = layout.wide.int_range
+
             def write_int(v: Any, out: bytearray) -> None:
-                if -0x80000000 <= v <= 0x7FFFFFFF and type(v) is not V.WideInt:
+                if lo <= v <= hi and type(v) is not V.WideInt:
                     out += _II.pack(tid, v & 0xFFFFFFFF)
-                elif -(1 << 63) <= v < (1 << 63):
+                elif wlo <= v <= whi:
                     out += _IQ.pack(wide, v)
                 else:
                     raise EncodeError(f"int {v} does not fit in 64 bits")

@@ -91,7 +91,7 @@ def op_count(buf: bytearray, fm: FieldMap, rng: random.Random, d: Dialect) -> st
     if not cs:
         return None
     f = rng.choice(cs)
-    n = _U32.unpack_from(buf, f.offset)[0] & 0x7FFFFFFF
+    n = _U32.unpack_from(buf, f.offset)[0] & L.Container.count_mask  # packed counts: >= 0 anyway
     v = rng.choice(count_values(n, len(buf) - f.offset - 4))
     _put32(buf, f.offset, v)
     return f"count @{f.offset} {n} -> {v & 0xFFFFFFFF:#x}"

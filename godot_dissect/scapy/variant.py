@@ -1023,7 +1023,8 @@ def auto_flags(p: Packet) -> int:
             return 0
         if layout.narrow.code in "fd":  # type: ignore[attr-defined]
             return 0 if fits_f32(float(v)) else _FLAG64
-        return 0 if -0x80000000 <= int(v) <= 0x7FFFFFFF else _FLAG64
+        lo, hi = layout.narrow.int_range  # type: ignore[attr-defined]
+        return 0 if lo <= int(v) <= hi else _FLAG64
     if kind in ("struct", "packed"):
         return _FLAG64 if layout.component is L.REAL and dialect_of(p).real_is_double else 0  # type: ignore[attr-defined]
     if kind == "object":

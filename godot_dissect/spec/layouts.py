@@ -18,6 +18,14 @@ class Scalar:
     code: str
     size: int
 
+    @property
+    def int_range(self) -> tuple[int, int]:
+        """Smallest and largest value of an integer scalar (the encoder's test for the narrow form)."""
+        bits = self.size * 8
+        if self.code.islower():
+            return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        return 0, (1 << bits) - 1
+
 
 I32 = Scalar("i32", "i", 4)
 U32 = Scalar("u32", "I", 4)
