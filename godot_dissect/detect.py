@@ -163,3 +163,56 @@ def plausible(body: bytes) -> bool:
         except DecodeError:
             pass
     return False
+
+
+def websocket_multiplayer(first: bytes, direction: str) -> tuple[int, str] | None:
+    """(Godot major, evidence) when the first binary message of a WebSocket conversation starts a
+    multiplayer session: Godot 4 sends the client its peer id (exactly 4 bytes, id >= 2); Godot 3
+    puts a 9-byte header on every message, the server's first being SYS_ID."""
+    from .spec.multiplayer import WS3_HEADER, WS3_SYS, WS3_TYPES, WS4_MIN_PEER_ID, WS4_PEER_ID
+
+    if direction == "s2c" and len(first) == WS4_PEER_ID.exact_size:
+        peer = int.from_bytes(first, "little", signed=True)
+        if peer >= WS4_MIN_PEER_ID:
+            return 4, (f"godot4 WebSocketMultiplayerPeer: the server's first binary message is 4 bytes, "
+                       f"the client's peer id {peer}")
+    head = WS3_HEADER.min_size
+    if len(first) >= head and first[0] in WS3_TYPES:
+        sender = int.from_bytes(first[1:5], "little")
+        target = int.from_bytes(first[5:9], "little", signed=True)
+        if first[0] != 0 and direction == "s2c" and sender == 1 and target == 0 \
+                and len(first) == head + WS3_SYS.min_size:
+            return 3, (f"godot3 WebSocketMultiplayerPeer: 9-byte header, the server's first message is "
+                       f"{WS3_TYPES[first[0]]} {int.from_bytes(first[9:13], 'little', signed=True)}")
+        if first[0] == 0 and sender >= 1 and len(first) > head:
+            from .multiplayer.godot3 import decode_packet
+
+            if not decode_packet(first[head:]).error:
+                return 3, "godot3 WebSocketMultiplayerPeer: 9-byte header and a MultiplayerAPI packet"
+    if direction == "c2s" and not plausible(first):
+        # the client's side seen first (a capture whose directions are not interleaved): a packet
+        # only a SceneMultiplayer client starts with, that is no Variant
+        from .multiplayer.godot4 import decode_packet as decode4
+
+        m = decode4(first)
+        if not m.error and m.kind in CLIENT_FIRST_KINDS:
+            return 4, f"godot4 SceneMultiplayer: the client's first binary message is a {m.command} packet"
+    return None
+
+
+#: Godot 4 packets a client can send first: the path cache before its first call, a call with the
+#: path inline, authentication
+CLIENT_FIRST_KINDS = ("simplify_path", "rpc", "sys")
+
+
+def enet_godot_major(packet: bytes, channel: int | None, direction: str) -> int | None:
+    """3 or 4 when an ENet packet reads cleanly as exactly one Godot version's multiplayer packet
+    (for captures that start after the CONNECT that says it), else None."""
+    from .multiplayer.session import MultiplayerSession
+
+    ok = []
+    for major in (3, 4):
+        msgs = MultiplayerSession(major, "enet").decode(packet, direction, channel)
+        if msgs and not any(m.error for m in msgs):
+            ok.append(major)
+    return ok[0] if len(ok) == 1 else None

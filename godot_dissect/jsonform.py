@@ -30,6 +30,7 @@ from array import array
 from typing import Any
 
 from . import values as V
+from .codec import fast as _fast
 from .deep import deep_recursion
 
 
@@ -156,6 +157,24 @@ _HANDLERS: dict[type, Any] = {
 }
 
 
+def compiled_entries() -> dict[type, tuple[str, str | None, int]]:
+    """The classes codec/_render.c writes besides the plain JSON ones (str, int, float, bool,
+    None, list, tuple, dict), as ``(kind, name, n)``; every other class is written here."""
+    def name(v: Any) -> str:
+        return _to(v)["type"]
+
+    out: dict[type, tuple[str, str | None, int]] = {
+        V.WideInt: ("wide_int", None, 0), V.Float64: ("float_bits", None, 64),
+        V.Float32: ("float_bits", None, 32), V.StringName: ("string_name", None, 0),
+        bytes: ("bytes", None, 0), bytearray: ("bytes", None, 0), V.PackedStringArray: ("strings", None, 0),
+        V.RID: ("id", name(V.RID()), 0), V.ObjectID: ("id", name(V.ObjectID()), 0),
+        V.Callable: ("const", json.dumps(_to(V.Callable())), 0),
+    }
+    out.update({cls: ("math", n, 0) for n, cls in _MATH.items()})
+    out.update({cls: ("packed", n, cls.width) for n, cls in _PACKED.items()})
+    return out
+
+
 def from_json(data: Any) -> Any:
     """Inverse of :func:`to_json`."""
     with deep_recursion():
@@ -221,8 +240,20 @@ def _from(d: Any) -> Any:
 
 def dumps(value: Any, **kw: Any) -> str:
     """``json.dumps(to_json(value))`` with room for deeply nested values."""
+    if not kw and _fast.fast_json is not None and (s := _fast.fast_json(value)) is not None:
+        return s  # the compiled writer (codec/_render.c); None: it left this value to Python
     with deep_recursion():
         return json.dumps(_to(value), ensure_ascii=False, **kw)
+
+
+def record_line(head: dict[str, Any], text: str | None = None, value: Any = None) -> str:
+    """``json_text({**head, "text": text, "value": to_json(value)})``, or of ``head`` alone when
+    ``text`` is None: one record's JSON line, in one go by the compiled writer when it can."""
+    if _fast.fast_json_line is not None and (s := _fast.fast_json_line(head, text, value)) is not None:
+        return s
+    if text is not None:
+        head = {**head, "text": text, "value": to_json(value)}
+    return json_text(head)
 
 
 def loads(text: str) -> Any:

@@ -7,6 +7,8 @@ from typing import Any
 
 from . import jsonform
 from .spec import get_dialect
+from .spec.multiplayer import RECORD_KINDS
+from .text.writer import to_text
 from .values import type_key
 
 
@@ -21,7 +23,7 @@ class Record:
     transport: str  # "udp" | "tcp" | "websocket"
     direction: str  # "c2s" (from the side that opened the conversation) | "s2c"
     dialect: str
-    kind: str  # "variant" | "debugger" | "text" (WebSocket text) | "error"
+    kind: str  # "variant" | "debugger" | "text" (WebSocket text) | "error" | a MULTIPLAYER_KINDS kind
     value: Any = None
     raw: bytes = b""
     offset: int = 0  # stream offset of the message (0 for datagrams)
@@ -29,11 +31,19 @@ class Record:
     message: str | None = None  # debugger message name
     thread: int | None = None  # debugger thread id (Godot 4.2+)
     evidence: str = ""  # why this dialect
+    # multiplayer (kind in MULTIPLAYER_KINDS); value = the RPC arguments, the RSET value, RAW bytes
+    node: str | None = None  # node path (resolved from the sender's path cache, or sent inline)
+    method: str | None = None  # method or property name (Godot 4: when the RPC names are known)
+    method_id: int | None = None  # Godot 4 method id
+    channel: int | None = None  # ENet channel
+    peer: int | None = None  # peer a peer/sys message is about, or the relay peer
+    command: str | None = None  # the engine's command name (REMOTE_CALL, SYS, CONNECT ...)
+    fields: dict[str, Any] | None = None  # the rest of the packet (cache ids, md5, headers ...)
 
     @property
     def type(self) -> str:
         """The engine's name for the value's type in this record's dialect."""
-        if self.kind == "error":
+        if self.kind == "error" or self.kind in LIST_KINDS:
             return ""
         if self.kind == "text":
             return "text"
@@ -48,11 +58,21 @@ class Record:
             return ""
         if self.kind == "text":
             return str(self.value)
-        from .text import to_text
-
+        if self.kind in LIST_KINDS:  # RPC arguments, sync states: each in var_to_str notation
+            return ", ".join(to_text(v, self.dialect) for v in self.value or ())
+        if self.value is None and self.kind in MULTIPLAYER_KINDS:  # path cache, peer messages
+            return ""
         return to_text(self.value, self.dialect)
 
     def to_json(self) -> dict[str, Any]:
+        d = self._head()
+        if self.error is None:
+            d["text"] = self.text()
+            d["value"] = jsonform.to_json(self.value) if self.kind != "text" else self.value
+        return d
+
+    def _head(self) -> dict[str, Any]:
+        """Every key of the JSON form but text and value (always the last two when present)."""
         d: dict[str, Any] = {
             "frame": self.frame, "time": round(self.time, 6), "src": self.src, "sport": self.sport,
             "dst": self.dst, "dport": self.dport, "transport": self.transport, "direction": self.direction,
@@ -63,13 +83,38 @@ class Record:
             d["message"] = self.message
         if self.thread is not None:
             d["thread"] = self.thread
+        for k in _MP_FIELDS:
+            if (v := getattr(self, k)) is not None:
+                d[k] = v
+        if self.fields:
+            d["fields"] = {k: _json_field(v) for k, v in self.fields.items()}
         if self.error is not None:
             d["error"] = self.error
             d["hex"] = self.raw[:256].hex()
-        else:
-            d["text"] = self.text()
-            d["value"] = jsonform.to_json(self.value) if self.kind != "text" else self.value
         return d
 
     def to_jsonl(self) -> str:
-        return jsonform.json_text(self.to_json())
+        """``json_text(self.to_json())``, written in one go (``jsonform.record_line``)."""
+        if self.error is not None:
+            return jsonform.record_line(self._head())
+        if self.kind == "text" and type(self.value) is not str:  # value not in its JSON form
+            return jsonform.json_text(self.to_json())
+        return jsonform.record_line(self._head(), self.text(), self.value)
+
+
+#: record kinds of the multiplayer protocols
+MULTIPLAYER_KINDS = tuple(RECORD_KINDS)
+#: kinds whose value is a list of values shown one after the other (not one Array)
+LIST_KINDS = ("rpc", "spawn", "sync")
+_MP_FIELDS = ("node", "method", "method_id", "channel", "peer", "command")
+
+
+def _json_field(v: Any) -> Any:
+    """Packet metadata as JSON: plain numbers, strings and lists of them as they are."""
+    if isinstance(v, (str, int, float, type(None))):
+        return v
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (str, int, float, dict)) for x in v):
+        return [_json_field(x) if isinstance(x, dict) else x for x in v]
+    if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+        return {k: _json_field(x) for k, x in v.items()}
+    return jsonform.to_json(v)

@@ -6,7 +6,13 @@
 -- writes lua/godot.lua. Everything here switches on layout kinds, never on type ids or names.
 --
 -- Wireshark 4.0 runs Lua 5.2: no bitwise operators (bit32 instead), no string.pack (Struct instead).
--- Values are read from one tvb:raw() string with Struct.unpack; tree items are made only for what is shown.
+--
+-- Speed (benchmarks/bench_lua.py): values are read from one tvb:raw() string with string.byte and
+-- Struct.unpack; what costs is Wireshark's Lua API. Every TreeItem and TvbRange is a userdata that
+-- is allocated, type-checked on each call and finalized by the garbage collector, so the tree has
+-- one item per Variant plus its value field, and the fields inside an item share its TvbRange. Labels
+-- are made of kept strings (numbers, keys, math values, Dictionary summaries), TreeItem methods are
+-- looked up once, and the message being read lives in upvalues rather than in a table.
 
 local SPEC = {
   type_mask = 255,
@@ -657,6 +663,11 @@ local sfmt, sbyte, ssub, srep, sfind, schar = string.format, string.byte, string
 local tconcat, tsort, floor = table.concat, table.sort, math.floor
 local ipairs, pairs, pcall, error, tostring, type, select = ipairs, pairs, pcall, error, tostring, type, select
 
+-- How many entries each of the engine's memo tables keeps (decoded strings, label texts, keys) before
+-- it starts again: the garbage collector goes through everything kept on every cycle, and on a big
+-- capture a small heap saves more than the memos' misses cost.
+local KEEP = 512
+
 ----------------------------------------------------------------------------------------------------
 -- The spec compiled for the engine
 ----------------------------------------------------------------------------------------------------
@@ -678,8 +689,9 @@ local DIALECTS, DIALECT_LIST = {}, {}
 local function compile_type(d, e)
   local def = SPEC.typedefs[e.def] -- shared by every dialect that has this type definition
   local L = def.layout
-  local t = { id = e.id, name = e.name, key = e.key, kind = L.kind, L = L, allowed = 0, header = def.header,
-              colon = e.name .. ": ", keylabel = "Key: " .. e.name .. " ", klabels = {}, nklabels = 0 }
+  local t = { id = e.id, name = e.name, key = e.key, kind = L.kind, L = L, allowed = 0, header = def.header, shown = 0,
+              colon = e.name .. ": ", text_true = e.name .. ": true", text_false = e.name .. ": false",
+              keys = {}, nkeys = 0 }
   for _, f in ipairs(def.header) do
     local typed_ok = true
     if f.name == EL_KIND.name then typed_ok = d.typed_array end
@@ -700,8 +712,8 @@ local function compile_type(d, e)
     t.wfmt, t.wsize = "<" .. srep("d", n), n * 8
     local one = INT_CODES[L.component.code] and "%d" or "%.7g"
     t.nlabel = e.name .. ": (" .. srep(one, n, ", ") .. ")"
-    t.nlabels, t.wlabels = {}, {}
     t.wlabel = e.name .. ": (" .. srep("%.15g", n, ", ") .. ")"
+    t.nlabels, t.wlabels, t.nlabeled = {}, {}, 0
     t.is_int = INT_CODES[L.component.code] or false
   elseif k == "packed" then
     local c = L.component
@@ -851,18 +863,21 @@ local function decode_godot3_(raw)
   return tconcat(out), canon
 end
 
--- the same, memoized: strings repeat (Dictionary keys, names); results are { string or false, canonical }
+-- the same, memoized: strings repeat (Dictionary keys, names); two tables of plain values (no table
+-- per entry: a small heap keeps the garbage collector cheap)
 local function memo_utf8(fn)
-  local cache, n = {}, 0
+  local text, canonical, n = {}, {}, 0
   return function(raw)
-    local e = cache[raw]
-    if e == nil then
-      local s, canon = fn(raw)
-      e = { s or false, canon }
-      if n >= 4096 then cache, n = {}, 0 end
-      cache[raw], n = e, n + 1
+    local s = text[raw]
+    if s == nil then
+      local canon
+      s, canon = fn(raw)
+      s = s or false
+      if n >= KEEP then text, canonical, n = {}, {}, 0 end
+      text[raw], canonical[raw], n = s, canon, n + 1
+      return s or nil, canon
     end
-    return e[1] or nil, e[2]
+    return s or nil, canonical[raw]
   end
 end
 local decode_strict, decode_godot3 = memo_utf8(decode_strict_), memo_utf8(decode_godot3_)
@@ -934,11 +949,12 @@ godot.prefs.packed_limit = Pref.uint("Packed array elements shown", 16,
 godot.prefs.max_depth = Pref.uint("Maximum depth shown", 32,
                                   "Nesting levels shown in the tree (capped at 200, below Wireshark's own limit)")
 godot.prefs.details = Pref.bool("Show details", false,
-                               "Show every field: string lengths, Dictionary key types, math type components, NodePath counts")
+                               "Show every field: a type item for every Variant, string lengths, Dictionary keys as "
+                               .. "Variants, math type components, NodePath counts")
 
 godot.prefs.compact = Pref.bool("Compact tree", false,
-                               "One item per bool, int, float or string (its type in the label); Dictionary keys "
-                               .. "and property names in labels only: about half the items, for big captures")
+                               "Leave out counts, property items, and the header flags and hidden type items of "
+                               .. "bool, int, float and String Variants: fewer items, for big captures")
 
 local P = { dialect = "auto", heuristics = true, packed_limit = 16, max_depth = 32, details = false, compact = false }
 
@@ -958,9 +974,35 @@ end
 -- Labels
 ----------------------------------------------------------------------------------------------------
 
+-- Labels are made of texts kept in tables: making a string from a number (tostring, string.format)
+-- costs about as much as adding a tree item does, and the same numbers, keys and names come back.
+
+-- a table that fills itself from fn(key) and empties itself once it holds `limit` entries
+local function cache(limit, fn)
+  local n = 0
+  return setmetatable({}, { __index = function(tab, k)
+    local v = fn(k)
+    if n >= limit then
+      for x in pairs(tab) do tab[x] = nil end
+      n = 0
+    end
+    tab[k], n = v, n + 1
+    return v
+  end })
+end
+
+local SMALL = cache(KEEP, tostring) -- decimal text of an integer (counts, ids, hit points)
+local FLOAT7 = cache(KEEP, function(v) return sfmt("%.7g", v) end)
+local FLOAT15 = cache(KEEP, function(v) return sfmt("%.15g", v) end)
+
 local function fmt_float(v, single)
   if v ~= v then return "nan" end
-  return sfmt(single and "%.7g" or "%.15g", v)
+  if v % 1 == 0 and v > -1e7 and v < 1e7 then -- an integer: both formats print it as one
+    if v == 0 then return 1 / v < 0 and "-0" or "0" end -- 0 and -0 are one table key
+    return SMALL[v]
+  end
+  if single then return FLOAT7[v] end
+  return FLOAT15[v]
 end
 
 local function short(s, n)
@@ -974,34 +1016,12 @@ end
 
 local function escape(ch) return sfmt("\\x%02x", sbyte(ch)) end
 
--- a small memo: a table emptied when it grows past `limit` entries
-local function memo(limit, fn)
-  local cache, n = {}, 0
-  return function(k)
-    local v = cache[k]
-    if v == nil then
-      v = fn(k)
-      if n >= limit then cache, n = {}, 0 end
-      cache[k], n = v, n + 1
-    end
-    return v
-  end
-end
-
-local quote = memo(4096, function(s)
+-- a String in a label: quoted, 40 bytes at most, control characters, quotes and backslashes as \xNN
+local QUOTED = cache(KEEP, function(s)
   if #s > 40 then s = short(s, 40) end
   if sfind(s, '[%c"\\]') then s = s:gsub('[%c"\\]', escape) end
   return '"' .. s .. '"'
 end)
-
-local key_prefix = memo(4096, function(s) return quote(s) .. " → " end)
-
--- decimal text of a number: small integers (counts, ids, hit points) are kept
-local SMALL = setmetatable({}, { __index = function(tab, v)
-  local str = tostring(v)
-  if v > -65536 and v < 65536 and v % 1 == 0 then tab[v] = str end
-  return str
-end })
 
 local function header_text(t, h)
   local upper = h - h % 256
@@ -1014,366 +1034,431 @@ local function header_text(t, h)
   return sfmt("Header flags: 0x%08x", upper) .. (#names > 0 and (" (" .. tconcat(names, ", ") .. ")") or "")
 end
 
-local INDEX = setmetatable({}, { __index = function(tab, i)
-  local s = "[" .. i .. "] "
-  tab[i] = s
-  return s
-end })
+local INDEX = cache(KEEP, function(i) return "[" .. i .. "] " end)   -- array elements: "[3] "
+local BRACKET = cache(KEEP, function(n) return "[" .. n .. "]" end) -- counts: "Array[3]"
 
 ----------------------------------------------------------------------------------------------------
 -- Decoder: exactly the engine's accept/reject rules (godot_dissect/codec/decoder.py). Every reader
 -- checks the bytes; given a tree it also shows them. Readers return the position after the value
--- and, when showing, a short text for labels.
--- c: { raw, stop, d, types, utf8, ck (canonical check, for detection), canon, tvb, base, tlen }
+-- and, when showing, a short text for labels. Entry points: decode(), show(), top_shape().
 -- Offsets are 0-based within the message; raw string positions are 1-based.
 ----------------------------------------------------------------------------------------------------
 
+local decode, show, top_shape -- the decoder's entry points (the block below keeps the rest to itself)
+
+do
+
+-- The message being read, set by begin() for decode(), show() and top_shape() (which never run
+-- inside one another): upvalues, not fields of a table, because readers use them all the time
+local RAW, STOP, D, TYPES, UTF8 = "", 0, nil, nil, nil -- the bytes, where they end, the dialect
+local CK, CANON = false, true         -- checking that it re-encodes byte-identically (detection); result
+local ERR_OFF, ERR_MSG = false, false -- where and why it is malformed
+local TVB, BASE, TLEN = nil, 0, 0     -- showing: the Tvb, where the message starts in it, its length
+local COMPACT, DETAILS, LIMIT, MAX_SHOWN, NOTED = false, false, 0, 0, false -- preferences; depth noted
+local SERIAL = 0 -- counts the messages shown (see leaf())
+
+local function begin(raw, stop, d, ck)
+  RAW, STOP, D, TYPES, UTF8 = raw, stop, d, d.types, d.strict and decode_strict or decode_godot3
+  CK, CANON, ERR_OFF, ERR_MSG, NOTED = ck, true, false, false, false
+end
+
 local FAIL = {} -- the error object of a malformed message (anything else is a bug and is re-raised)
 
-local function fail(c, off, msg)
-  c.err_off, c.err_msg = off, msg
+local function fail(off, msg)
+  ERR_OFF, ERR_MSG = off, msg
   error(FAIL, 0)
 end
 
-local function need(c, pos, n, what)
-  if c.stop - pos < n then
-    local left = c.stop - pos
+local function need(pos, n, what)
+  if STOP - pos < n then
+    local left = STOP - pos
     if left < 0 then left = 0 end
-    fail(c, pos, sfmt("%s: needs %d bytes, %d left", what, n, left))
+    fail(pos, sfmt("%s: needs %d bytes, %d left", what, n, left))
   end
 end
 
 -- a single-bit flag of the header
 local function has(h, mask) return h % (mask + mask) >= mask end
 
-local function new_ctx(raw, stop, d, ck)
-  return { raw = raw, stop = stop, d = d, types = d.types, ck = ck, canon = true,
-           utf8 = d.strict and decode_strict or decode_godot3, key = {} }
-end
-
 -- the TvbRange of message bytes [s, e), clamped to the data
-local function rg(c, s, e)
-  local tl = c.tlen
+local function rg(s, e)
+  local tl = TLEN
   if e > tl then e = tl end
   if s >= tl then s = tl - 1 end
   if e < s then e = s end
-  return c.tvb(c.base + s, e - s)
+  return TVB(BASE + s, e - s)
 end
 
-local function read_string(c, pos, what, packed)
-  if c.stop - pos < 4 then need(c, pos, 4, what .. " length") end
-  local raw = c.raw
+local function read_string(pos, what, packed)
+  if STOP - pos < 4 then need(pos, 4, what .. " length") end
+  local raw = RAW
   local n = unpack("<i4", raw, pos + 1)
-  if n < 0 then fail(c, pos, sfmt("%s length %d is negative", what, n)) end
+  if n < 0 then fail(pos, sfmt("%s length %d is negative", what, n)) end
   local start = pos + 4
   local stop = start + n
   local pad = (-n) % 4
-  if stop + pad > c.stop then
-    fail(c, pos, sfmt("%s length %d (+%d padding) runs past the end (%d bytes left)", what, n, pad, c.stop - start))
+  if stop + pad > STOP then
+    fail(pos, sfmt("%s length %d (+%d padding) runs past the end (%d bytes left)", what, n, pad, STOP - start))
   end
   local bytes = ssub(raw, start + 1, stop)
-  local s, canon = c.utf8(bytes)
-  if s == nil then fail(c, start, what .. " is not valid UTF-8") end
-  if c.ck then
+  local s, canon = UTF8(bytes)
+  if s == nil then fail(start, what .. " is not valid UTF-8") end
+  if CK then
     if packed then -- the engine writes each element with one NUL terminator
-      canon = n > 0 and sfind(bytes, "\0", 1, true) == n and (select(2, c.utf8(ssub(bytes, 1, n - 1)))) or false
+      canon = n > 0 and sfind(bytes, "\0", 1, true) == n and (select(2, UTF8(ssub(bytes, 1, n - 1)))) or false
     end
-    if not canon or (pad > 0 and ssub(raw, stop + 1, stop + pad) ~= ZEROS[pad]) then c.canon = false end
+    if not canon or (pad > 0 and ssub(raw, stop + 1, stop + pad) ~= ZEROS[pad]) then CANON = false end
   end
   return s, stop + pad, n
 end
 
-local variant, add_key, DUMMY -- forward
+local variant -- forward
 
-local F_type = F.type
+-- TreeItem methods, looked up once (show() fills them in from the first tree it is given): a method
+-- call on a TreeItem (tree:add) first goes through Wireshark's __index for the method, which costs
+-- about a sixth of what adding the item costs
+local add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden
 
-local function add_root(c, tree, t, s, e, label, key, h)
-  if e > c.tlen then e = c.tlen end -- a PackedByteArray's missing final padding
-  local item = tree:add(F_type, c.tvb(c.base + s, e - s), t.id, label)
-  if key then add_key(c, item, key) end
-  if h >= 256 then item:add(F.flags, c.tvb(c.base + s, 4), h - h % 256, header_text(t, h)) end
+local function tree_methods(tree)
+  add, add_le, set_text, set_len = tree.add, tree.add_le, tree.set_text, tree.set_len
+  prepend_text, add_expert, set_hidden = tree.prepend_text, tree.add_tvb_expert_info, tree.set_hidden
+end
+
+local INT64 = cache(KEEP, Int64.new) -- values of godot.int (an int64 field takes Int64 objects)
+local KEY = "Key: " -- the prefix of a key shown as a Variant
+local F_type, F_flags, F_int, F_float, F_bool, F_string, F_count =
+  F.type, F.flags, F.int, F.float, F.bool, F.string, F.count
+
+-- an Object property, or a Dictionary key that is not a String (see read_key), in its value's subtree
+local function show_key(item, key)
+  if key.prop then
+    add(item, F.property, rg(key.s, key.e), key.prop)
+  else
+    -- any other key is a Variant of its own, shown inside; its text leads the value's label
+    local _, text = variant(key.s, key.depth, item, KEY, nil)
+    key.text, key.pre = text, text .. " → "
+    prepend_text(item, key.pre)
+  end
+end
+
+-- The item of one Variant: its type (godot.type), labelled with the value; inside it the key it is
+-- the value of, and the header flags when any are set. Returns the item and its TvbRange, which the
+-- fields inside share (a container's Count, the value field with the details preference): every
+-- distinct TvbRange is an object that Wireshark's Lua API allocates and the garbage collector
+-- finalizes.
+local function head(tree, t, s, e, label, key, h)
+  if e > TLEN then e = TLEN end -- a PackedByteArray's missing final padding
+  local range = TVB(BASE + s, e - s)
+  local item = add(tree, F_type, range, t.id, label)
+  if key then show_key(item, key) end
+  if h >= 256 then add(item, F_flags, TVB(BASE + s, 4), h - h % 256, header_text(t, h)) end
+  return item, range
+end
+
+-- The item of a bool, int, float or String Variant (unless the details preference is set): its
+-- value field (godot.bool, godot.int, godot.float, godot.string) as the item, labelled with the type
+-- and the value, covering the whole Variant. The first such Variant of each type in a message also
+-- gets a hidden godot.type item (as Wireshark's ip.addr items are), so that a filter on godot.type
+-- still finds the message; the compact tree leaves that and the header flags out.
+local function leaf(tree, t, s, e, field, value, label, key, h)
+  local range = TVB(BASE + s, e - s)
+  local item = add(tree, field, range, value, label)
+  if key then show_key(item, key) end
+  if not COMPACT then
+    if h >= 256 then add(item, F_flags, TVB(BASE + s, 4), h - h % 256, header_text(t, h)) end
+    if t.shown ~= SERIAL then
+      t.shown = SERIAL
+      set_hidden(add(item, F_type, range, t.id))
+    end
+  end
   return item
 end
 
+-- One reader per layout kind: R[kind](t, pos, h, s, depth, tree, prefix, key) checks the value at
+-- `pos` (its header, `h`, starts at `s`) and returns the position after it; given a tree it shows it
+-- there (`prefix` leads the label, `key` is what it is the value of) and returns its text too.
 local R = {}
 
-R.empty = function(c, t, pos, h, s, depth, tree, prefix, key)
-  if tree then add_root(c, tree, t, s, pos, prefix .. t.name, key, h) end
+R.empty = function(t, pos, h, s, depth, tree, prefix, key)
+  if tree then head(tree, t, s, pos, prefix .. t.name, key, h) end
   return pos, t.name
 end
 
-R.bool = function(c, t, pos, h, s, depth, tree, prefix, key)
-  if c.stop - pos < 4 then need(c, pos, 4, t.name) end
-  local v = unpack("<I4", c.raw, pos + 1)
-  if c.ck and v > 1 then c.canon = false end
+R.bool = function(t, pos, h, s, depth, tree, prefix, key)
+  if STOP - pos < 4 then need(pos, 4, t.name) end
+  local v = unpack("<I4", RAW, pos + 1)
+  if CK and v > 1 then CANON = false end
   if not tree then return pos + 4 end
-  local text = t.name .. (v ~= 0 and ": true" or ": false")
-  if P.compact then
-    tree:add(F.bool, c.tvb(c.base + s, 8), v ~= 0, prefix .. text)
-    return pos + 4, text
+  local text = v ~= 0 and t.text_true or t.text_false
+  if DETAILS then
+    local item, range = head(tree, t, s, pos + 4, prefix .. text, key, h)
+    add(item, F_bool, range, v ~= 0)
+  else
+    leaf(tree, t, s, pos + 4, F_bool, v ~= 0, prefix .. text, key, h)
   end
-  add_root(c, tree, t, s, pos + 4, prefix .. text, key, h):add(F.bool, c.tvb(c.base + pos, 4), v ~= 0)
   return pos + 4, text
 end
 
-R.number = function(c, t, pos, h, s, depth, tree, prefix, key)
+R.number = function(t, pos, h, s, depth, tree, prefix, key)
   local wide = h >= 65536 and has(h, FLAG64)
   local size = wide and t.wsize or t.nsize
-  if c.stop - pos < size then need(c, pos, size, wide and t.wname or t.nname) end
-  if not tree then return pos + size end
-  if P.compact and t.is_int and prefix ~= "" then
-    -- one item, labelled by Wireshark (64-bit fields take 4- or 8-byte ranges, sign-extended)
-    tree:add_le(F.int, c.tvb(c.base + pos, size)):prepend_text(prefix)
-    return pos + size
-  end
-  local v = unpack(wide and t.wfmt or t.nfmt, c.raw, pos + 1)
-  local text = t.colon .. (t.is_int and SMALL[v] or fmt_float(v, not wide))
-  if P.compact then -- one item: the value's field
-    if t.is_int then
-      tree:add_le(F.int, c.tvb(c.base + pos, size))
-    else
-      tree:add(F.float, c.tvb(c.base + pos, size), v, prefix .. text)
-    end
-    return pos + size, text
-  end
-  local item = add_root(c, tree, t, s, pos + size, prefix .. text, key, h)
-  if t.is_int then -- 64-bit fields take 4- or 8-byte ranges (sign-extended)
-    item:add_le(F.int, c.tvb(c.base + pos, size))
+  if STOP - pos < size then need(pos, size, wide and t.wname or t.nname) end
+  local e = pos + size
+  if not tree then return e end
+  local field, value, text
+  if not t.is_int then
+    value = unpack(wide and t.wfmt or t.nfmt, RAW, pos + 1)
+    field, text = F_float, t.colon .. fmt_float(value, not wide)
+  elseif wide then -- a Lua number cannot hold every 64-bit integer: an Int64 of the two halves
+    local low, high = unpack("<I4I4", RAW, pos + 1)
+    value = Int64.new(low, high)
+    field, text = F_int, t.colon .. tostring(value)
   else
-    item:add(F.float, c.tvb(c.base + pos, size), v)
+    local v = unpack(t.nfmt, RAW, pos + 1)
+    field, value, text = F_int, INT64[v], t.colon .. SMALL[v]
   end
-  return pos + size, text
+  if DETAILS then
+    local item, range = head(tree, t, s, e, prefix .. text, key, h)
+    add(item, field, range, value)
+  else
+    leaf(tree, t, s, e, field, value, prefix .. text, key, h)
+  end
+  return e, text
 end
 
-R.string = function(c, t, pos, h, s, depth, tree, prefix, key)
-  local str, np, n = read_string(c, pos, t.name)
+R.string = function(t, pos, h, s, depth, tree, prefix, key)
+  local str, np = read_string(pos, t.name)
   if not tree then return np end
-  local text = t.colon .. quote(str)
-  if P.compact then
-    tree:add(F.string, c.tvb(c.base + s, np - s), str, prefix .. text)
-    return np, text
+  local text = t.colon .. QUOTED[str]
+  if DETAILS then
+    local item, range = head(tree, t, s, np, prefix .. text, key, h)
+    add_le(item, F.len, TVB(BASE + pos, 4))
+    add(item, F_string, range, str)
+  else
+    leaf(tree, t, s, np, F_string, str, prefix .. text, key, h)
   end
-  local item = add_root(c, tree, t, s, np, prefix .. text, key, h)
-  if P.details then item:add_le(F.len, c.tvb(c.base + pos, 4)) end
-  item:add(F.string, c.tvb(c.base + pos + 4, n), str)
   return np, text
 end
 
-R.struct = function(c, t, pos, h, s, depth, tree, prefix, key)
+-- the label of a math value, e.g. "Vector3: (0, 1.5, -4)": one string.format for all components
+-- (t.nlabel, t.wlabel), kept by the value's bytes (rotations and velocities repeat)
+local function struct_text(t, bytes, fmt, wide)
+  local labels = wide and t.wlabels or t.nlabels
+  local text = labels[bytes]
+  if text == nil then
+    text = sfmt(wide and t.wlabel or t.nlabel, unpack(fmt, bytes))
+    if t.nlabeled > KEEP then t.nlabels, t.wlabels, t.nlabeled = {}, {}, 0; labels = wide and t.wlabels or t.nlabels end
+    labels[bytes], t.nlabeled = text, t.nlabeled + 1
+  end
+  return text
+end
+
+R.struct = function(t, pos, h, s, depth, tree, prefix, key)
   local wide = t.real and h >= 65536 and has(h, FLAG64)
   local size = wide and t.wsize or t.nsize
-  if c.stop - pos < size then need(c, pos, size, t.name .. (wide and " (64-bit)" or "")) end
-  if c.ck and t.real and wide ~= c.d.real_double then c.canon = false end
+  if STOP - pos < size then need(pos, size, t.name .. (wide and " (64-bit)" or "")) end
+  if CK and t.real and wide ~= D.real_double then CANON = false end
   if not tree then return pos + size end
   local fmt = wide and t.wfmt or t.nfmt
   -- a single-precision build reads 64-bit components into float32 (the engine's C cast)
-  local single = wide and not c.d.real_double
-  -- labels of math values, memoized by their bytes (rotations, velocities repeat)
-  local bytes = ssub(c.raw, pos + 1, pos + size)
+  local single = wide and not D.real_double
+  local bytes = ssub(RAW, pos + 1, pos + size)
   if single then bytes, fmt = Struct.pack(t.nfmt, unpack(fmt, bytes)), t.nfmt end
-  local labels = (wide and not single) and t.wlabels or t.nlabels
-  local text = labels[bytes]
-  if text == nil then
-    text = sfmt((wide and not single) and t.wlabel or t.nlabel, unpack(fmt, bytes))
-    t.nlabeled = (t.nlabeled or 0) + 1
-    if t.nlabeled > 4096 then t.nlabels, t.wlabels, t.nlabeled = {}, {}, 0; labels = wide and t.wlabels or t.nlabels end
-    labels[bytes] = text
-  end
-  local item = add_root(c, tree, t, s, pos + size, prefix .. text, key, h)
-  if P.details then
+  local text = struct_text(t, bytes, fmt, wide and not single)
+  local item = head(tree, t, s, pos + size, prefix .. text, key, h)
+  if DETAILS then
     local vals = { unpack(fmt, bytes) }
     local cs = wide and 8 or 4
     local names = t.L.fields
     for i = 1, t.n do
       local off = pos + (i - 1) * cs
       local v = vals[i]
-      item:add(F.component, rg(c, off, off + cs), v,
-               names[i] .. ": " .. (t.is_int and sfmt("%d", v) or fmt_float(v, single or not wide)))
+      add(item, F.component, rg(off, off + cs), v,
+          names[i] .. ": " .. (t.is_int and sfmt("%d", v) or fmt_float(v, single or not wide)))
     end
   end
   return pos + size, text
 end
 
-R.node_path = function(c, t, pos, h, s, depth, tree, prefix, key)
-  need(c, pos, 4, t.name)
-  local raw = c.raw
+R.node_path = function(t, pos, h, s, depth, tree, prefix, key)
+  need(pos, 4, t.name)
+  local raw = RAW
   local first = unpack("<I4", raw, pos + 1)
-  if first < t.new_bit then fail(c, pos, t.name .. " in the old (Godot 2) string format is rejected") end
-  need(c, pos, 12, t.name .. " header")
+  if first < t.new_bit then fail(pos, t.name .. " in the old (Godot 2) string format is rejected") end
+  need(pos, 12, t.name .. " header")
   local n_names = first - t.new_bit
   local n_subs, flags = unpack("<I4I4", raw, pos + 5)
   if has(flags, t.legacy) then n_subs = (n_subs + 1) % 4294967296 end
-  if c.ck and flags ~= 0 and flags ~= t.absolute then c.canon = false end
+  if CK and flags ~= 0 and flags ~= t.absolute then CANON = false end
   local p = pos + 12
-  local parts = tree and {} or nil
+  local names = tree and {} or nil
   local total = (n_names + n_subs) % 4294967296
   local i = 0
   while i < total do -- bounded by the data: every part needs at least 4 bytes
     local str
-    str, p = read_string(c, p, sfmt("%s part %d", t.name, i))
-    if parts then parts[#parts + 1] = str end
+    str, p = read_string(p, sfmt("%s part %d", t.name, i))
+    if names then names[#names + 1] = str end
     i = i + 1
   end
   if not tree then return p end
-  local names, subs = {}, {}
-  for k, part in ipairs(parts) do
-    if k <= n_names then names[#names + 1] = part else subs[#subs + 1] = part end
-  end
-  local absolute = has(flags, t.absolute) and (#parts > 0 or not c.d.empty_path_relative)
+  local subs = {}
+  for k = #names, n_names + 1, -1 do subs[k - n_names] = names[k]; names[k] = nil end
+  local absolute = has(flags, t.absolute) and (total > 0 or not D.empty_path_relative)
   local path = (absolute and "/" or "") .. tconcat(names, "/")
   if #subs > 0 then path = path .. ":" .. tconcat(subs, ":") end
-  local text = t.name .. ": " .. quote(path)
-  local item = add_root(c, tree, t, s, p, prefix .. text, key, h)
-  item:add(F.nodepath, rg(c, pos, p), path)
-  if P.details then
-    item:add(F.count, rg(c, pos, pos + 4), n_names, "Names: " .. n_names)
-    item:add(F.count, rg(c, pos + 4, pos + 8), #subs, "Subnames: " .. #subs)
-    item:add(F.flags, rg(c, pos + 8, pos + 12), flags, sfmt("Path flags: 0x%x", flags))
+  local text = t.colon .. QUOTED[path]
+  local item = head(tree, t, s, p, prefix .. text, key, h)
+  add(item, F.nodepath, rg(pos, p), path)
+  if DETAILS then
+    add(item, F_count, rg(pos, pos + 4), n_names, "Names: " .. n_names)
+    add(item, F_count, rg(pos + 4, pos + 8), #subs, "Subnames: " .. #subs)
+    add(item, F_flags, rg(pos + 8, pos + 12), flags, sfmt("Path flags: 0x%x", flags))
   end
   return p, text
 end
 
-R.id64 = function(c, t, pos, h, s, depth, tree, prefix, key)
-  need(c, pos, 8, t.name)
+R.id64 = function(t, pos, h, s, depth, tree, prefix, key)
+  need(pos, 8, t.name)
   if not tree then return pos + 8 end
-  local text = t.name .. ": " .. tostring(unpack("<E", c.raw, pos + 1))
-  add_root(c, tree, t, s, pos + 8, prefix .. text, key, h):add_le(F.id, rg(c, pos, pos + 8))
+  local text = t.colon .. tostring(unpack("<E", RAW, pos + 1))
+  add_le(head(tree, t, s, pos + 8, prefix .. text, key, h), F.id, rg(pos, pos + 8))
   return pos + 8, text
 end
 
-R.signal = function(c, t, pos, h, s, depth, tree, prefix, key)
-  local name, np, n = read_string(c, pos, t.name .. " name")
-  need(c, np, 8, t.name .. " object id")
+R.signal = function(t, pos, h, s, depth, tree, prefix, key)
+  local name, np, n = read_string(pos, t.name .. " name")
+  need(np, 8, t.name .. " object id")
   if not tree then return np + 8 end
-  local text = t.name .. ": " .. quote(name) .. " on #" .. tostring(unpack("<E", c.raw, np + 1))
-  local item = add_root(c, tree, t, s, np + 8, prefix .. text, key, h)
-  item:add(F.string, rg(c, pos + 4, pos + 4 + n), name)
-  item:add_le(F.id, rg(c, np, np + 8))
+  local text = t.colon .. QUOTED[name] .. " on #" .. tostring(unpack("<E", RAW, np + 1))
+  local item = head(tree, t, s, np + 8, prefix .. text, key, h)
+  add(item, F_string, rg(pos + 4, pos + 4 + n), name)
+  add_le(item, F.id, rg(np, np + 8))
   return np + 8, text
 end
 
-R.packed_bytes = function(c, t, pos, h, s, depth, tree, prefix, key)
-  need(c, pos, 4, t.name .. " count")
-  local n = unpack("<i4", c.raw, pos + 1)
+R.packed_bytes = function(t, pos, h, s, depth, tree, prefix, key)
+  need(pos, 4, t.name .. " count")
+  local n = unpack("<i4", RAW, pos + 1)
   local data = pos + 4
-  if n < 0 or n > c.stop - data then
-    fail(c, pos, sfmt("%s count %d does not fit the %d bytes left", t.name, n, c.stop - data))
+  if n < 0 or n > STOP - data then
+    fail(pos, sfmt("%s count %d does not fit the %d bytes left", t.name, n, STOP - data))
   end
   local pad = (-n) % 4
-  if c.ck and pad > 0 and ssub(c.raw, data + n + 1, data + n + pad) ~= ZEROS[pad] then c.canon = false end
+  if CK and pad > 0 and ssub(RAW, data + n + 1, data + n + pad) ~= ZEROS[pad] then CANON = false end
   -- the engine counts the padding as used even when it is missing at the very end
   local np = data + n + pad
   if not tree then return np end
-  local text = t.name .. "[" .. n .. "]"
-  local item = add_root(c, tree, t, s, np, prefix .. text, key, h)
-  item:add_le(F.count, rg(c, pos, data))
-  if n > 0 then item:add(F.bytes, rg(c, data, data + n)) end
+  local text = t.name .. BRACKET[n]
+  local item = head(tree, t, s, np, prefix .. text, key, h)
+  add_le(item, F_count, rg(pos, data))
+  if n > 0 then add(item, F.bytes, rg(data, data + n)) end
   return np, text
 end
 
-R.packed_strings = function(c, t, pos, h, s, depth, tree, prefix, key)
-  need(c, pos, 4, t.name .. " count")
-  local n = unpack("<i4", c.raw, pos + 1)
-  if c.ck and n < 0 then c.canon = false end
+R.packed_strings = function(t, pos, h, s, depth, tree, prefix, key)
+  need(pos, 4, t.name .. " count")
+  local n = unpack("<i4", RAW, pos + 1)
+  if CK and n < 0 then CANON = false end
+  local text = t.name .. BRACKET[n]
   local item
   if tree then
-    item = add_root(c, tree, t, s, pos + 4, prefix .. t.name .. "[" .. n .. "]", key, h)
-    item:add_le(F.count, rg(c, pos, pos + 4))
+    item = head(tree, t, s, pos + 4, prefix .. text, key, h)
+    add_le(item, F_count, rg(pos, pos + 4))
   end
-  local lim = P.packed_limit
+  local lim = LIMIT
   local p = pos + 4
   local i = 0
   while i < n do -- negative n: empty, as in the engine; every string needs at least 4 bytes
-    local str, np, len = read_string(c, p, sfmt("%s[%d]", t.name, i), true)
-    if item and i < lim then item:add(F.string, rg(c, p + 4, p + 4 + len), str, INDEX[i] .. quote(str)) end
+    local str, np, len = read_string(p, sfmt("%s[%d]", t.name, i), true)
+    if item and i < lim then add(item, F_string, rg(p + 4, p + 4 + len), str, INDEX[i] .. QUOTED[str]) end
     p = np
     i = i + 1
   end
   if not tree then return p end
-  if n > lim then item:add(F.more, rg(c, pos + 4, p)):set_text(sfmt("… %d more elements", n - lim)) end
-  item:set_len((p < c.tlen and p or c.tlen) - s)
-  return p, t.name .. "[" .. n .. "]"
+  if n > lim then set_text(add(item, F.more, rg(pos + 4, p)), sfmt("… %d more elements", n - lim)) end
+  set_len(item, (p < TLEN and p or TLEN) - s)
+  return p, text
 end
 
-R.packed = function(c, t, pos, h, s, depth, tree, prefix, key)
-  need(c, pos, 4, t.name .. " count")
-  local n = unpack("<i4", c.raw, pos + 1)
+R.packed = function(t, pos, h, s, depth, tree, prefix, key)
+  need(pos, 4, t.name .. " count")
+  local n = unpack("<i4", RAW, pos + 1)
   local data = pos + 4
   local wide = t.real and h >= 65536 and has(h, FLAG64)
   local es = wide and t.wesize or t.esize
-  if n < 0 or n * es > c.stop - data then
-    fail(c, pos, sfmt("%s count %d x %d bytes does not fit the %d bytes left", t.name, n, es, c.stop - data))
+  if n < 0 or n * es > STOP - data then
+    fail(pos, sfmt("%s count %d x %d bytes does not fit the %d bytes left", t.name, n, es, STOP - data))
   end
   local np = data + n * es
-  if c.ck then
-    if t.real and wide ~= c.d.real_double then c.canon = false end
+  if CK then
+    if t.real and wide ~= D.real_double then CANON = false end
     local gap = es - t.csize * t.width
     if not wide and gap > 0 then -- a padded stride: our encoder zeroes the engine's filler
-      local z, raw = srep("\0", gap), c.raw
+      local z, raw = srep("\0", gap), RAW
       for i = 0, n - 1 do
         local q = data + i * es + es - gap
-        if ssub(raw, q + 1, q + gap) ~= z then c.canon = false; break end
+        if ssub(raw, q + 1, q + gap) ~= z then CANON = false; break end
       end
     end
   end
   if not tree then return np end
-  local text = t.name .. "[" .. n .. "]"
-  local item = add_root(c, tree, t, s, np, prefix .. text, key, h)
-  item:add_le(F.count, rg(c, pos, data))
-  local lim = P.packed_limit
+  local text = t.name .. BRACKET[n]
+  local item = head(tree, t, s, np, prefix .. text, key, h)
+  add_le(item, F_count, rg(pos, data))
+  local lim = LIMIT
   local shown = n < lim and n or lim
-  local raw = c.raw
+  local raw = RAW
   local fmt = "<" .. (wide and "d" or t.code)
   local cs = wide and 8 or t.csize
-  local round = wide and not c.d.real_double -- a single-precision build reads them into float32
+  local round = wide and not D.real_double -- a single-precision build reads them into float32
   local single = round or (not wide and t.code == "f")
   for i = 0, shown - 1 do
     local off = data + i * es
     if t.width == 1 then
       if t.is_int then
-        item:add_le(F.int, rg(c, off, off + cs)):prepend_text(INDEX[i])
+        prepend_text(add_le(item, F_int, rg(off, off + cs)), INDEX[i])
       else
         local v = unpack(fmt, raw, off + 1)
         if round then v = unpack("<f", Struct.pack("<f", v)) end
-        item:add(F.float, rg(c, off, off + cs), v, INDEX[i] .. fmt_float(v, single))
+        add(item, F_float, rg(off, off + cs), v, INDEX[i] .. fmt_float(v, single))
       end
     else
-      local parts = {}
+      local el = {}
       for k = 0, t.width - 1 do
         local v = unpack(fmt, raw, off + k * cs + 1)
         if round then v = unpack("<f", Struct.pack("<f", v)) end
-        parts[#parts + 1] = fmt_float(v, single)
+        el[#el + 1] = fmt_float(v, single)
       end
-      local el = "(" .. tconcat(parts, ", ") .. ")"
-      item:add(F.element, rg(c, off, off + es), el, INDEX[i] .. el)
+      local str = "(" .. tconcat(el, ", ") .. ")"
+      add(item, F.element, rg(off, off + es), str, INDEX[i] .. str)
     end
   end
-  if n > lim then item:add(F.more, rg(c, data + lim * es, np)):set_text(sfmt("… %d more elements", n - lim)) end
+  if n > lim then set_text(add(item, F.more, rg(data + lim * es, np)), sfmt("… %d more elements", n - lim)) end
   return np, text
 end
 
 -- typed-container info: builtin type id or a class name / script path string
-local function container_type(c, pos, kind, what)
+local function container_type(pos, kind, what)
   local kname = KINDS[kind + 1]
   if kname == "builtin" then
-    need(c, pos, 4, what .. " builtin type")
-    local id = unpack("<I4", c.raw, pos + 1)
-    if id >= c.d.vmax then fail(c, pos, sfmt("%s builtin type %d is not below %d", what, id, c.d.vmax)) end
-    local et = c.types[id]
-    if c.ck and et.key == "NIL" then c.canon = false end -- the encoder writes Variant as untyped
+    need(pos, 4, what .. " builtin type")
+    local id = unpack("<I4", RAW, pos + 1)
+    if id >= D.vmax then fail(pos, sfmt("%s builtin type %d is not below %d", what, id, D.vmax)) end
+    local et = TYPES[id]
+    if CK and et.key == "NIL" then CANON = false end -- the encoder writes Variant as untyped
     return { kind = kname, t = et, name = et.name, s = pos, e = pos + 4 }, pos + 4
   end
-  local str, np = read_string(c, pos, what .. " " .. kname:gsub("_", " "))
+  local str, np = read_string(pos, what .. " " .. kname:gsub("_", " "))
   if kname == "script" and ssub(str, 1, 6) ~= "res://" then -- objects are allowed: the reader reads them
-    fail(c, pos, sfmt("%s script path %q does not start with res://", what, str))
+    fail(pos, sfmt("%s script path %q does not start with res://", what, str))
   end
   return { kind = kname, name = str, s = pos, e = np }, np
 end
 
 -- what the engine's typed container does with an element of type `et`: keep, convert or reject
-local function settle(c, ct, et)
+local function settle(ct, et)
   if ct == nil then return "keep" end
-  local obj = c.d.by_key.OBJECT
+  local obj = D.by_key.OBJECT
   if ct.kind ~= "builtin" or (obj and ct.t == obj) then
     if et.key == "NIL" or et.key == "OBJECT" then return "keep" end
     return "reject"
@@ -1385,89 +1470,112 @@ local function settle(c, ct, et)
   return "reject"
 end
 
-local function too_deep(c, item, s, e)
-  if not c.depth_noted then
-    c.depth_noted = true
-    item:add_tvb_expert_info(E.depth, rg(c, s, e),
-                             sfmt("nesting deeper than %d levels is not shown (preference godot.max_depth)", P.max_depth))
+local function too_deep(item, s, e)
+  if not NOTED then
+    NOTED = true
+    add_expert(item, E.depth, rg(s, e),
+               sfmt("nesting deeper than %d levels is not shown (preference godot.max_depth)", MAX_SHOWN))
   end
 end
 
-local function show_types(c, item, types)
+local function show_types(item, types)
   for _, which in ipairs({ "element", "key", "value" }) do
     local ct = types[which]
     if ct then
-      item:add(F.container_type, rg(c, ct.s, ct.e), ct.kind .. " " .. ct.name,
-               (which:gsub("^%l", string.upper)) .. " type: " .. ct.kind .. " " .. ct.name)
+      add(item, F.container_type, rg(ct.s, ct.e), ct.kind .. " " .. ct.name,
+          (which:gsub("^%l", string.upper)) .. " type: " .. ct.kind .. " " .. ct.name)
     end
   end
 end
 
--- the label of a Dictionary key, and how to show it inside its value's subtree
-local function read_key(c, pos, depth)
-  if depth > MAX_NESTING then fail(c, pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
-  if c.stop - pos < 4 then need(c, pos, 4, "Variant header") end
-  local raw = c.raw
-  local id, b1, b2, b3 = sbyte(raw, pos + 1, pos + 4)
-  local t = c.types[id]
-  local k = c.key
-  if t and t.kind == "string" and b1 + b2 + b3 == 0 and not P.details then
-    local str, np, n = read_string(c, pos + 4, t.name)
-    k.s, k.str, k.n, k.t, k.text, k.pre, k.prop = pos, str, n, t, quote(str), key_prefix(str), nil
-    return k, np
-  end
-  local np, text = variant(c, pos, depth, DUMMY, "", nil)
-  k.s, k.e, k.depth, k.text, k.str, k.pre, k.prop = pos, np, depth, text, nil, text .. " → ", nil
-  return k, np
-end
-
-add_key = function(c, item, key)
-  if key.str then
-    local t = key.t
-    local label = t.klabels[key.str]
-    if label == nil then
-      label = t.keylabel .. key.text
-      if t.nklabels > 4096 then t.klabels, t.nklabels = {}, 0 end
-      t.klabels[key.str], t.nklabels = label, t.nklabels + 1
+-- A Dictionary key, read before its value is shown. A String key is shown in its entry's label:
+-- { pre = '"name" → ', short = summary text }, kept by its bytes (keys repeat from message to
+-- message). Any other key (and every key with the details preference) is a Variant shown inside its
+-- value's item: { s, depth, pre }.
+local function read_key(pos, depth)
+  if depth > MAX_NESTING then fail(pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+  if STOP - pos < 4 then need(pos, 4, "Variant header") end
+  local raw = RAW
+  local id, b1, b2, b3, n0, n1, n2, n3 = sbyte(raw, pos + 1, pos + 8) -- the header and the length
+  local t = TYPES[id]
+  if t and t.kind == "string" and b1 + b2 + b3 == 0 and not DETAILS then
+    local start = pos + 8
+    if n3 and n3 < 128 then -- the whole length is there and it is not negative
+      local n = n0 + 256 * (n1 + 256 * (n2 + 256 * n3))
+      local np = start + n + (-n) % 4
+      if np <= STOP then
+        local key = t.keys[ssub(raw, start + 1, start + n)]
+        if key then return key, np end
+      end
     end
-    item:add(F.string, c.tvb(c.base + key.s + 8, key.n), key.str, label)
-  elseif key.prop then
-    item:add(F.property, rg(c, key.s, key.e), key.prop)
-  else
-    variant(c, key.s, key.depth, item, "Key: ", nil)
+    local str, np, n = read_string(pos + 4, t.name) -- fails as the engine does
+    local key = { pre = QUOTED[str] .. " → ", short = short(str, 24) }
+    if t.nkeys >= KEEP then t.keys, t.nkeys = {}, 0 end
+    t.keys[ssub(raw, start + 1, start + n)], t.nkeys = key, t.nkeys + 1
+    return key, np
   end
+  return { s = pos, depth = depth, pre = "" }, variant(pos, depth)
 end
 
-R.container = function(c, t, pos, h, s, depth, tree, prefix, key)
-  local raw = c.raw
+-- The label of a Dictionary: its type and first keys, e.g. Dictionary{id, pos, rot, vel, …}. The
+-- labels are kept in a trie of key texts: node[key] is the next node, node[1] the one before,
+-- node[2] the key, node[3] the label once made.
+local SUMMARY, summary_n = {}, 0
+local MORE = {} -- the key after the fourth: more keys follow
+
+local function summary_next(node, key)
+  local nx = node[key]
+  if nx == nil then
+    if summary_n >= KEEP then SUMMARY, summary_n = {}, 0 end
+    nx = { node, key }
+    node[key], summary_n = nx, summary_n + 1
+  end
+  return nx
+end
+
+local function summary_text(node)
+  local text = node[3]
+  if text == nil then
+    local keys, x = {}, node
+    while x[1] do
+      table.insert(keys, 1, x[2] == MORE and "…" or x[2])
+      x = x[1]
+    end
+    text = x[2] .. "{" .. tconcat(keys, ", ") .. "}"
+    node[3] = text
+  end
+  return text
+end
+
+R.container = function(t, pos, h, s, depth, tree, prefix, key)
+  local raw = RAW
   local pairs_ = t.pairs
   local types
   local what = pairs_ and "Dictionary" or "Array"
   if h >= 65536 then
     if pairs_ then
-      if c.d.typed_dictionary then
+      if D.typed_dictionary then
         local kk, vk = field_get(KEY_KIND, h), field_get(VAL_KIND, h)
         if kk ~= 0 or vk ~= 0 then
           types = {}
-          if kk ~= 0 then types.key, pos = container_type(c, pos, kk, "Dictionary key") end
-          if vk ~= 0 then types.value, pos = container_type(c, pos, vk, "Dictionary value") end
+          if kk ~= 0 then types.key, pos = container_type(pos, kk, "Dictionary key") end
+          if vk ~= 0 then types.value, pos = container_type(pos, vk, "Dictionary value") end
         end
       end
-    elseif c.d.typed_array then
+    elseif D.typed_array then
       local ek = field_get(EL_KIND, h)
       if ek ~= 0 then
         types = {}
-        types.element, pos = container_type(c, pos, ek, "Array element")
+        types.element, pos = container_type(pos, ek, "Array element")
       end
     end
   end
-  if c.stop - pos < 4 then need(c, pos, 4, what .. " count") end
+  if STOP - pos < 4 then need(pos, 4, what .. " count") end
   local word = unpack("<I4", raw, pos + 1)
   local n = word % (t.count_mask + 1)
-  if c.ck and n ~= word then c.canon = false end
-  local count_off = pos
+  if CK and n ~= word then CANON = false end
   pos = pos + 4
-  local item, sub, tname
+  local item, range, sub, tname, node
   if tree then
     tname = t.name
     if types then
@@ -1475,40 +1583,53 @@ R.container = function(c, t, pos, h, s, depth, tree, prefix, key)
                                             .. (types.value and types.value.name or "Variant"))
                                        or types.element.name) .. "]"
     end
-    item = add_root(c, tree, t, s, pos, prefix .. tname .. (pairs_ and " (incomplete)" or ("[" .. n .. "]")), key, h)
-    if types then show_types(c, item, types) end
-    if not P.compact then item:add(F.count, rg(c, count_off, pos), n) end
+    -- the item covers the header and the count until the end is known (set_len below); so does Count
+    item, range = head(tree, t, s, pos, prefix .. tname .. (pairs_ and " (incomplete)" or BRACKET[n]), key, h)
+    if key then prefix = key.pre end -- a key that is a Variant of its own has its text now
+    if types then show_types(item, types) end
+    if not COMPACT then add(item, F_count, range, n) end
     sub = item
-    if depth + 1 >= P.max_depth and n > 0 then
-      too_deep(c, item, s, c.stop)
+    if depth + 1 >= MAX_SHOWN and n > 0 then
+      too_deep(item, s, STOP)
       sub = nil
     end
+    if pairs_ then
+      node = SUMMARY[tname]
+      if node == nil then node = { nil, tname }; SUMMARY[tname] = node end
+    end
   end
-  local seen = (c.ck and pairs_) and {} or nil
+  local seen = (CK and pairs_) and {} or nil
   local settled = false -- an element the typed container converts or drops
-  local keys = (tree and pairs_) and {} or nil
   for i = 0, n - 1 do
     if pairs_ then
       local ks = pos
-      local kinfo
       if sub then
-        kinfo, pos = read_key(c, pos, depth + 1)
-        if #keys < 4 then keys[#keys + 1] = kinfo.str and short(kinfo.str, 24) or kinfo.text end
+        local k
+        k, pos = read_key(pos, depth + 1)
+        if k.s then
+          pos = variant(pos, depth + 1, sub, "", k)
+        else
+          pos = variant(pos, depth + 1, sub, k.pre, nil)
+        end
+        if i < 4 then
+          local kt = k.short or k.text
+          node = node[kt] or summary_next(node, kt)
+        end
       else
-        pos = variant(c, pos, depth + 1)
+        pos = variant(pos, depth + 1)
+        if seen then -- a repeated key collapses in the engine's Dictionary
+          local k = ssub(raw, ks + 1, pos)
+          if seen[k] then CANON = false end
+          seen[k] = true
+        end
+        pos = variant(pos, depth + 1)
       end
-      if seen then -- a repeated key collapses in the engine's Dictionary
-        local k = ssub(raw, ks + 1, pos)
-        if seen[k] then c.canon = false end
-        seen[k] = true
-      end
-      pos = variant(c, pos, depth + 1, sub, kinfo and kinfo.pre, not P.compact and kinfo or nil)
       if types and types.key then -- a typed Dictionary pushes its keys (Godot 4.6 keeps values as sent)
-        local st = settle(c, types.key, c.types[sbyte(raw, ks + 1)])
+        local st = settle(types.key, TYPES[sbyte(raw, ks + 1)])
         if st ~= "keep" then
           settled = true
           if sub then
-            sub:add_tvb_expert_info(E.engine, rg(c, ks, ks + 4), st == "convert"
+            add_expert(sub, E.engine, rg(ks, ks + 4), st == "convert"
               and sfmt("the engine converts key %d to the Dictionary's key type", i)
               or sfmt("the engine drops entry %d: its key is not of the Dictionary's key type", i))
           end
@@ -1516,13 +1637,13 @@ R.container = function(c, t, pos, h, s, depth, tree, prefix, key)
       end
     else
       local es = pos
-      pos = variant(c, pos, depth + 1, sub, sub and INDEX[i] or nil, nil)
+      pos = variant(pos, depth + 1, sub, sub and INDEX[i] or nil, nil)
       if types then -- a typed Array pushes each element: kept, converted or dropped
-        local st = settle(c, types.element, c.types[sbyte(raw, es + 1)])
+        local st = settle(types.element, TYPES[sbyte(raw, es + 1)])
         if st ~= "keep" then
           settled = true
           if sub then
-            sub:add_tvb_expert_info(E.engine, rg(c, es, es + 4), st == "convert"
+            add_expert(sub, E.engine, rg(es, es + 4), st == "convert"
               and sfmt("the engine converts element %d to the Array's element type", i)
               or sfmt("the engine drops element %d: it is not of the Array's element type", i))
           end
@@ -1530,111 +1651,112 @@ R.container = function(c, t, pos, h, s, depth, tree, prefix, key)
       end
     end
   end
-  if settled and c.ck then c.canon = false end
+  if settled and CK then CANON = false end
   if not tree then return pos end
-  item:set_len((pos < c.tlen and pos or c.tlen) - s)
-  local text
-  if pairs_ then
-    if n > #keys then keys[#keys + 1] = "…" end
-    text = tname .. "{" .. tconcat(keys, ", ") .. "}"
-    item:set_text(prefix .. text)
-  else
-    text = tname .. "[" .. n .. "]"
-  end
+  set_len(item, (pos < TLEN and pos or TLEN) - s)
+  if not pairs_ then return pos, tname .. BRACKET[n] end
+  if n > 4 then node = summary_next(node, MORE) end
+  local text = summary_text(node)
+  set_text(item, prefix .. text)
   return pos, text
 end
 
-R.object = function(c, t, pos, h, s, depth, tree, prefix, key)
-  local raw = c.raw
+R.object = function(t, pos, h, s, depth, tree, prefix, key)
+  local raw = RAW
   if h >= 65536 and has(h, OBJ_AS_ID) then
-    need(c, pos, 8, t.name .. " id")
+    need(pos, 8, t.name .. " id")
     if not tree then return pos + 8 end
     local text = t.name .. ": #" .. tostring(unpack("<E", raw, pos + 1))
-    add_root(c, tree, t, s, pos + 8, prefix .. text, key, h):add_le(F.id, rg(c, pos, pos + 8))
+    add_le(head(tree, t, s, pos + 8, prefix .. text, key, h), F.id, rg(pos, pos + 8))
     return pos + 8, text
   end
   -- a full object: the reader reads objects (allow_objects)
-  local cls, p, clen = read_string(c, pos, t.name .. " class name")
+  local cls, p, clen = read_string(pos, t.name .. " class name")
   local item
   if tree then
-    item = add_root(c, tree, t, s, p, prefix .. t.name .. ": " .. (cls == "" and "null" or cls), key, h)
-    item:add(F.class, rg(c, pos + 4, pos + 4 + clen), cls)
+    item = head(tree, t, s, p, prefix .. t.name .. ": " .. (cls == "" and "null" or cls), key, h)
+    if key then prefix = key.pre end
+    add(item, F.class, rg(pos + 4, pos + 4 + clen), cls)
   end
   if cls == "" then return p, t.name .. ": null" end
-  need(c, p, 4, t.name .. " property count")
+  need(p, 4, t.name .. " property count")
   local n = unpack("<i4", raw, p + 1)
-  if item then item:add_le(F.count, rg(c, p, p + 4)) end
+  if item then add_le(item, F_count, rg(p, p + 4)) end
   p = p + 4
-  if n < 0 and c.ck then c.canon = false end
+  if n < 0 and CK then CANON = false end
   local sub = item
-  if item and depth + 1 >= P.max_depth and n > 0 then too_deep(c, item, s, c.stop); sub = nil end
-  local seen = c.ck and {} or nil
+  if item and depth + 1 >= MAX_SHOWN and n > 0 then too_deep(item, s, STOP); sub = nil end
+  local seen = CK and {} or nil
   for _ = 1, n do
-    if depth + 1 > MAX_NESTING then fail(c, p, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+    if depth + 1 > MAX_NESTING then fail(p, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
     local ns = p
     local name
-    name, p = read_string(c, p, "property name")
+    name, p = read_string(p, "property name")
     if seen then
-      if seen[name] then c.canon = false end
+      if seen[name] then CANON = false end
       seen[name] = true
     end
     if sub then
-      p = variant(c, p, depth + 1, sub, "." .. name .. " = ", not P.compact and { prop = name, s = ns, e = p } or nil)
+      local pre = "." .. name .. " = "
+      p = variant(p, depth + 1, sub, pre, not COMPACT and { prop = name, s = ns, e = p, pre = pre } or nil)
     else
-      p = variant(c, p, depth + 1)
+      p = variant(p, depth + 1)
     end
   end
   local text = t.name .. ": " .. cls .. " (" .. (n > 0 and n or 0) .. " properties)"
   if item then
-    item:set_len((p < c.tlen and p or c.tlen) - s)
-    item:set_text(prefix .. text)
+    set_len(item, (p < TLEN and p or TLEN) - s)
+    set_text(item, prefix .. text)
   end
   return p, text
 end
 
-variant = function(c, pos, depth, tree, prefix, key)
-  if depth > MAX_NESTING then fail(c, pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
-  if c.stop - pos < 4 then need(c, pos, 4, "Variant header") end
-  local id, b1, b2, b3 = sbyte(c.raw, pos + 1, pos + 4)
-  local t = c.types[id]
-  if t == nil then fail(c, pos, sfmt("type id %d is not below %d (%s)", id, c.d.vmax, c.d.name)) end
-  local h = id + 256 * (b1 + 256 * (b2 + 256 * b3))
-  if c.ck and h >= 256 and band(h, 0xFFFFFF00 - t.allowed) ~= 0 then c.canon = false end
-  return R[t.kind](c, t, pos + 4, h, pos, depth, tree, prefix, key)
+for _, d in ipairs(DIALECT_LIST) do
+  for _, t in pairs(d.types) do t.read = R[t.kind] end
 end
 
--- a tree that shows nothing: for labels of things shown elsewhere (non-String Dictionary keys)
-local function dummy_method(self) return self end
-DUMMY = setmetatable({}, { __index = function() return dummy_method end })
+variant = function(pos, depth, tree, prefix, key)
+  if depth > MAX_NESTING then fail(pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+  if STOP - pos < 4 then need(pos, 4, "Variant header") end
+  local id, b1, b2, b3 = sbyte(RAW, pos + 1, pos + 4)
+  local t = TYPES[id]
+  if t == nil then fail(pos, sfmt("type id %d is not below %d (%s)", id, D.vmax, D.name)) end
+  local h = id + 256 * (b1 + 256 * (b2 + 256 * b3))
+  if CK and h >= 256 and band(h, 0xFFFFFF00 - t.allowed) ~= 0 then CANON = false end
+  return t.read(t, pos + 4, h, pos, depth, tree, prefix, key)
+end
 
 -- Check one message: ok, bytes used, canonical (re-encodes byte-identically), error offset, reason
-local function decode(raw, stop, d, ck)
-  local c = new_ctx(raw, stop, d, ck)
-  local ok, used = pcall(variant, c, 0, 0)
-  if ok then return true, used, c.canon end
+decode = function(raw, stop, d, ck)
+  begin(raw, stop, d, ck)
+  local ok, used = pcall(variant, 0, 0)
+  if ok then return true, used, CANON end
   if used ~= FAIL then error(used, 0) end
-  return false, nil, false, c.err_off, c.err_msg
+  return false, nil, false, ERR_OFF, ERR_MSG
 end
 
 -- Check and show one message under `tree`: ok, bytes used, label text, error offset, reason.
 -- A malformed message shows what was read before the error.
-local function show(tvb, base, raw, d, tree, prefix)
-  local c = new_ctx(raw, #raw, d, false)
-  c.tvb, c.base, c.tlen = tvb, base, #raw
-  local ok, used, text = pcall(variant, c, 0, 0, tree, prefix, nil)
+show = function(tvb, base, raw, d, tree, prefix)
+  begin(raw, #raw, d, false)
+  SERIAL = SERIAL + 1
+  TVB, BASE, TLEN = tvb, base, #raw
+  COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, P.packed_limit, P.max_depth
+  if add == nil then tree_methods(tree) end
+  local ok, used, text = pcall(variant, 0, 0, tree, prefix, nil)
   if ok then return true, used, text end
   if used ~= FAIL then error(used, 0) end
-  return false, nil, nil, c.err_off, c.err_msg
+  return false, nil, nil, ERR_OFF, ERR_MSG
 end
 
 -- The top of a valid message, for the debugger: { t, v (String/int value), kids = { {t, v}... } }
-local function top_shape(raw, d)
-  local c = new_ctx(raw, #raw, d, false)
+top_shape = function(raw, d)
+  begin(raw, #raw, d, false)
   local function leaf(pos)
     local id = sbyte(raw, pos + 1)
-    local t = c.types[id]
+    local t = TYPES[id]
     local node = { t = t }
-    if t.kind == "string" then node.v = read_string(c, pos + 4, t.name)
+    if t.kind == "string" then node.v = read_string(pos + 4, t.name)
     elseif t.kind == "number" and t.is_int then
       local h = unpack("<I4", raw, pos + 1)
       node.v = tonumber(tostring(unpack(has(h, FLAG64) and t.wfmt or t.nfmt, raw, pos + 5)))
@@ -1646,12 +1768,12 @@ local function top_shape(raw, d)
   if t.kind == "container" and not t.pairs then
     local h = unpack("<I4", raw, 1)
     local pos = 4
-    if c.d.typed_array and h >= 65536 then
+    if D.typed_array and h >= 65536 then
       local ek = field_get(EL_KIND, h)
       if ek ~= 0 then
         local ct
         top.typed = true
-        ct, pos = container_type(c, pos, ek, "Array element")
+        ct, pos = container_type(pos, ek, "Array element")
       end
     end
     local n = unpack("<I4", raw, pos + 1) % (t.count_mask + 1)
@@ -1659,11 +1781,13 @@ local function top_shape(raw, d)
     top.kids = {}
     for i = 1, n do
       top.kids[i] = leaf(pos)
-      pos = variant(c, pos, 1)
+      pos = variant(pos, 1)
     end
   end
   return top
 end
+
+end -- of the decoder
 
 ----------------------------------------------------------------------------------------------------
 -- Dialect detection per conversation: the rules of godot_dissect/detect.py
@@ -1794,9 +1918,19 @@ local function reset_state()
   last = { number = -1 }
 end
 
+-- pinfo.number and pinfo.visited, read once per dissector call (each read of a Pinfo attribute is a
+-- call into Wireshark); the cache holds the Pinfo object it was read from
+local seen_pinfo = { pinfo = false, number = -1, visited = false }
+
+local function frame_of(pinfo)
+  local f = seen_pinfo
+  if f.pinfo ~= pinfo then f.pinfo, f.number, f.visited = pinfo, pinfo.number, pinfo.visited end
+  return f.number, f.visited
+end
+
 local function conv_of(pinfo, transport)
-  local n = pinfo.number
-  if last.number == n and last.transport == transport and last.visited == pinfo.visited then
+  local n, visited = frame_of(pinfo)
+  if last.number == n and last.transport == transport and last.visited == visited then
     return last.conv, last.sender
   end
   local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
@@ -1812,7 +1946,7 @@ local function conv_of(pinfo, transport)
     end
     convs[key] = conv
   end
-  last.number, last.transport, last.visited, last.conv, last.sender = n, transport, pinfo.visited, conv, a
+  last.number, last.transport, last.visited, last.conv, last.sender = n, transport, visited, conv, a
   return conv, a
 end
 
@@ -1850,6 +1984,16 @@ local function is_array(n) return n.t.kind == "container" and not n.t.pairs end
 -- `hint`: a dialect already known to read the message exactly.
 local function finalize(conv, side, raw, debugger)
   local v = conv.verdict
+  if not debugger and conv.evidence_shown then
+    -- plain messages after the first share one record per verdict: the live heap stays small,
+    -- which keeps Lua's garbage collector cheap on big captures
+    local shared = conv.shared
+    if shared == nil or shared.verdict ~= v then
+      shared = { dialect = v.dialect, evidence = v.evidence, role = "variant", conv = conv, verdict = v, shared = true }
+      conv.shared = shared
+    end
+    return shared
+  end
   local rec = { dialect = v.dialect, evidence = v.evidence, role = "variant", conv = conv }
   if not conv.evidence_shown then rec.show_evidence, conv.evidence_shown = true, true end
   -- plain messages are checked while they are shown (show_message); debugger messages now, because
@@ -1911,6 +2055,16 @@ local function finalize(conv, side, raw, debugger)
   return rec
 end
 
+-- the frame's own record, to change it (a shared one is copied first)
+local function own(key, rec)
+  if not rec.shared then return rec end
+  local mine = {}
+  for k, x in pairs(rec) do mine[k] = x end
+  mine.shared, mine.verdict = nil, nil
+  frames[key] = mine
+  return mine
+end
+
 local function settle_pending(conv)
   local pending = conv.pending
   conv.pending = {}
@@ -1929,8 +2083,9 @@ local function first_pass(conv, side, raw, key, debugger)
     end
     decide(conv)
     settle_pending(conv)
-    frames[key].show_evidence = true -- the message that decided it
-    return frames[key]
+    local rec = own(key, frames[key])
+    rec.show_evidence = true -- the message that decided it
+    return rec
   end
   local rec = finalize(conv, side, raw, debugger)
   frames[key] = rec
@@ -1938,7 +2093,7 @@ local function first_pass(conv, side, raw, key, debugger)
 end
 
 -- Show one message (a datagram, a PDU body or a WebSocket message) at tvb[off, off + #raw)
-local function show_message(tvb, pinfo, tree, rec, raw, off, framing)
+local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
   local dname, evidence = rec.dialect, rec.show_evidence and rec.evidence
   local conv = rec.conv
   if rec.provisional then
@@ -1991,10 +2146,11 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing)
     info = rec.name
   else
     local ok, used, text, eoff, emsg = show(tvb, off, raw, d, root, "")
-    if not ok and not pinfo.visited and not rec.checked and conv and conv.verdict and conv.guess then
+    if not ok and not select(2, frame_of(pinfo)) and not rec.checked and conv and conv.verdict and conv.guess then
       -- a message the conversation's dialect rejects: the Python reader's reconsider()
       local switched = reconsider(conv, raw)
       if switched then
+        rec = own(key, rec)
         rec.dialect, rec.evidence, rec.show_evidence = switched.dialect, switched.evidence, true
         d, dname = DIALECTS[switched.dialect], switched.dialect
         root:add(F.dialect, whole, dname):add(F.evidence, whole, switched.evidence)
@@ -2033,15 +2189,17 @@ local frame_state = { number = -1, first = true }
 
 local function set_info(pinfo, text)
   local st = frame_state
-  if st.number ~= pinfo.number or st.visited ~= pinfo.visited then
-    st.number, st.visited, st.first = pinfo.number, pinfo.visited, true
+  local number, visited = frame_of(pinfo)
+  local cols = pinfo.cols
+  if st.number ~= number or st.visited ~= visited then
+    st.number, st.visited, st.first = number, visited, true
+    cols.protocol = "Godot"
   end
-  pinfo.cols.protocol = "Godot"
   if st.first then
-    pinfo.cols.info = text
+    cols.info = text
     st.first = false
   else
-    pinfo.cols.info:append(" | " .. text)
+    cols.info:append(" | " .. text)
   end
 end
 
@@ -2051,13 +2209,13 @@ local function message(tvb, pinfo, tree, conv, sender, raw, off, key, framing, d
   if rec == nil then
     rec = first_pass(conv, side_of(conv, sender), raw, key, debugger)
   end
-  if rec.provisional and pinfo.visited then
+  if rec.provisional and select(2, frame_of(pinfo)) then
     -- shown before the conversation's dialect was known: settle the conversation now
     local c = rec.conv
     if c.verdict == nil then decide(c); settle_pending(c) end
     rec = frames[key]
   end
-  set_info(pinfo, show_message(tvb, pinfo, tree, rec, raw, off, framing))
+  set_info(pinfo, show_message(tvb, pinfo, tree, rec, raw, off, framing, key))
 end
 
 ----------------------------------------------------------------------------------------------------
@@ -2085,6 +2243,7 @@ local PORTS = { udp = {}, tcp = {}, debugger = {} }
 
 local function known(transport, pinfo)
   local r = PORTS[transport]
+  if #r == 0 then return false end
   return in_range(r, pinfo.src_port) or in_range(r, pinfo.dst_port)
 end
 
@@ -2107,11 +2266,11 @@ end
 
 -- UDP: one datagram, one Variant
 local function dissect_udp(tvb, pinfo, tree)
-  local len = tvb:len()
-  if len == 0 then return 0 end
   local raw = tvb:raw()
+  local len = #raw
+  if len == 0 then return 0 end
   local conv, sender = conv_of(pinfo, "udp")
-  local key = "u" .. pinfo.number
+  local key, visited = frame_of(pinfo) -- UDP records are keyed by frame number (TCP and WebSocket ones by strings)
   if frames[key] == false then return 0 end -- not a Godot message on the first pass
   if not (conv.confirmed or conv.by_port or known("udp", pinfo)) then
     -- the heuristic's rules (the Python reader): until the conversation is confirmed, a datagram must
@@ -2122,13 +2281,13 @@ local function dissect_udp(tvb, pinfo, tree)
     if first ~= "godot4" and first ~= "godot3" then first = conv.plausible end
     local hint = plausible_in(raw, len, first)
     if not hint then
-      if not pinfo.visited then frames[key] = false end
+      if not visited then frames[key] = false end
       return 0
     end
     conv.plausible = hint
     if len >= 8 then
       conv.confirmed = true
-    elseif pinfo.visited then
+    elseif visited then
       return 0 -- short datagrams of a conversation no longer one ever confirmed
     end
   end
@@ -2211,7 +2370,7 @@ end
 function godot.dissector(tvb, pinfo, tree)
   if pinfo.port_type == 3 then
     local conv = conv_of(pinfo, "udp")
-    if not pinfo.visited and not known("udp", pinfo) and not conv.heuristic then
+    if not conv.heuristic and not select(2, frame_of(pinfo)) and not known("udp", pinfo) then
       conv.by_port = true -- Decode As: every datagram is a Godot message
     end
     return dissect_udp(tvb, pinfo, tree)
@@ -2325,3 +2484,4098 @@ DissectorTable.get("tcp.port"):add_for_decode_as(godot)
 godot:register_heuristic("udp", heur_udp)
 godot:register_heuristic("tcp", heur_tcp)
 godot:register_heuristic("ws", heur_ws)
+
+----------------------------------------------------------------------------------------------------
+-- ENet and Godot high-level multiplayer (GENERATED from spec/enet.py and spec/multiplayer.py by
+-- godot_dissect/lua/mp_generator.py; templates enet.lua and multiplayer.lua)
+----------------------------------------------------------------------------------------------------
+local MP_SPEC = {
+  enet = {
+    header_word = {
+      name = "peer_word",
+      abbrev = "enet.peer_word",
+      c_name = "peerID",
+      meaning = "peer id of the receiver, session id and flags",
+      size = 2,
+      signed = false,
+      le = false,
+    },
+    header_bits = {
+      {
+        name = "peer_id",
+        shift = 0,
+        bits = 12,
+        mask = 4095,
+        meaning = "the receiver's peer index at the sender (0xFFF: not assigned yet, CONNECT)",
+      },
+      {
+        name = "session_id",
+        shift = 12,
+        bits = 2,
+        mask = 12288,
+        meaning = "session id, changes on every reconnect of the same peer slot",
+      },
+      {
+        name = "compressed",
+        shift = 14,
+        bits = 1,
+        mask = 16384,
+        meaning = "everything after the header is compressed (codec chosen by the host, not on the wire)",
+      },
+      {
+        name = "has_sent_time",
+        shift = 15,
+        bits = 1,
+        mask = 32768,
+        meaning = "a u16 sent time follows (set whenever a command asks for an ACK)",
+      },
+    },
+    sent_time = {
+      name = "sent_time",
+      abbrev = "enet.sent_time",
+      c_name = "sentTime",
+      meaning = "low 16 bits of the sender's service time in ms, echoed back in ACKs for the round-trip time",
+      size = 2,
+      signed = false,
+      le = false,
+    },
+    command_header = {
+      {
+        name = "command",
+        abbrev = "enet.command",
+        c_name = "command",
+        meaning = "command number (low nibble) and flags",
+        size = 1,
+        signed = false,
+        le = false,
+      },
+      {
+        name = "channel",
+        abbrev = "enet.channel",
+        c_name = "channelID",
+        meaning = "channel (0xFF: peer-level control command)",
+        size = 1,
+        signed = false,
+        le = false,
+      },
+      {
+        name = "reliable_seq",
+        abbrev = "enet.reliable_seq",
+        c_name = "reliableSequenceNumber",
+        meaning = "reliable sequence number on that channel",
+        size = 2,
+        signed = false,
+        le = false,
+      },
+    },
+    command_header_size = 4,
+    command_bits = {
+      {
+        name = "number",
+        shift = 0,
+        bits = 4,
+        mask = 15,
+        meaning = "ENET_PROTOCOL_COMMAND_MASK: the command number",
+      },
+      {
+        name = "unsequenced",
+        shift = 6,
+        bits = 1,
+        mask = 64,
+        meaning = "ENET_PROTOCOL_COMMAND_FLAG_UNSEQUENCED (SEND_UNSEQUENCED)",
+      },
+      {
+        name = "ack_requested",
+        shift = 7,
+        bits = 1,
+        mask = 128,
+        meaning = "ENET_PROTOCOL_COMMAND_FLAG_ACKNOWLEDGE: the receiver must ACK this command",
+      },
+    },
+    commands = {
+      {
+        number = 1,
+        name = "ACKNOWLEDGE",
+        meaning = "acknowledges one reliable command (header channel = the acked command's channel)",
+        size = 8,
+        fields = {
+          {
+            name = "received_reliable_seq",
+            abbrev = "enet.acknowledge.received_reliable_seq",
+            c_name = "receivedReliableSequenceNumber",
+            meaning = "reliable_seq of the command acked",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "received_sent_time",
+            abbrev = "enet.acknowledge.received_sent_time",
+            c_name = "receivedSentTime",
+            meaning = "sent_time of the datagram that carried it",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+        },
+        data_length = nil,
+        delivery = nil,
+        fragment_key = nil,
+        needs_peer = true,
+        sent_flags = { 0 },
+        checks = {},
+      },
+      {
+        number = 2,
+        name = "CONNECT",
+        meaning = "client asks to connect (channel 0xFF, from the unassigned peer id)",
+        size = 48,
+        fields = {
+          {
+            name = "outgoing_peer_id",
+            abbrev = "enet.connect.outgoing_peer_id",
+            c_name = "outgoingPeerID",
+            meaning = "the sender's own peer index for this connection",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "incoming_session_id",
+            abbrev = "enet.connect.incoming_session_id",
+            c_name = "incomingSessionID",
+            meaning = "session id (0xFF: let the receiver choose)",
+            size = 1,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "outgoing_session_id",
+            abbrev = "enet.connect.outgoing_session_id",
+            c_name = "outgoingSessionID",
+            meaning = "session id (0xFF: let the receiver choose)",
+            size = 1,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "mtu",
+            abbrev = "enet.connect.mtu",
+            c_name = "mtu",
+            meaning = "the sender's MTU, clamped to MIN_MTU..MAX_MTU",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "window_size",
+            abbrev = "enet.connect.window_size",
+            c_name = "windowSize",
+            meaning = "reliable window size in bytes",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "channel_count",
+            abbrev = "enet.connect.channel_count",
+            c_name = "channelCount",
+            meaning = "channels wanted (Godot 3.x: 3, Godot 4.x: 255)",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "incoming_bandwidth",
+            abbrev = "enet.connect.incoming_bandwidth",
+            c_name = "incomingBandwidth",
+            meaning = "bytes/s, 0 = unlimited",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "outgoing_bandwidth",
+            abbrev = "enet.connect.outgoing_bandwidth",
+            c_name = "outgoingBandwidth",
+            meaning = "bytes/s, 0 = unlimited",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "packet_throttle_interval",
+            abbrev = "enet.connect.packet_throttle_interval",
+            c_name = "packetThrottleInterval",
+            meaning = "ms",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "packet_throttle_acceleration",
+            abbrev = "enet.connect.packet_throttle_acceleration",
+            c_name = "packetThrottleAcceleration",
+            meaning = "throttle step up",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "packet_throttle_deceleration",
+            abbrev = "enet.connect.packet_throttle_deceleration",
+            c_name = "packetThrottleDeceleration",
+            meaning = "throttle step down",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "connect_id",
+            abbrev = "enet.connect.connect_id",
+            c_name = "connectID",
+            meaning = "random id of this connection attempt (copied, never byte-swapped)",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "data",
+            abbrev = "enet.connect.data",
+            c_name = "data",
+            meaning = "user data; Godot: the client's unique peer id",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+        },
+        data_length = nil,
+        delivery = nil,
+        fragment_key = nil,
+        needs_peer = false,
+        sent_flags = { 128 },
+        checks = {
+          { left = "channel_count", op = ">=", right = 1, reason = "channelCount below the minimum" },
+          { left = "channel_count", op = "<=", right = 255, reason = "channelCount above the maximum" },
+        },
+      },
+      {
+        number = 3,
+        name = "VERIFY_CONNECT",
+        meaning = "server accepts a CONNECT (channel 0xFF)",
+        size = 44,
+        fields = {
+          {
+            name = "outgoing_peer_id",
+            abbrev = "enet.connect.outgoing_peer_id",
+            c_name = "outgoingPeerID",
+            meaning = "the sender's own peer index for this connection",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "incoming_session_id",
+            abbrev = "enet.connect.incoming_session_id",
+            c_name = "incomingSessionID",
+            meaning = "session id (0xFF: let the receiver choose)",
+            size = 1,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "outgoing_session_id",
+            abbrev = "enet.connect.outgoing_session_id",
+            c_name = "outgoingSessionID",
+            meaning = "session id (0xFF: let the receiver choose)",
+            size = 1,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "mtu",
+            abbrev = "enet.connect.mtu",
+            c_name = "mtu",
+            meaning = "the sender's MTU, clamped to MIN_MTU..MAX_MTU",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "window_size",
+            abbrev = "enet.connect.window_size",
+            c_name = "windowSize",
+            meaning = "reliable window size in bytes",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "channel_count",
+            abbrev = "enet.connect.channel_count",
+            c_name = "channelCount",
+            meaning = "channels wanted (Godot 3.x: 3, Godot 4.x: 255)",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "incoming_bandwidth",
+            abbrev = "enet.connect.incoming_bandwidth",
+            c_name = "incomingBandwidth",
+            meaning = "bytes/s, 0 = unlimited",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "outgoing_bandwidth",
+            abbrev = "enet.connect.outgoing_bandwidth",
+            c_name = "outgoingBandwidth",
+            meaning = "bytes/s, 0 = unlimited",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "packet_throttle_interval",
+            abbrev = "enet.connect.packet_throttle_interval",
+            c_name = "packetThrottleInterval",
+            meaning = "ms",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "packet_throttle_acceleration",
+            abbrev = "enet.connect.packet_throttle_acceleration",
+            c_name = "packetThrottleAcceleration",
+            meaning = "throttle step up",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "packet_throttle_deceleration",
+            abbrev = "enet.connect.packet_throttle_deceleration",
+            c_name = "packetThrottleDeceleration",
+            meaning = "throttle step down",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "connect_id",
+            abbrev = "enet.connect.connect_id",
+            c_name = "connectID",
+            meaning = "random id of this connection attempt (copied, never byte-swapped)",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+        },
+        data_length = nil,
+        delivery = nil,
+        fragment_key = nil,
+        needs_peer = true,
+        sent_flags = { 128 },
+        checks = {
+          { left = "channel_count", op = ">=", right = 1, reason = "channelCount below the minimum" },
+          { left = "channel_count", op = "<=", right = 255, reason = "channelCount above the maximum" },
+        },
+      },
+      {
+        number = 4,
+        name = "DISCONNECT",
+        meaning = "orderly disconnect (UNSEQUENCED instead of ACKNOWLEDGE when not connected, and from enet_peer_disconnect_now)",
+        size = 8,
+        fields = {
+          {
+            name = "data",
+            abbrev = "enet.disconnect.data",
+            c_name = "data",
+            meaning = "user data; Godot 3.x: the sender's unique id",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+        },
+        data_length = nil,
+        delivery = nil,
+        fragment_key = nil,
+        needs_peer = true,
+        sent_flags = { 128, 64 },
+        checks = {},
+      },
+      {
+        number = 5,
+        name = "PING",
+        meaning = "keep-alive (reliable, channel 0xFF)",
+        size = 4,
+        fields = {},
+        data_length = nil,
+        delivery = nil,
+        fragment_key = nil,
+        needs_peer = true,
+        sent_flags = { 128 },
+        checks = {},
+      },
+      {
+        number = 6,
+        name = "SEND_RELIABLE",
+        meaning = "a reliable, ordered packet",
+        size = 6,
+        fields = {
+          {
+            name = "data_length",
+            abbrev = "enet.data_length",
+            c_name = "dataLength",
+            meaning = "bytes of packet data after the fixed part",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+        },
+        data_length = "data_length",
+        delivery = "reliable",
+        fragment_key = nil,
+        needs_peer = true,
+        sent_flags = { 128 },
+        checks = {
+          {
+            left = "channel",
+            op = "<",
+            right = 255,
+            reason = "data command on a channel the peer cannot have",
+          },
+          {
+            left = "data_length",
+            op = "<=",
+            right = 33554432,
+            reason = "dataLength above the host's maximum packet size",
+          },
+        },
+      },
+      {
+        number = 7,
+        name = "SEND_UNRELIABLE",
+        meaning = "an unreliable, sequenced packet",
+        size = 8,
+        fields = {
+          {
+            name = "unreliable_seq",
+            abbrev = "enet.unreliable.unreliable_seq",
+            c_name = "unreliableSequenceNumber",
+            meaning = "unreliable sequence number on the channel",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "data_length",
+            abbrev = "enet.data_length",
+            c_name = "dataLength",
+            meaning = "bytes of packet data after the fixed part",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+        },
+        data_length = "data_length",
+        delivery = "unreliable",
+        fragment_key = nil,
+        needs_peer = true,
+        sent_flags = { 0 },
+        checks = {
+          {
+            left = "channel",
+            op = "<",
+            right = 255,
+            reason = "data command on a channel the peer cannot have",
+          },
+          {
+            left = "data_length",
+            op = "<=",
+            right = 33554432,
+            reason = "dataLength above the host's maximum packet size",
+          },
+        },
+      },
+      {
+        number = 8,
+        name = "SEND_FRAGMENT",
+        meaning = "one fragment of a reliable packet larger than the MTU (each fragment has its own reliable_seq = start_seq + fragment_number)",
+        size = 24,
+        fields = {
+          {
+            name = "start_seq",
+            abbrev = "enet.fragment.start_seq",
+            c_name = "startSequenceNumber",
+            meaning = "sequence number of the group's first fragment",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "data_length",
+            abbrev = "enet.data_length",
+            c_name = "dataLength",
+            meaning = "bytes of packet data after the fixed part",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "fragment_count",
+            abbrev = "enet.fragment.fragment_count",
+            c_name = "fragmentCount",
+            meaning = "fragments in the group",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "fragment_number",
+            abbrev = "enet.fragment.fragment_number",
+            c_name = "fragmentNumber",
+            meaning = "index of this fragment",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "total_length",
+            abbrev = "enet.fragment.total_length",
+            c_name = "totalLength",
+            meaning = "length of the reassembled packet",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "fragment_offset",
+            abbrev = "enet.fragment.fragment_offset",
+            c_name = "fragmentOffset",
+            meaning = "where this fragment's data goes in the packet",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+        },
+        data_length = "data_length",
+        delivery = "reliable",
+        fragment_key = { "channel", "start_seq" },
+        needs_peer = true,
+        sent_flags = { 128 },
+        checks = {
+          {
+            left = "channel",
+            op = "<",
+            right = 255,
+            reason = "data command on a channel the peer cannot have",
+          },
+          { left = "data_length", op = ">", right = 0, reason = "empty fragment" },
+          {
+            left = "data_length",
+            op = "<=",
+            right = 33554432,
+            reason = "dataLength above the host's maximum packet size",
+          },
+          {
+            left = "fragment_count",
+            op = "<=",
+            right = 1048576,
+            reason = "fragmentCount above ENET_PROTOCOL_MAXIMUM_FRAGMENT_COUNT",
+          },
+          {
+            left = "fragment_number",
+            op = "<",
+            right = "fragment_count",
+            reason = "fragmentNumber not below fragmentCount",
+          },
+          {
+            left = "total_length",
+            op = "<=",
+            right = 33554432,
+            reason = "totalLength above the host's maximum packet size",
+          },
+          {
+            left = "fragment_offset",
+            op = "<",
+            right = "total_length",
+            reason = "fragmentOffset not below totalLength",
+          },
+          {
+            left = "data_length",
+            op = "<=",
+            right = { "total_length", "-", "fragment_offset" },
+            reason = "fragment runs past totalLength",
+          },
+          {
+            left = "total_length",
+            op = ">=",
+            right = "fragment_count",
+            reason = "totalLength below fragmentCount",
+          },
+        },
+      },
+      {
+        number = 9,
+        name = "SEND_UNSEQUENCED",
+        meaning = "an unreliable, unordered packet (command byte 0x49)",
+        size = 8,
+        fields = {
+          {
+            name = "unsequenced_group",
+            abbrev = "enet.unsequenced.unsequenced_group",
+            c_name = "unsequencedGroup",
+            meaning = "per-peer counter; duplicates are dropped",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "data_length",
+            abbrev = "enet.data_length",
+            c_name = "dataLength",
+            meaning = "bytes of packet data after the fixed part",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+        },
+        data_length = "data_length",
+        delivery = "unsequenced",
+        fragment_key = nil,
+        needs_peer = true,
+        sent_flags = { 64 },
+        checks = {
+          {
+            left = "channel",
+            op = "<",
+            right = 255,
+            reason = "data command on a channel the peer cannot have",
+          },
+          {
+            left = "data_length",
+            op = "<=",
+            right = 33554432,
+            reason = "dataLength above the host's maximum packet size",
+          },
+        },
+      },
+      {
+        number = 10,
+        name = "BANDWIDTH_LIMIT",
+        meaning = "new bandwidth limits",
+        size = 12,
+        fields = {
+          {
+            name = "incoming_bandwidth",
+            abbrev = "enet.bandwidth_limit.incoming_bandwidth",
+            c_name = "incomingBandwidth",
+            meaning = "bytes/s, 0 = unlimited",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "outgoing_bandwidth",
+            abbrev = "enet.bandwidth_limit.outgoing_bandwidth",
+            c_name = "outgoingBandwidth",
+            meaning = "bytes/s, 0 = unlimited",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+        },
+        data_length = nil,
+        delivery = nil,
+        fragment_key = nil,
+        needs_peer = true,
+        sent_flags = { 128 },
+        checks = {},
+      },
+      {
+        number = 11,
+        name = "THROTTLE_CONFIGURE",
+        meaning = "new throttle parameters",
+        size = 16,
+        fields = {
+          {
+            name = "packet_throttle_interval",
+            abbrev = "enet.throttle_configure.packet_throttle_interval",
+            c_name = "packetThrottleInterval",
+            meaning = "ms",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "packet_throttle_acceleration",
+            abbrev = "enet.throttle_configure.packet_throttle_acceleration",
+            c_name = "packetThrottleAcceleration",
+            meaning = "throttle step up",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "packet_throttle_deceleration",
+            abbrev = "enet.throttle_configure.packet_throttle_deceleration",
+            c_name = "packetThrottleDeceleration",
+            meaning = "throttle step down",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+        },
+        data_length = nil,
+        delivery = nil,
+        fragment_key = nil,
+        needs_peer = true,
+        sent_flags = { 128 },
+        checks = {},
+      },
+      {
+        number = 12,
+        name = "SEND_UNRELIABLE_FRAGMENT",
+        meaning = "one fragment of an unreliable packet larger than the MTU (sent only with ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT; start_seq is an unreliable sequence number)",
+        size = 24,
+        fields = {
+          {
+            name = "start_seq",
+            abbrev = "enet.fragment.start_seq",
+            c_name = "startSequenceNumber",
+            meaning = "sequence number of the group's first fragment",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "data_length",
+            abbrev = "enet.data_length",
+            c_name = "dataLength",
+            meaning = "bytes of packet data after the fixed part",
+            size = 2,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "fragment_count",
+            abbrev = "enet.fragment.fragment_count",
+            c_name = "fragmentCount",
+            meaning = "fragments in the group",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "fragment_number",
+            abbrev = "enet.fragment.fragment_number",
+            c_name = "fragmentNumber",
+            meaning = "index of this fragment",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "total_length",
+            abbrev = "enet.fragment.total_length",
+            c_name = "totalLength",
+            meaning = "length of the reassembled packet",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+          {
+            name = "fragment_offset",
+            abbrev = "enet.fragment.fragment_offset",
+            c_name = "fragmentOffset",
+            meaning = "where this fragment's data goes in the packet",
+            size = 4,
+            signed = false,
+            le = false,
+          },
+        },
+        data_length = "data_length",
+        delivery = "unreliable",
+        fragment_key = { "channel", "reliable_seq", "start_seq" },
+        needs_peer = true,
+        sent_flags = { 0 },
+        checks = {
+          {
+            left = "channel",
+            op = "<",
+            right = 255,
+            reason = "data command on a channel the peer cannot have",
+          },
+          {
+            left = "data_length",
+            op = "<=",
+            right = 33554432,
+            reason = "dataLength above the host's maximum packet size",
+          },
+          {
+            left = "fragment_count",
+            op = "<=",
+            right = 1048576,
+            reason = "fragmentCount above ENET_PROTOCOL_MAXIMUM_FRAGMENT_COUNT",
+          },
+          {
+            left = "fragment_number",
+            op = "<",
+            right = "fragment_count",
+            reason = "fragmentNumber not below fragmentCount",
+          },
+          {
+            left = "total_length",
+            op = "<=",
+            right = 33554432,
+            reason = "totalLength above the host's maximum packet size",
+          },
+          {
+            left = "fragment_offset",
+            op = "<",
+            right = "total_length",
+            reason = "fragmentOffset not below totalLength",
+          },
+          {
+            left = "data_length",
+            op = "<=",
+            right = { "total_length", "-", "fragment_offset" },
+            reason = "fragment runs past totalLength",
+          },
+        },
+      },
+    },
+    command_count = 13,
+    unassigned_peer_id = 4095,
+    control_channel = 255,
+    max_packet_commands = 32,
+    max_packet_size = 33554432,
+    max_fragment_count = 1048576,
+    min_mtu = 576,
+    max_mtu = 4096,
+    min_window_size = 4096,
+    max_window_size = 65536,
+    compressions = {
+      { name = "none", meaning = "no compressor (the default in both Godot 3.x and 4.x)" },
+      { name = "range_coder", meaning = "ENet's own adaptive order-2 PPM range coder (enet_range_coder_*)" },
+      {
+        name = "fastlz",
+        meaning = "FastLZ (Compression::MODE_FASTLZ); inputs under 16 bytes are zero-padded to 16",
+      },
+      { name = "zlib", meaning = "zlib stream, window 15 (Compression::MODE_DEFLATE)" },
+      { name = "zstd", meaning = "Zstandard frame (Compression::MODE_ZSTD)" },
+    },
+    godot_major_by_channel_count = { [3] = 3, [255] = 4 },
+    max_waiting_data = 33554432,
+    max_groups = 256,
+    seen_window = 4096,
+  },
+  mp = {
+    protocols = {
+      [3] = {
+        kind = "protocol",
+        name = "godot3-multiplayer",
+        major = 3,
+        command_byte = {
+          kind = "int",
+          name = "command",
+          code = { size = 1, signed = false, le = false },
+          meaning = "the whole byte is the command (no flags in 3.x)",
+          bits = { { kind = "bits", name = "command", shift = 0, width = 8, meaning = "", values = nil } },
+          values = nil,
+        },
+        commands = {
+          {
+            kind = "rpc",
+            id = 0,
+            name = "REMOTE_CALL",
+            forms = {
+              {
+                kind = "form",
+                name = "call",
+                items = {
+                  {
+                    kind = "int",
+                    name = "target",
+                    code = { size = 4, signed = false, le = true },
+                    meaning = "node: the sender's path cache id, or inline_path + path_offset",
+                    bits = {
+                      {
+                        kind = "bits",
+                        name = "inline_path",
+                        shift = 31,
+                        width = 1,
+                        meaning = "set: the node path is a C string at offset path_offset of this packet",
+                        values = nil,
+                      },
+                      {
+                        kind = "bits",
+                        name = "path_offset",
+                        shift = 0,
+                        width = 31,
+                        meaning = "with inline_path: offset of the node path; without: (the whole value) the sender's path cache id",
+                        values = nil,
+                      },
+                    },
+                    values = nil,
+                  },
+                  {
+                    kind = "text",
+                    name = "method",
+                    meaning = "method name",
+                    size = nil,
+                    to_end = false,
+                    at = nil,
+                  },
+                  {
+                    kind = "int",
+                    name = "argc",
+                    code = { size = 1, signed = false, le = false },
+                    meaning = "argument count",
+                    bits = {},
+                    values = nil,
+                  },
+                  {
+                    kind = "blob",
+                    name = "args",
+                    content = "variants",
+                    meaning = "the arguments",
+                    size = nil,
+                    ["end"] = "path_offset",
+                    end_when = { { kind = "cond", name = "inline_path", op = "==", operand = 1 } },
+                  },
+                  {
+                    kind = "when",
+                    conds = { { kind = "cond", name = "inline_path", op = "==", operand = 1 } },
+                    item = {
+                      kind = "text",
+                      name = "node_path",
+                      meaning = "node path relative to the multiplayer root",
+                      size = nil,
+                      to_end = true,
+                      at = "path_offset",
+                    },
+                  },
+                },
+                min_size = 6,
+                exact_size = nil,
+                meaning = "",
+                since = nil,
+                ["until"] = nil,
+                when = {},
+              },
+            },
+            meaning = "rpc(), rpc_id(), rpc_unreliable*(): call a method",
+            since = nil,
+            flags = {},
+          },
+          {
+            kind = "rset",
+            id = 1,
+            name = "REMOTE_SET",
+            forms = {
+              {
+                kind = "form",
+                name = "set",
+                items = {
+                  {
+                    kind = "int",
+                    name = "target",
+                    code = { size = 4, signed = false, le = true },
+                    meaning = "node: the sender's path cache id, or inline_path + path_offset",
+                    bits = {
+                      {
+                        kind = "bits",
+                        name = "inline_path",
+                        shift = 31,
+                        width = 1,
+                        meaning = "set: the node path is a C string at offset path_offset of this packet",
+                        values = nil,
+                      },
+                      {
+                        kind = "bits",
+                        name = "path_offset",
+                        shift = 0,
+                        width = 31,
+                        meaning = "with inline_path: offset of the node path; without: (the whole value) the sender's path cache id",
+                        values = nil,
+                      },
+                    },
+                    values = nil,
+                  },
+                  {
+                    kind = "text",
+                    name = "property",
+                    meaning = "property name",
+                    size = nil,
+                    to_end = false,
+                    at = nil,
+                  },
+                  {
+                    kind = "blob",
+                    name = "value",
+                    content = "variant",
+                    meaning = "the new value",
+                    size = nil,
+                    ["end"] = "path_offset",
+                    end_when = { { kind = "cond", name = "inline_path", op = "==", operand = 1 } },
+                  },
+                  {
+                    kind = "when",
+                    conds = { { kind = "cond", name = "inline_path", op = "==", operand = 1 } },
+                    item = {
+                      kind = "text",
+                      name = "node_path",
+                      meaning = "node path relative to the multiplayer root",
+                      size = nil,
+                      to_end = true,
+                      at = "path_offset",
+                    },
+                  },
+                },
+                min_size = 6,
+                exact_size = nil,
+                meaning = "",
+                since = nil,
+                ["until"] = nil,
+                when = {},
+              },
+            },
+            meaning = "rset(), rset_id(), rset_unreliable*(): set a property",
+            since = nil,
+            flags = {},
+          },
+          {
+            kind = "simplify_path",
+            id = 2,
+            name = "SIMPLIFY_PATH",
+            forms = {
+              {
+                kind = "form",
+                name = "simplify",
+                items = {
+                  {
+                    kind = "int",
+                    name = "path_id",
+                    code = { size = 4, signed = false, le = true },
+                    meaning = "cache id in the sender's namespace (from 1)",
+                    bits = {},
+                    values = nil,
+                  },
+                  {
+                    kind = "text",
+                    name = "node_path",
+                    meaning = "node path relative to the multiplayer root",
+                    size = nil,
+                    to_end = true,
+                    at = nil,
+                  },
+                },
+                min_size = 5,
+                exact_size = nil,
+                meaning = "",
+                since = nil,
+                ["until"] = nil,
+                when = {},
+              },
+            },
+            meaning = "sender's path cache: id -> node path",
+            since = nil,
+            flags = {},
+          },
+          {
+            kind = "confirm_path",
+            id = 3,
+            name = "CONFIRM_PATH",
+            forms = {
+              {
+                kind = "form",
+                name = "confirm",
+                items = {
+                  {
+                    kind = "text",
+                    name = "node_path",
+                    meaning = "the confirmed node path",
+                    size = nil,
+                    to_end = true,
+                    at = nil,
+                  },
+                },
+                min_size = 2,
+                exact_size = nil,
+                meaning = "",
+                since = nil,
+                ["until"] = nil,
+                when = {},
+              },
+            },
+            meaning = "receiver's ack of a SIMPLIFY_PATH",
+            since = nil,
+            flags = {},
+          },
+          {
+            kind = "raw",
+            id = 4,
+            name = "RAW",
+            forms = {
+              {
+                kind = "form",
+                name = "raw",
+                items = {
+                  {
+                    kind = "blob",
+                    name = "data",
+                    content = "bytes",
+                    meaning = "the bytes given to send_bytes()",
+                    size = nil,
+                    ["end"] = nil,
+                    end_when = {},
+                  },
+                },
+                min_size = 2,
+                exact_size = nil,
+                meaning = "",
+                since = nil,
+                ["until"] = nil,
+                when = {},
+              },
+            },
+            meaning = "send_bytes()",
+            since = "3.1",
+            flags = {},
+          },
+        },
+        meaning = "Godot 3.1-3.6 MultiplayerAPI (3.0 the same inside SceneTree, without RAW)",
+      },
+      [4] = {
+        kind = "protocol",
+        name = "godot4-scenemultiplayer",
+        major = 4,
+        command_byte = {
+          kind = "int",
+          name = "command",
+          code = { size = 1, signed = false, le = false },
+          meaning = "command number (bits 0-2) and per-command flags (bits 4-7)",
+          bits = {
+            {
+              kind = "bits",
+              name = "command",
+              shift = 0,
+              width = 3,
+              meaning = "NetworkCommands",
+              values = nil,
+            },
+          },
+          values = nil,
+        },
+        commands = {
+          {
+            kind = "rpc",
+            id = 0,
+            name = "REMOTE_CALL",
+            forms = {
+              {
+                kind = "form",
+                name = "call",
+                items = {
+                  {
+                    kind = "choice",
+                    name = "node_id",
+                    selector = "node_comp",
+                    codes = {
+                      [0] = { size = 1, signed = false, le = false },
+                      [1] = { size = 2, signed = false, le = true },
+                      [2] = { size = 4, signed = false, le = true },
+                    },
+                    meaning = "the sender's path cache id; as u32 also inline_path + path_offset (not all targets confirmed the path)",
+                    bits = {
+                      {
+                        size = 4,
+                        bits = {
+                          {
+                            kind = "bits",
+                            name = "inline_path",
+                            shift = 31,
+                            width = 1,
+                            meaning = "set: the node path is a C string at offset path_offset of this packet",
+                            values = nil,
+                          },
+                          {
+                            kind = "bits",
+                            name = "path_offset",
+                            shift = 0,
+                            width = 31,
+                            meaning = "with inline_path: offset of the node path; without: (the whole value) the sender's path cache id",
+                            values = nil,
+                          },
+                        },
+                      },
+                    },
+                  },
+                  {
+                    kind = "choice",
+                    name = "method_id",
+                    selector = "name_comp",
+                    codes = {
+                      [0] = { size = 1, signed = false, le = false },
+                      [1] = { size = 2, signed = false, le = true },
+                    },
+                    meaning = "index into the node's sorted RPC names; bit 15 = node-level config",
+                    bits = {},
+                  },
+                  {
+                    kind = "when",
+                    conds = { { kind = "cond", name = "byte_only", op = "==", operand = 0 } },
+                    item = {
+                      kind = "int",
+                      name = "argc",
+                      code = { size = 1, signed = false, le = false },
+                      meaning = "argument count",
+                      bits = {},
+                      values = nil,
+                    },
+                  },
+                  {
+                    kind = "blob",
+                    name = "args",
+                    content = "compressed_args",
+                    meaning = "the arguments",
+                    size = nil,
+                    ["end"] = "path_offset",
+                    end_when = { { kind = "cond", name = "inline_path", op = "==", operand = 1 } },
+                  },
+                  {
+                    kind = "when",
+                    conds = { { kind = "cond", name = "inline_path", op = "==", operand = 1 } },
+                    item = {
+                      kind = "text",
+                      name = "node_path",
+                      meaning = "node path relative to the multiplayer root",
+                      size = nil,
+                      to_end = true,
+                      at = "path_offset",
+                    },
+                  },
+                },
+                min_size = 1,
+                exact_size = nil,
+                meaning = "",
+                since = nil,
+                ["until"] = nil,
+                when = {},
+              },
+            },
+            meaning = "rpc(), rpc_id(): call a method",
+            since = nil,
+            flags = {
+              {
+                kind = "bits",
+                name = "node_comp",
+                shift = 4,
+                width = 2,
+                meaning = "width of node_id",
+                values = { [0] = "u8", [1] = "u16", [2] = "u32" },
+              },
+              {
+                kind = "bits",
+                name = "name_comp",
+                shift = 6,
+                width = 1,
+                meaning = "width of method_id",
+                values = { [0] = "u8", [1] = "u16" },
+              },
+              {
+                kind = "bits",
+                name = "byte_only",
+                shift = 7,
+                width = 1,
+                meaning = "no argc: no arguments, or the raw bytes of one PackedByteArray",
+                values = nil,
+              },
+            },
+          },
+          {
+            kind = "simplify_path",
+            id = 1,
+            name = "SIMPLIFY_PATH",
+            forms = {
+              {
+                kind = "form",
+                name = "simplify",
+                items = {
+                  {
+                    kind = "text",
+                    name = "md5",
+                    meaning = "md5_text() of the node's RPC names concatenated (get_rpc_md5)",
+                    size = 33,
+                    to_end = false,
+                    at = nil,
+                  },
+                  {
+                    kind = "int",
+                    name = "cache_id",
+                    code = { size = 4, signed = false, le = true },
+                    meaning = "cache id in the sender's namespace (from 1)",
+                    bits = {},
+                    values = nil,
+                  },
+                  {
+                    kind = "text",
+                    name = "node_path",
+                    meaning = "node path relative to the multiplayer root",
+                    size = nil,
+                    to_end = true,
+                    at = nil,
+                  },
+                },
+                min_size = 38,
+                exact_size = nil,
+                meaning = "",
+                since = nil,
+                ["until"] = nil,
+                when = {},
+              },
+            },
+            meaning = "sender's path cache: cache id -> node path",
+            since = nil,
+            flags = {},
+          },
+          {
+            kind = "confirm_path",
+            id = 2,
+            name = "CONFIRM_PATH",
+            forms = {
+              {
+                kind = "form",
+                name = "id",
+                items = {
+                  {
+                    kind = "int",
+                    name = "valid",
+                    code = { size = 1, signed = false, le = false },
+                    meaning = "1: the md5 matched the receiver's RPC names",
+                    bits = {},
+                    values = nil,
+                  },
+                  {
+                    kind = "int",
+                    name = "cache_id",
+                    code = { size = 4, signed = false, le = true },
+                    meaning = "the confirmed cache id",
+                    bits = {},
+                    values = nil,
+                  },
+                },
+                min_size = 0,
+                exact_size = 6,
+                meaning = "PR #87190 (not in the 4.2 branch)",
+                since = "4.3",
+                ["until"] = nil,
+                when = {},
+              },
+              {
+                kind = "form",
+                name = "path",
+                items = {
+                  {
+                    kind = "int",
+                    name = "valid",
+                    code = { size = 1, signed = false, le = false },
+                    meaning = "1: the md5 matched the receiver's RPC names",
+                    bits = {},
+                    values = nil,
+                  },
+                  {
+                    kind = "text",
+                    name = "node_path",
+                    meaning = "the confirmed node path",
+                    size = nil,
+                    to_end = true,
+                    at = nil,
+                  },
+                },
+                min_size = 3,
+                exact_size = nil,
+                meaning = "",
+                since = "4.0",
+                ["until"] = "4.2",
+                when = {},
+              },
+            },
+            meaning = "receiver's ack of a SIMPLIFY_PATH",
+            since = nil,
+            flags = {},
+          },
+          {
+            kind = "raw",
+            id = 3,
+            name = "RAW",
+            forms = {
+              {
+                kind = "form",
+                name = "raw",
+                items = {
+                  {
+                    kind = "blob",
+                    name = "data",
+                    content = "bytes",
+                    meaning = "the bytes given to send_bytes()",
+                    size = nil,
+                    ["end"] = nil,
+                    end_when = {},
+                  },
+                },
+                min_size = 2,
+                exact_size = nil,
+                meaning = "",
+                since = nil,
+                ["until"] = nil,
+                when = {},
+              },
+            },
+            meaning = "send_bytes()",
+            since = nil,
+            flags = {},
+          },
+          {
+            kind = "spawn",
+            id = 4,
+            name = "SPAWN",
+            forms = {
+              {
+                kind = "form",
+                name = "spawn",
+                items = {
+                  {
+                    kind = "int",
+                    name = "scene_id",
+                    code = { size = 1, signed = false, le = false },
+                    meaning = "index in the spawner's spawnable scenes; 255 = custom spawn",
+                    bits = {},
+                    values = { [255] = "custom" },
+                  },
+                  {
+                    kind = "int",
+                    name = "spawner_id",
+                    code = { size = 4, signed = false, le = true },
+                    meaning = "the sender's path cache id of the MultiplayerSpawner",
+                    bits = {},
+                    values = nil,
+                  },
+                  {
+                    kind = "int",
+                    name = "net_id",
+                    code = { size = 4, signed = false, le = true },
+                    meaning = "net id of the spawned node",
+                    bits = {},
+                    values = nil,
+                  },
+                  {
+                    kind = "int",
+                    name = "sync_count",
+                    code = { size = 4, signed = false, le = true },
+                    meaning = "number of synchronizer net ids",
+                    bits = {},
+                    values = nil,
+                  },
+                  {
+                    kind = "int",
+                    name = "name_len",
+                    code = { size = 4, signed = false, le = true },
+                    meaning = "size of the node name, NUL included",
+                    bits = {},
+                    values = nil,
+                  },
+                  {
+                    kind = "repeat",
+                    name = "sync_ids",
+                    items = {
+                      {
+                        kind = "int",
+                        name = "sync_id",
+                        code = { size = 4, signed = false, le = true },
+                        meaning = "net id of a MultiplayerSynchronizer",
+                        bits = {},
+                        values = nil,
+                      },
+                    },
+                    meaning = "",
+                    count = "sync_count",
+                    more_than = 0,
+                  },
+                  {
+                    kind = "blob",
+                    name = "name",
+                    content = "utf8",
+                    meaning = "the spawned node's name",
+                    size = "name_len",
+                    ["end"] = nil,
+                    end_when = {},
+                  },
+                  {
+                    kind = "when",
+                    conds = { { kind = "cond", name = "scene_id", op = "==", operand = 255 } },
+                    item = {
+                      kind = "int",
+                      name = "arg_size",
+                      code = { size = 4, signed = false, le = true },
+                      meaning = "size of the spawn argument",
+                      bits = {},
+                      values = nil,
+                    },
+                  },
+                  {
+                    kind = "when",
+                    conds = { { kind = "cond", name = "scene_id", op = "==", operand = 255 } },
+                    item = {
+                      kind = "blob",
+                      name = "arg",
+                      content = "compressed_variant",
+                      meaning = "the custom spawn argument",
+                      size = "arg_size",
+                      ["end"] = nil,
+                      end_when = {},
+                    },
+                  },
+                  {
+                    kind = "blob",
+                    name = "state",
+                    content = "compressed_variants",
+                    meaning = "spawn properties of the synchronizers",
+                    size = nil,
+                    ["end"] = nil,
+                    end_when = {},
+                  },
+                },
+                min_size = 18,
+                exact_size = nil,
+                meaning = "",
+                since = nil,
+                ["until"] = nil,
+                when = {},
+              },
+            },
+            meaning = "MultiplayerSpawner: a node spawned on the authority",
+            since = nil,
+            flags = {},
+          },
+          {
+            kind = "despawn",
+            id = 5,
+            name = "DESPAWN",
+            forms = {
+              {
+                kind = "form",
+                name = "despawn",
+                items = {
+                  {
+                    kind = "int",
+                    name = "net_id",
+                    code = { size = 4, signed = false, le = true },
+                    meaning = "net id of the despawned node",
+                    bits = {},
+                    values = nil,
+                  },
+                },
+                min_size = 5,
+                exact_size = nil,
+                meaning = "",
+                since = nil,
+                ["until"] = nil,
+                when = {},
+              },
+            },
+            meaning = "MultiplayerSpawner: a spawned node removed",
+            since = nil,
+            flags = {},
+          },
+          {
+            kind = "sync",
+            id = 6,
+            name = "SYNC",
+            forms = {
+              {
+                kind = "form",
+                name = "sync",
+                items = {
+                  {
+                    kind = "int",
+                    name = "time",
+                    code = { size = 2, signed = false, le = true },
+                    meaning = "sync net time (older states are dropped)",
+                    bits = {},
+                    values = nil,
+                  },
+                  {
+                    kind = "repeat",
+                    name = "entries",
+                    items = {
+                      {
+                        kind = "int",
+                        name = "net_id",
+                        code = { size = 4, signed = false, le = true },
+                        meaning = "synchronizer: spawn-assigned net id, or with path_cache the sender's path cache id of the MultiplayerSynchronizer",
+                        bits = {
+                          {
+                            kind = "bits",
+                            name = "path_cache",
+                            shift = 31,
+                            width = 1,
+                            meaning = "",
+                            values = nil,
+                          },
+                          { kind = "bits", name = "id", shift = 0, width = 31, meaning = "", values = nil },
+                        },
+                        values = nil,
+                      },
+                      {
+                        kind = "int",
+                        name = "size",
+                        code = { size = 4, signed = false, le = true },
+                        meaning = "size of the state",
+                        bits = {},
+                        values = nil,
+                      },
+                      {
+                        kind = "blob",
+                        name = "state",
+                        content = "compressed_variants",
+                        meaning = "sync properties",
+                        size = "size",
+                        ["end"] = nil,
+                        end_when = {},
+                      },
+                    },
+                    meaning = "",
+                    count = nil,
+                    more_than = 8,
+                  },
+                },
+                min_size = 11,
+                exact_size = nil,
+                meaning = "full state, unreliable",
+                since = nil,
+                ["until"] = nil,
+                when = { { kind = "cond", name = "delta", op = "==", operand = 0 } },
+              },
+              {
+                kind = "form",
+                name = "delta",
+                items = {
+                  {
+                    kind = "repeat",
+                    name = "entries",
+                    items = {
+                      {
+                        kind = "int",
+                        name = "net_id",
+                        code = { size = 4, signed = false, le = true },
+                        meaning = "synchronizer: spawn-assigned net id, or with path_cache the sender's path cache id of the MultiplayerSynchronizer",
+                        bits = {
+                          {
+                            kind = "bits",
+                            name = "path_cache",
+                            shift = 31,
+                            width = 1,
+                            meaning = "",
+                            values = nil,
+                          },
+                          { kind = "bits", name = "id", shift = 0, width = 31, meaning = "", values = nil },
+                        },
+                        values = nil,
+                      },
+                      {
+                        kind = "int",
+                        name = "indexes",
+                        code = { size = 8, signed = false, le = true },
+                        meaning = "bit mask of the changed properties",
+                        bits = {},
+                        values = nil,
+                      },
+                      {
+                        kind = "int",
+                        name = "size",
+                        code = { size = 4, signed = false, le = true },
+                        meaning = "size of the changed values",
+                        bits = {},
+                        values = nil,
+                      },
+                      {
+                        kind = "blob",
+                        name = "state",
+                        content = "compressed_variants",
+                        meaning = "changed properties",
+                        size = "size",
+                        ["end"] = nil,
+                        end_when = {},
+                      },
+                    },
+                    meaning = "",
+                    count = nil,
+                    more_than = 16,
+                  },
+                },
+                min_size = 11,
+                exact_size = nil,
+                meaning = "changed properties only, reliable",
+                since = "4.1",
+                ["until"] = nil,
+                when = { { kind = "cond", name = "delta", op = "==", operand = 1 } },
+              },
+            },
+            meaning = "MultiplayerSynchronizer state",
+            since = nil,
+            flags = {
+              {
+                kind = "bits",
+                name = "delta",
+                shift = 4,
+                width = 1,
+                meaning = "delta synchronisation (4.1+)",
+                values = nil,
+              },
+            },
+          },
+          {
+            kind = "sys",
+            id = 7,
+            name = "SYS",
+            forms = {
+              {
+                kind = "form",
+                name = "sys",
+                items = {
+                  {
+                    kind = "int",
+                    name = "sys_command",
+                    code = { size = 1, signed = false, le = false },
+                    meaning = "SysCommands",
+                    bits = {},
+                    values = { [0] = "AUTH", [1] = "ADD_PEER", [2] = "DEL_PEER", [3] = "RELAY" },
+                  },
+                  {
+                    kind = "switch",
+                    selector = "sys_command",
+                    cases = {
+                      [0] = {
+                        kind = "form",
+                        name = "AUTH",
+                        items = {
+                          {
+                            kind = "blob",
+                            name = "auth",
+                            content = "bytes",
+                            meaning = "authentication data for the auth callback; none = 'authentication completed' notification",
+                            size = nil,
+                            ["end"] = nil,
+                            end_when = {},
+                          },
+                        },
+                        min_size = 2,
+                        exact_size = nil,
+                        meaning = "SYS_COMMAND_AUTH: send_auth() data, or exactly [07 00] = complete_auth()",
+                        since = nil,
+                        ["until"] = nil,
+                        when = {},
+                      },
+                      [1] = {
+                        kind = "form",
+                        name = "ADD_PEER",
+                        items = {
+                          {
+                            kind = "int",
+                            name = "peer",
+                            code = { size = 4, signed = true, le = true },
+                            meaning = "peer id",
+                            bits = {},
+                            values = nil,
+                          },
+                        },
+                        min_size = 6,
+                        exact_size = nil,
+                        meaning = "SYS_COMMAND_ADD_PEER: server -> client, another client joined (server relay)",
+                        since = nil,
+                        ["until"] = nil,
+                        when = {},
+                      },
+                      [2] = {
+                        kind = "form",
+                        name = "DEL_PEER",
+                        items = {
+                          {
+                            kind = "int",
+                            name = "peer",
+                            code = { size = 4, signed = true, le = true },
+                            meaning = "peer id",
+                            bits = {},
+                            values = nil,
+                          },
+                        },
+                        min_size = 6,
+                        exact_size = nil,
+                        meaning = "SYS_COMMAND_DEL_PEER: server -> client, another client left",
+                        since = nil,
+                        ["until"] = nil,
+                        when = {},
+                      },
+                      [3] = {
+                        kind = "form",
+                        name = "RELAY",
+                        items = {
+                          {
+                            kind = "int",
+                            name = "peer",
+                            code = { size = 4, signed = true, le = true },
+                            meaning = "client -> server: destination (0 all, -id all but id); server -> client: the original sender",
+                            bits = {},
+                            values = nil,
+                          },
+                          {
+                            kind = "blob",
+                            name = "packet",
+                            content = "packet",
+                            meaning = "the relayed SceneMultiplayer packet",
+                            size = nil,
+                            ["end"] = nil,
+                            end_when = {},
+                          },
+                        },
+                        min_size = 7,
+                        exact_size = nil,
+                        meaning = "SYS_COMMAND_RELAY: a packet between two clients through the server",
+                        since = nil,
+                        ["until"] = nil,
+                        when = {},
+                      },
+                    },
+                    meaning = "",
+                  },
+                },
+                min_size = 2,
+                exact_size = nil,
+                meaning = "",
+                since = nil,
+                ["until"] = nil,
+                when = {},
+              },
+            },
+            meaning = "system messages: auth, peers, relay",
+            since = nil,
+            flags = {},
+          },
+        },
+        meaning = "Godot 4.0-4.6 SceneMultiplayer",
+      },
+    },
+    compressed_variant = {
+      kind = "compressedvariant",
+      type_bits = {
+        kind = "bits",
+        name = "type",
+        shift = 0,
+        width = 6,
+        meaning = "Variant type id (VARIANT_META_TYPE_MASK 0x3F)",
+        values = nil,
+      },
+      mode_bits = {
+        kind = "bits",
+        name = "mode",
+        shift = 6,
+        width = 2,
+        meaning = "INT: width of the value (VARIANT_META_EMODE_MASK 0xC0)",
+        values = nil,
+      },
+      bool_value_bits = {
+        kind = "bits",
+        name = "value",
+        shift = 7,
+        width = 1,
+        meaning = "BOOL: the value (VARIANT_META_BOOL_MASK 0x80)",
+        values = nil,
+      },
+      int_codes = {
+        [0] = { size = 1, signed = true, le = true },
+        [1] = { size = 2, signed = true, le = true },
+        [2] = { size = 4, signed = true, le = true },
+        [3] = { size = 8, signed = true, le = true },
+      },
+      meaning = "BOOL: one meta byte; INT: meta byte + the value in the narrowest width that holds it; any other type: the standard encode_variant bytes, whose first byte already is the type",
+    },
+    enet_channels = {
+      [3] = {
+        kind = "channelmap",
+        major = 3,
+        channels = {
+          {
+            kind = "channel",
+            number = 0,
+            name = "config",
+            meaning = "SYSMSG_ADD_PEER / SYSMSG_REMOVE_PEER from the server (ENET3_SYSMSG)",
+          },
+          { kind = "channel", number = 1, name = "reliable", meaning = "TRANSFER_MODE_RELIABLE" },
+          {
+            kind = "channel",
+            number = 2,
+            name = "unreliable",
+            meaning = "TRANSFER_MODE_UNRELIABLE (unsequenced) and _ORDERED",
+          },
+        },
+        custom_offset = 0,
+        meaning = "NetworkedMultiplayerENet SYSCH_CONFIG/RELIABLE/UNRELIABLE; set_transfer_channel(N > 0) sends on ENet channel N",
+      },
+      [4] = {
+        kind = "channelmap",
+        major = 4,
+        channels = {
+          { kind = "channel", number = 0, name = "reliable", meaning = "TRANSFER_MODE_RELIABLE on channel 0" },
+          {
+            kind = "channel",
+            number = 1,
+            name = "unreliable",
+            meaning = "TRANSFER_MODE_UNRELIABLE / _ORDERED on channel 0",
+          },
+        },
+        custom_offset = 1,
+        meaning = "ENetMultiplayerPeer SYSCH_RELIABLE/UNRELIABLE; custom channel N is ENet channel N + 1",
+      },
+    },
+    enet3_peer_header = {
+      {
+        kind = "form",
+        name = "3.2+",
+        items = {
+          {
+            kind = "int",
+            name = "src",
+            code = { size = 4, signed = false, le = true },
+            meaning = "the sending peer's id (checked by the server)",
+            bits = {},
+            values = nil,
+          },
+          {
+            kind = "int",
+            name = "dst",
+            code = { size = 4, signed = true, le = true },
+            meaning = "target: 1 server, 0 all, -id all but id, else that peer",
+            bits = {},
+            values = nil,
+          },
+        },
+        min_size = 8,
+        exact_size = nil,
+        meaning = "PR #25004 'Save 4 bytes in ENet multiplayer protocol'",
+        since = "3.2",
+        ["until"] = nil,
+        when = {},
+      },
+      {
+        kind = "form",
+        name = "3.0-3.1",
+        items = {
+          {
+            kind = "int",
+            name = "src",
+            code = { size = 4, signed = false, le = true },
+            meaning = "the sending peer's id",
+            bits = {},
+            values = nil,
+          },
+          {
+            kind = "int",
+            name = "dst",
+            code = { size = 4, signed = true, le = true },
+            meaning = "target peer",
+            bits = {},
+            values = nil,
+          },
+          {
+            kind = "int",
+            name = "flags",
+            code = { size = 4, signed = false, le = true },
+            meaning = "packet flags (0, 1, 2)",
+            bits = {},
+            values = nil,
+          },
+        },
+        min_size = 12,
+        exact_size = nil,
+        meaning = "",
+        since = "3.0",
+        ["until"] = "3.1",
+        when = {},
+      },
+    },
+    enet3_sysmsg = {
+      kind = "form",
+      name = "sysmsg",
+      items = {
+        {
+          kind = "int",
+          name = "sysmsg",
+          code = { size = 4, signed = false, le = true },
+          meaning = "what happened",
+          bits = {},
+          values = { [0] = "ADD_PEER", [1] = "REMOVE_PEER" },
+        },
+        {
+          kind = "int",
+          name = "peer",
+          code = { size = 4, signed = false, le = true },
+          meaning = "the peer that joined or left",
+          bits = {},
+          values = nil,
+        },
+      },
+      min_size = 8,
+      exact_size = nil,
+      meaning = "NetworkedMultiplayerENet SYSMSG_* on SYSCH_CONFIG (server relay)",
+      since = nil,
+      ["until"] = nil,
+      when = {},
+    },
+    ws3_header = {
+      kind = "form",
+      name = "ws3",
+      items = {
+        {
+          kind = "int",
+          name = "type",
+          code = { size = 1, signed = false, le = false },
+          meaning = "SYS_NONE: data; else a system message from the server",
+          bits = {},
+          values = { [0] = "SYS_NONE", [1] = "SYS_ADD", [2] = "SYS_DEL", [3] = "SYS_ID" },
+        },
+        {
+          kind = "int",
+          name = "from",
+          code = { size = 4, signed = false, le = true },
+          meaning = "the sending peer (1 for system messages)",
+          bits = {},
+          values = nil,
+        },
+        {
+          kind = "int",
+          name = "to",
+          code = { size = 4, signed = true, le = true },
+          meaning = "target peer (0 for system messages)",
+          bits = {},
+          values = nil,
+        },
+      },
+      min_size = 9,
+      exact_size = nil,
+      meaning = "Godot 3 WebSocketMultiplayerPeer header",
+      since = nil,
+      ["until"] = nil,
+      when = {},
+    },
+    ws3_sys = {
+      kind = "form",
+      name = "ws3-sys",
+      items = {
+        {
+          kind = "int",
+          name = "peer",
+          code = { size = 4, signed = true, le = true },
+          meaning = "the peer that joined, left, or your id",
+          bits = {},
+          values = nil,
+        },
+      },
+      min_size = 4,
+      exact_size = nil,
+      meaning = "payload of SYS_ADD / SYS_DEL / SYS_ID",
+      since = nil,
+      ["until"] = nil,
+      when = {},
+    },
+    ws4_peer_id = {
+      kind = "form",
+      name = "peer_id",
+      items = {
+        {
+          kind = "int",
+          name = "peer",
+          code = { size = 4, signed = true, le = true },
+          meaning = "the client's unique id",
+          bits = {},
+          values = nil,
+        },
+      },
+      min_size = 0,
+      exact_size = 4,
+      meaning = "first server -> client message of WebSocketMultiplayerPeer",
+      since = nil,
+      ["until"] = nil,
+      when = {},
+    },
+    ws4_min_peer_id = 2,
+    node_rpc_flag = 32768,
+    md5_hex_size = 33,
+    invalid_node_name_chars = ".:/\"%",
+    blob_contents = {
+      bytes = "opaque bytes (send_bytes, auth data)",
+      utf8 = "UTF-8 text of the given size, the last byte the NUL written by encode_cstring",
+      variants = "argc standard Variants (encode_variant)",
+      variant = "one standard Variant (encode_variant)",
+      compressed_args = "RPC arguments: argc compressed Variants, or with byte_only the bytes of one PackedByteArray argument (no argument at all when empty)",
+      compressed_variant = "one compressed Variant (COMPRESSED_VARIANT)",
+      compressed_variants = "compressed Variants back to back; how many is in the replication config, not on the wire",
+      packet = "a whole SceneMultiplayer packet (relayed)",
+    },
+    record_kinds = {
+      rpc = "a remote call: node, method, arguments",
+      rset = "a remote property set (Godot 3): node, property, value",
+      simplify_path = "the sender announces a node path cache id",
+      confirm_path = "the receiver confirms a path cache id",
+      spawn = "a node spawned by a MultiplayerSpawner",
+      despawn = "a spawned node removed",
+      sync = "MultiplayerSynchronizer state",
+      sys = "SceneMultiplayer system message (auth, peers, relay)",
+      raw = "send_bytes() data",
+      peer = "a transport peer message (ids joining/leaving, your id)",
+      enet = "an ENet control command (connect, disconnect, ...)",
+    },
+    max_cache_entries = 65536,
+  },
+  codecs = {
+    range_coder = {
+      TOP = 16777216,
+      BOTTOM = 65536,
+      CONTEXT_SYMBOL_DELTA = 3,
+      CONTEXT_SYMBOL_MINIMUM = 1,
+      CONTEXT_ESCAPE_MINIMUM = 1,
+      SUBCONTEXT_ORDER = 2,
+      SUBCONTEXT_SYMBOL_DELTA = 2,
+      SUBCONTEXT_ESCAPE_DELTA = 5,
+      SYMBOL_CAPACITY = 4096,
+      _M32 = 4294967295,
+      _M16 = 65535,
+      _PREDICTED = -1,
+      _MAX_NORMALISE = 64,
+      MAX_NORMALISE = 64,
+    },
+    fastlz = { MAX_L2_DISTANCE = 8191 },
+  },
+}
+local MP = {} -- what enet.lua hands to multiplayer.lua
+do -- compression.lua
+local function part()
+-- ENet datagram decompressors that Wireshark's Lua 5.2 can run: pure arithmetic ports of
+-- godot_dissect/enet/rangecoder.py (ENet's range coder) and godot_dissect/enet/fastlz.py (FastLZ),
+-- with their constants from MP_SPEC.codecs. zlib and zstd would need a C library Wireshark does not
+-- give Lua: datagrams of those hosts stay shown as compressed.
+-- MP.decompress(name, data, limit) -> bytes, or nil, offset, reason (offset into `data`).
+-- @MP_SPEC@
+local RC = MP_SPEC.codecs.range_coder
+local TOP, BOTTOM, M32, M16 = RC.TOP, RC.BOTTOM, 4294967296, 65536
+local SYM_DELTA, SYM_MIN, ESC_MIN = RC.CONTEXT_SYMBOL_DELTA, RC.CONTEXT_SYMBOL_MINIMUM, RC.CONTEXT_ESCAPE_MINIMUM
+local SUB_ORDER, SUB_SYM_DELTA, SUB_ESC_DELTA = RC.SUBCONTEXT_ORDER, RC.SUBCONTEXT_SYMBOL_DELTA, RC.SUBCONTEXT_ESCAPE_DELTA
+local CAPACITY, MAX_NORMALISE = RC.SYMBOL_CAPACITY, RC.MAX_NORMALISE
+local bxor = bit32.bxor
+local unpack_bytes = table.unpack
+local floor_ = math.floor
+
+local CFAIL = {}
+local cerr = {}
+local function cfail(off, reason) cerr.off, cerr.reason = off, reason; error(CFAIL, 0) end
+
+-- the symbol table: one array per ENetSymbol field, 0-based symbol numbers
+local function new_model()
+  return { value = {}, count = {}, under = {}, left = {}, right = {}, symbols = {}, escapes = {}, total = {},
+           parent = {}, next = 0 }
+end
+
+local function create(m, value, count)
+  local i = m.next
+  if i >= CAPACITY then cfail(0, "symbol table overflow") end
+  m.next = i + 1
+  m.value[i], m.count[i], m.under[i] = value % 256, count % 256, count % M16
+  m.left[i], m.right[i], m.symbols[i], m.escapes[i], m.total[i], m.parent[i] = 0, 0, 0, 0, 0, 0
+  return i
+end
+
+local function create_context(m, escapes, minimum)
+  local i = create(m, 0, 0)
+  m.escapes[i] = escapes
+  m.total[i] = (escapes + 256 * minimum) % M16
+  m.symbols[i] = 0
+  return i
+end
+
+-- enet_symbol_rescale, iterative (no recursion limit)
+local function rescale_tree(m, start)
+  local count, under, left, right = m.count, m.under, m.left, m.right
+  local stack, sp = {}, 0
+  local node, total = start, 0
+  while true do
+    count[node] = count[node] - floor_(count[node] / 2)
+    under[node] = count[node]
+    if left[node] ~= 0 then
+      sp = sp + 1; stack[sp] = { node, total }
+      node, total = node + left[node], 0
+    else
+      while true do
+        total = (total + under[node]) % M16
+        if right[node] ~= 0 then node = node + right[node]; break end
+        if sp == 0 then return total end
+        local up = stack[sp]; stack[sp] = nil; sp = sp - 1
+        under[up[1]] = (under[up[1]] + total) % M16
+        node, total = up[1], up[2]
+      end
+    end
+  end
+end
+
+local function rescale(m, ctx, minimum)
+  m.total[ctx] = m.symbols[ctx] ~= 0 and rescale_tree(m, ctx + m.symbols[ctx]) or 0
+  m.escapes[ctx] = m.escapes[ctx] - floor_(m.escapes[ctx] / 2)
+  m.total[ctx] = (m.total[ctx] + m.escapes[ctx] + 256 * minimum) % M16
+end
+
+-- ENET_CONTEXT_ENCODE: find or add value; symbol, under, count
+local function encode_symbol(m, ctx, value, update, minimum)
+  local under_, count_ = value * minimum, minimum
+  if m.symbols[ctx] == 0 then
+    local s = create(m, value, update)
+    m.symbols[ctx] = s - ctx
+    return s, under_ % M16, count_
+  end
+  local node = ctx + m.symbols[ctx]
+  while true do
+    local nv = m.value[node]
+    if value < nv then
+      m.under[node] = (m.under[node] + update) % M16
+      if m.left[node] ~= 0 then node = node + m.left[node]
+      else
+        local s = create(m, value, update)
+        m.left[node] = s - node
+        return s, under_ % M16, count_ % M16
+      end
+    elseif value > nv then
+      under_ = under_ + m.under[node]
+      if m.right[node] ~= 0 then node = node + m.right[node]
+      else
+        local s = create(m, value, update)
+        m.right[node] = s - node
+        return s, under_ % M16, count_ % M16
+      end
+    else
+      count_ = count_ + m.count[node]
+      under_ = under_ + m.under[node] - m.count[node]
+      m.under[node] = (m.under[node] + update) % M16
+      m.count[node] = (m.count[node] + update) % 256
+      return node, under_ % M16, count_ % M16
+    end
+  end
+end
+
+-- ENET_CONTEXT_TRY_DECODE (minimum 0): symbol, value, under, count
+local function try_decode(m, ctx, code, pos)
+  local under_ = 0
+  if m.symbols[ctx] == 0 then cfail(pos, "code in an empty context") end
+  local node = ctx + m.symbols[ctx]
+  while true do
+    local after = (under_ + m.under[node]) % M16
+    local before = m.count[node]
+    if code >= after then
+      under_ = (under_ + m.under[node]) % M16
+      if m.right[node] == 0 then cfail(pos, "code past the last symbol of a context") end
+      node = node + m.right[node]
+    elseif code < after - before then
+      m.under[node] = (m.under[node] + SUB_SYM_DELTA) % M16
+      if m.left[node] == 0 then cfail(pos, "code before the first symbol of a context") end
+      node = node + m.left[node]
+    else
+      m.under[node] = (m.under[node] + SUB_SYM_DELTA) % M16
+      local count = m.count[node]
+      m.count[node] = (m.count[node] + SUB_SYM_DELTA) % 256
+      return node, m.value[node], (after - before) % M16, count
+    end
+  end
+end
+
+-- ENET_CONTEXT_ROOT_DECODE (minimum 1): finds or creates the symbol
+local function root_decode(m, ctx, code)
+  local minimum, update = SYM_MIN, SYM_DELTA
+  local under_ = 0
+  if m.symbols[ctx] == 0 then
+    local value = floor_(code / minimum) % 256
+    under_ = code - code % minimum
+    local s = create(m, value, update)
+    m.symbols[ctx] = s - ctx
+    return s, value, under_ % M16, minimum
+  end
+  local node = ctx + m.symbols[ctx]
+  while true do
+    local after = (under_ + m.under[node] + (m.value[node] + 1) * minimum) % M16
+    local before = (m.count[node] + minimum) % M16
+    if code >= after then
+      under_ = (under_ + m.under[node]) % M16
+      if m.right[node] ~= 0 then node = node + m.right[node]
+      else
+        local value = (m.value[node] + 1 + floor_((code - after) / minimum)) % 256
+        under_ = code - (code - after) % minimum
+        local s = create(m, value, update)
+        m.right[node] = s - node
+        return s, value, under_ % M16, minimum
+      end
+    elseif code < after - before then
+      m.under[node] = (m.under[node] + update) % M16
+      if m.left[node] ~= 0 then node = node + m.left[node]
+      else
+        local value = (m.value[node] - 1 - floor_((after - before - code - 1) / minimum)) % 256
+        under_ = code - (after - before - code - 1) % minimum
+        local s = create(m, value, update)
+        m.left[node] = s - node
+        return s, value, under_ % M16, minimum
+      end
+    else
+      local count = (minimum + m.count[node]) % M16
+      m.under[node] = (m.under[node] + update) % M16
+      m.count[node] = (m.count[node] + update) % 256
+      return node, m.value[node], (after - before) % M16, count
+    end
+  end
+end
+
+-- enet_range_coder_decompress
+local function range_decompress(data, limit)
+  if #data == 0 then cfail(0, "empty input") end
+  local m = new_model()
+  local out, n = {}, 0
+  local pos, stop = 0, #data
+  local low, code_reg, rng = 0, 0, M32 - 1
+  for _, shift in ipairs({ 24, 16, 8, 0 }) do
+    if pos < stop then code_reg = code_reg + sbyte(data, pos + 1) * 2 ^ shift; pos = pos + 1 end
+  end
+  local root = create_context(m, ESC_MIN, SYM_MIN)
+  local predicted, order = 0, 0
+
+  local function read(total)
+    rng = floor_(rng / total)
+    if rng == 0 then cfail(pos, "coder range collapsed to 0 (ENet would divide by zero)") end
+    return floor_(((code_reg - low) % M32) / rng) % M16
+  end
+  local function decode(under, count)
+    low = (low + under * rng) % M32
+    rng = (rng * count) % M32
+    for _ = 1, MAX_NORMALISE do
+      if rng == 0 then break end
+      if bxor(low, (low + rng) % M32) >= TOP then
+        if rng >= BOTTOM then return end
+        rng = (-low) % BOTTOM
+      end
+      code_reg = (code_reg * 256) % M32
+      if pos < stop then code_reg = code_reg + sbyte(data, pos + 1); pos = pos + 1 end
+      rng = (rng * 256) % M32
+      low = (low * 256) % M32
+    end
+    cfail(pos, "coder range degenerate (ENet would loop forever)")
+  end
+
+  while true do
+    local value, bottom = 0, 0
+    local parent_ref = -1 -- still the local `predicted`
+    local sub = predicted
+    local found = false
+    while sub ~= root do
+      local esc = m.escapes[sub]
+      if esc <= 0 or esc >= m.total[sub] then
+        sub = m.parent[sub]
+      else
+        local code = read(m.total[sub])
+        if code < esc then
+          decode(0, esc)
+          sub = m.parent[sub]
+        else
+          code = code - esc
+          local symbol, v, under, count = try_decode(m, sub, code, pos)
+          value, bottom = v, symbol
+          decode((esc + under) % M16, count)
+          m.total[sub] = (m.total[sub] + SUB_SYM_DELTA) % M16
+          if count > 0xFF - 2 * SUB_SYM_DELTA or m.total[sub] > BOTTOM - 0x100 then rescale(m, sub, 0) end
+          found = true
+          break
+        end
+      end
+    end
+    if not found then
+      local code = read(m.total[root])
+      local esc = m.escapes[root]
+      if code < esc then
+        decode(0, esc)
+        break -- end of stream
+      end
+      code = code - esc
+      local symbol, v, under, count = root_decode(m, root, code)
+      value, bottom = v, symbol
+      decode((esc + under) % M16, count)
+      m.total[root] = (m.total[root] + SYM_DELTA) % M16
+      if count > 0xFF - 2 * SYM_DELTA + SYM_MIN or m.total[root] > BOTTOM - 0x100 then rescale(m, root, SYM_MIN) end
+    end
+    -- patchContexts: teach the skipped lower-order contexts the symbol
+    local patch = predicted
+    while patch ~= sub do
+      local s, _, cnt = encode_symbol(m, patch, value, SUB_SYM_DELTA, 0)
+      if parent_ref == -1 then predicted = s else m.parent[parent_ref] = s end
+      parent_ref = s
+      if cnt <= 0 then
+        m.escapes[patch] = (m.escapes[patch] + SUB_ESC_DELTA) % M16
+        m.total[patch] = (m.total[patch] + SUB_ESC_DELTA) % M16
+      end
+      m.total[patch] = (m.total[patch] + SUB_SYM_DELTA) % M16
+      if cnt > 0xFF - 2 * SUB_SYM_DELTA or m.total[patch] > BOTTOM - 0x100 then rescale(m, patch, 0) end
+      patch = m.parent[patch]
+    end
+    if parent_ref == -1 then predicted = bottom else m.parent[parent_ref] = bottom end
+    if n >= limit then cfail(pos, sfmt("decompressed data exceeds %d bytes", limit)) end
+    n = n + 1
+    out[n] = value
+    if order >= SUB_ORDER then predicted = m.parent[predicted] else order = order + 1 end
+    if m.next >= CAPACITY - SUB_ORDER then -- ENET_RANGE_CODER_FREE_SYMBOLS
+      m.next = 0
+      root = create_context(m, ESC_MIN, SYM_MIN)
+      predicted, order = 0, 0
+    end
+  end
+  local chunks = {}
+  for i = 1, n, 4096 do chunks[#chunks + 1] = schar(unpack_bytes(out, i, math.min(i + 4095, n))) end
+  return tconcat(chunks)
+end
+
+-- fastlz_decompress(input, length, output, maxout = limit); level in the top 3 bits of byte 0
+local FL = MP_SPEC.codecs.fastlz
+local function fastlz_decompress(data, limit)
+  local stop = #data
+  if stop == 0 then cfail(0, "empty input") end
+  local b = function(i) return sbyte(data, i + 1) end
+  local level = floor_(b(0) / 32) + 1
+  if level ~= 1 and level ~= 2 then cfail(0, sfmt("unknown FastLZ level %d", level)) end
+  local out, n = {}, 0
+  local ip = 1
+  local ctrl = b(0) % 32
+  while true do
+    if ctrl >= 32 then
+      local length = floor_(ctrl / 32) - 1
+      local ofs = (ctrl % 32) * 256
+      local ref = n - ofs - 1
+      if level == 1 then
+        if length == 6 then
+          if ip > stop - 2 then cfail(ip, "match length runs past the input") end
+          length = length + b(ip); ip = ip + 1
+        end
+        if ip >= stop then cfail(ip, "match distance runs past the input") end
+        ref = ref - b(ip); ip = ip + 1
+      else
+        if length == 6 then
+          repeat
+            if ip > stop - 2 then cfail(ip, "match length runs past the input") end
+            local code = b(ip); ip = ip + 1
+            length = length + code
+          until code ~= 255
+        end
+        if ip >= stop then cfail(ip, "match distance runs past the input") end
+        local code = b(ip); ip = ip + 1
+        ref = ref - code
+        if code == 255 and ofs == 31 * 256 then -- 16-bit far distance
+          if not (ip < stop - 2) then cfail(ip, "far distance runs past the input") end
+          ofs = b(ip) * 256 + b(ip + 1)
+          ip = ip + 2
+          ref = n - ofs - FL.MAX_L2_DISTANCE - 1
+        end
+      end
+      length = length + 3
+      if n + length > limit then cfail(ip, sfmt("output exceeds %d bytes", limit)) end
+      if ref < 0 then cfail(ip, sfmt("match refers %d bytes before the start of the output", -ref)) end
+      for i = 0, length - 1 do n = n + 1; out[n] = out[ref + i + 1] end -- may overlap what it writes
+    else
+      ctrl = ctrl + 1
+      if n + ctrl > limit then cfail(ip, sfmt("output exceeds %d bytes", limit)) end
+      if ip + ctrl > stop then cfail(ip, sfmt("literal run of %d bytes runs past the input", ctrl)) end
+      for i = 0, ctrl - 1 do n = n + 1; out[n] = b(ip + i) end
+      ip = ip + ctrl
+    end
+    if (level == 1 and ip > stop - 2) or (level == 2 and ip >= stop) then break end
+    ctrl = b(ip); ip = ip + 1
+  end
+  local chunks = {}
+  for i = 1, n, 4096 do chunks[#chunks + 1] = schar(unpack_bytes(out, i, math.min(i + 4095, n))) end
+  return tconcat(chunks)
+end
+
+local CODECS = { range_coder = range_decompress, fastlz = fastlz_decompress }
+
+MP.decompress = function(name, data, limit)
+  local fn = CODECS[name]
+  if fn == nil then return nil, 0, name .. " cannot be decoded in Wireshark's Lua (no zlib/zstd library)" end
+  local ok, out = pcall(fn, data, limit)
+  if not ok then
+    if out ~= CFAIL then error(out, 0) end
+    return nil, cerr.off, cerr.reason
+  end
+  if out == "" then return nil, 0, "decodes to nothing (ENet drops the datagram)" end
+  return out
+end
+MP.codecs = CODECS
+
+end
+part()
+end
+do -- enet.lua
+local function part()
+-- ENet 1.3 as Godot bundles it: a template appended to godot.lua by godot_dissect/lua/mp_generator.py.
+-- Everything here walks MP_SPEC.enet (spec/enet.py): header bits, command table, body fields, the
+-- acceptance checks; no command number, field width or limit is written here.
+-- The Godot payloads the commands carry go to MP.payload (multiplayer.lua).
+-- @MP_SPEC@
+local ES = MP_SPEC.enet
+-- what these templates use of engine.lua (its main-chunk locals): fail at load time, not per packet,
+-- if the engine stops offering one of them
+local ENGINE_NAMES = { "show", "F", "godot", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
+                       "tconcat", "tsort", "floor", "band", "bor", "rshift", "lshift" }
+local ENGINE_VALUES = { show, F, godot, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
+                        band, bor, rshift, lshift }
+for i, name in ipairs(ENGINE_NAMES) do
+  assert(ENGINE_VALUES[i] ~= nil, "godot.lua: engine.lua no longer defines " .. name)
+end
+
+local enet = Proto("enet", "ENet")
+MP.enet = enet
+
+local function titled(name) return (name:gsub("_", " "):gsub("^%l", string.upper)) end
+
+-- ProtoFields from the spec -------------------------------------------------------------------------
+local UINT = { [1] = ProtoField.uint8, [2] = ProtoField.uint16, [4] = ProtoField.uint32 }
+local EF = {}        -- abbrev -> ProtoField
+local efields = {}
+local function field(abbrev, make)
+  if EF[abbrev] == nil then EF[abbrev] = make(); efields[#efields + 1] = EF[abbrev] end
+  return EF[abbrev]
+end
+
+local CMD_BY_NUMBER, CMD_NAMES = {}, {}
+for _, c in ipairs(ES.commands) do CMD_BY_NUMBER[c.number] = c; CMD_NAMES[c.number] = c.name end
+
+local function int_field(f, names)
+  return field(f.abbrev, function()
+    return UINT[f.size](f.abbrev, titled(f.name), base.DEC, names, nil, f.meaning)
+  end)
+end
+
+local HW = ES.header_word
+local HEADER_BITS = {}
+for _, b in ipairs(ES.header_bits) do
+  local abbrev = "enet." .. b.name
+  HEADER_BITS[#HEADER_BITS + 1] = { spec = b, f = field(abbrev, function()
+    if b.bits == 1 then return ProtoField.bool(abbrev, titled(b.name), HW.size * 8, nil, b.mask, b.meaning) end
+    return UINT[HW.size](abbrev, titled(b.name), base.DEC, nil, b.mask, b.meaning)
+  end) }
+end
+local F_SENT_TIME = int_field(ES.sent_time)
+
+-- the command byte: its number (with the command names) and its flag bits
+local CH = {}
+for _, f in ipairs(ES.command_header) do CH[f.name] = f end
+local CMD_BITS = {}
+for _, b in ipairs(ES.command_bits) do
+  local abbrev = b.name == "number" and "enet.command" or ("enet." .. b.name)
+  CMD_BITS[#CMD_BITS + 1] = { spec = b, f = field(abbrev, function()
+    if b.bits == 1 then return ProtoField.bool(abbrev, titled(b.name), CH.command.size * 8, nil, b.mask, b.meaning) end
+    return UINT[CH.command.size](abbrev, "Command", base.DEC, CMD_NAMES, b.mask, b.meaning)
+  end) }
+end
+local NUMBER_BITS
+for _, b in ipairs(ES.command_bits) do if b.name == "number" then NUMBER_BITS = b end end
+local F_CHANNEL = int_field(CH.channel)
+local F_RELIABLE_SEQ = int_field(CH.reliable_seq)
+for _, c in ipairs(ES.commands) do
+  for _, f in ipairs(c.fields) do int_field(f) end
+end
+
+local F_DATA = field("enet.data", function() return ProtoField.bytes("enet.data", "Data") end)
+local F_COMPRESSED_BODY = field("enet.compressed_body", function()
+  return ProtoField.bytes("enet.compressed_body", "Compressed body") end)
+local F_ERROR = field("enet.error", function() return ProtoField.string("enet.error", "Malformed") end)
+local F_DELIVERY = field("enet.delivery", function() return ProtoField.string("enet.delivery", "Delivery") end)
+local F_GODOT = field("enet.godot_major", function()
+  return ProtoField.uint8("enet.godot_major", "Godot major version", base.DEC) end)
+local F_DUP = field("enet.retransmission", function()
+  return ProtoField.bool("enet.retransmission", "Already delivered (retransmission)") end)
+local F_FRAGMENTS = field("enet.fragments", function()
+  return ProtoField.string("enet.fragments", "Fragment group") end)
+local F_REASSEMBLED_IN = field("enet.reassembled_in", function()
+  return ProtoField.framenum("enet.reassembled_in", "Reassembled in frame") end)
+enet.fields = efields
+
+local EE = {
+  malformed = ProtoExpert.new("enet.malformed", "Malformed ENet datagram", expert.group.MALFORMED, expert.severity.ERROR),
+  compressed = ProtoExpert.new("enet.compressed.undecoded", "Compressed ENet datagram not decoded",
+                               expert.group.UNDECODED, expert.severity.NOTE),
+  reassembled = ProtoExpert.new("enet.reassembled", "Fragments reassembled", expert.group.REASSEMBLE, expert.severity.CHAT),
+  dropped = ProtoExpert.new("enet.dropped", "Fragment group dropped", expert.group.REASSEMBLE, expert.severity.WARN),
+}
+enet.experts = { EE.malformed, EE.compressed, EE.reassembled, EE.dropped }
+
+-- Preferences ---------------------------------------------------------------------------------------
+local CODEC_ENUM, CODEC_BY_ENUM = {}, {}
+for i, c in ipairs(ES.compressions) do
+  CODEC_ENUM[#CODEC_ENUM + 1] = { i, c.name, i }
+  CODEC_BY_ENUM[i] = c.name
+end
+local MAJOR_ENUM = { { 1, "auto", 0 }, { 2, "Godot 3", 3 }, { 3, "Godot 4", 4 } }
+enet.prefs.udp_ports = Pref.range("UDP ports", "", "UDP ports that carry ENet for sure", 65535)
+enet.prefs.heuristic = Pref.bool("Heuristic", true, "Find ENet on any UDP port (the Python reader's looks_like_enet)")
+enet.prefs.compression = Pref.enum("Compression", 1, "The hosts' compressor (not on the wire). Decoded here: "
+  .. "range_coder and fastlz; zlib and zstd need C libraries Wireshark's Lua does not have",
+  CODEC_ENUM, false)
+enet.prefs.godot_major = Pref.enum("Godot version", 1, "auto: from the CONNECT channel count", MAJOR_ENUM, false)
+enet.prefs.max_reassembly = Pref.uint("Reassembly limit (bytes)", ES.max_waiting_data,
+  "Fragment data held per direction of a conversation; groups beyond it are dropped")
+
+local EP = { compression = "none", major = 0, heuristic = true, max_reassembly = ES.max_waiting_data }
+local function read_enet_prefs()
+  EP.compression = CODEC_BY_ENUM[enet.prefs.compression] or "none"
+  EP.major = ({ 0, 3, 4 })[enet.prefs.godot_major] or 0
+  EP.heuristic = enet.prefs.heuristic
+  EP.max_reassembly = enet.prefs.max_reassembly
+end
+
+-- Reading ---------------------------------------------------------------------------------------------
+local function read_int(raw, pos, size) -- big-endian, 1-based pos
+  local v = 0
+  for i = 0, size - 1 do v = v * 256 + sbyte(raw, pos + i) end
+  return v
+end
+
+local OPS = {
+  ["<"] = function(a, b) return a < b end, ["<="] = function(a, b) return a <= b end,
+  [">"] = function(a, b) return a > b end, [">="] = function(a, b) return a >= b end,
+  ["=="] = function(a, b) return a == b end, ["~="] = function(a, b) return a ~= b end,
+  ["!="] = function(a, b) return a ~= b end,
+}
+local function operand(r, v)
+  if type(r) == "number" then return r end
+  if type(r) == "string" then return v[r] end
+  if r[2] == "-" then return v[r[1]] - v[r[3]] end
+  return v[r[1]] + v[r[3]]
+end
+-- the first broken check, described as the Python parser does (enet/checks.py)
+local function first_failure(checks, v)
+  for _, k in ipairs(checks) do
+    local rhs = operand(k.right, v)
+    if not OPS[k.op](v[k.left], rhs) then
+      local r = k.right
+      local rtext
+      if type(r) == "number" then rtext = tostring(r)
+      elseif type(r) == "string" then rtext = r .. "=" .. rhs
+      else rtext = sfmt("%s %s %s=%d", r[1], r[2], r[3], rhs) end
+      return sfmt("%s (%s=%d, must be %s %s)", k.reason, k.left, v[k.left], k.op, rtext)
+    end
+  end
+  return nil
+end
+
+-- One datagram as ENet's receiver reads it: { peer_id, session_id, compressed, has_sent_time,
+-- sent_time, header_size, commands = { {def, number, byte, channel, seq, values, off, size, data_off,
+-- data_len} }, err_off, err }. `raw`: the bytes after the header when `body` (decompressed) is given.
+local HEADER = {}
+for _, b in ipairs(ES.header_bits) do HEADER[b.name] = b end
+local function bits_of(b, w) return band(rshift(w, b.shift), lshift(1, b.bits) - 1) end
+
+local function parse(raw, body)
+  local dg = { commands = {} }
+  local n = #raw
+  if n < HW.size then
+    dg.err_off, dg.err = 0, sfmt("%d bytes: shorter than the %d-byte ENet header", n, HW.size)
+    return dg
+  end
+  local w = read_int(raw, 1, HW.size)
+  dg.word = w
+  for name, b in pairs(HEADER) do dg[name] = bits_of(b, w) end
+  local pos = HW.size
+  dg.header_size = pos
+  if dg.has_sent_time == 1 then
+    if n < pos + ES.sent_time.size then
+      dg.err_off, dg.err = pos, "header has the sent-time flag but the datagram ends before the sent time"
+      return dg
+    end
+    dg.sent_time = read_int(raw, pos + 1, ES.sent_time.size)
+    pos = pos + ES.sent_time.size
+  end
+  dg.header_size = pos
+  local buf, base = ssub(raw, pos + 1), pos
+  if dg.compressed == 1 then
+    if buf == "" then dg.err_off, dg.err = pos, "compressed flag set but nothing follows the header"; return dg end
+    if body == nil then dg.opaque = true; return dg end
+    buf = body -- offsets stay datagram offsets (header + decompressed body), as in the Python parser
+  end
+  if buf == "" then dg.err_off, dg.err = pos, "no commands after the header (ENet never sends that)"; return dg end
+  local have_peer = dg.peer_id ~= ES.unassigned_peer_id
+  local p, stop = 0, #buf
+  local chs = ES.command_header_size
+  while p < stop do
+    local at, left = base + p, stop - p
+    local padding = body ~= nil and not ssub(buf, p + 1):find("[^%z]")
+    if left < chs then
+      if padding then dg.padding = left; break end
+      dg.err_off, dg.err = at, sfmt("%d bytes left: too short for a command header (%d bytes)", left, chs)
+      break
+    end
+    local byte = sbyte(buf, p + 1)
+    local number = bits_of(NUMBER_BITS, byte)
+    local d = CMD_BY_NUMBER[number]
+    if d == nil then
+      if padding then dg.padding = left; break end
+      dg.err_off, dg.err = at, sfmt("unknown command number %d (command byte 0x%02x)", number, byte)
+      break
+    end
+    if left < d.size then
+      dg.err_off, dg.err = at, sfmt("%s needs %d bytes, only %d left", d.name, d.size, left)
+      break
+    end
+    local v = {}
+    local q = p + 1 + CH.command.size
+    v.channel = read_int(buf, q, CH.channel.size); q = q + CH.channel.size
+    v.reliable_seq = read_int(buf, q, CH.reliable_seq.size); q = q + CH.reliable_seq.size
+    for _, f in ipairs(d.fields) do v[f.name] = read_int(buf, q, f.size); q = q + f.size end
+    if d.needs_peer and not have_peer then
+      dg.err_off, dg.err = at, sfmt("%s in a datagram from the unassigned peer id 0x%x: ENet accepts only CONNECT from it",
+                                    d.name, ES.unassigned_peer_id)
+      break
+    end
+    if not d.needs_peer and have_peer then
+      dg.err_off, dg.err = at, sfmt("%s from a peer that already has an id: ENet rejects it", d.name)
+      break
+    end
+    local cmd = { def = d, number = number, byte = byte, values = v, off = base + p, at = p, size = d.size }
+    if d.data_length then
+      local dn = v[d.data_length]
+      if left < d.size + dn then
+        dg.err_off, dg.err = at, sfmt("%s claims %d data bytes, only %d left in the datagram", d.name, dn, left - d.size)
+        break
+      end
+      cmd.data_off, cmd.data_len = base + p + d.size, dn
+      cmd.size = d.size + dn
+    end
+    local bad = first_failure(d.checks, v)
+    if bad then dg.err_off, dg.err = at, d.name .. ": " .. bad; break end
+    cmd.flags = byte - number
+    dg.commands[#dg.commands + 1] = cmd
+    p = p + cmd.size
+    have_peer = true
+    for _, b in ipairs(ES.command_bits) do
+      if b.name == "ack_requested" and bits_of(b, byte) == 1 and dg.has_sent_time ~= 1 then
+        dg.err_off = at
+        dg.err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
+      end
+    end
+    if dg.err then break end
+  end
+  if dg.err and body then dg.err = dg.err .. " (offset in the decompressed datagram)" end
+  dg.buf, dg.base = buf, base
+  return dg
+end
+MP.enet_parse = parse
+
+-- the detection rule of enet/detect.py looks_like_enet
+local function in_list(list, x) for _, y in ipairs(list) do if y == x then return true end end return false end
+local function looks_like_enet(raw)
+  if #raw < HW.size + ES.command_header_size then return false end
+  local dg = parse(raw, nil)
+  if dg.opaque and EP.compression ~= "none" then -- checked after decompressing with the hosts' codec
+    local body = MP.decompress(EP.compression, ssub(raw, dg.header_size + 1), ES.max_mtu - dg.header_size)
+    if body == nil then return false end
+    dg = parse(raw, body)
+  end
+  if dg.opaque or dg.err or #dg.commands == 0 or #dg.commands > ES.max_packet_commands then return false end
+  for _, c in ipairs(dg.commands) do
+    local d, v = c.def, c.values
+    if not in_list(d.sent_flags, c.flags) then return false end
+    if d.delivery == nil and d.name ~= "ACKNOWLEDGE" and v.channel ~= ES.control_channel then return false end
+    if v.mtu and not (ES.min_mtu <= v.mtu and v.mtu <= ES.max_mtu and ES.min_window_size <= v.window_size
+                      and v.window_size <= ES.max_window_size) then return false end
+  end
+  return true
+end
+MP.looks_like_enet = looks_like_enet
+
+-- Conversations, delivery, reassembly ----------------------------------------------------------------
+local econvs, plans = {}, {}
+local MAX_GROUPS = ES.max_groups
+local SEEN_WINDOW = ES.seen_window
+
+local function recent() return { n = 0, set = {}, order = {}, head = 1 } end
+local function recent_add(r, key)
+  if r.set[key] then return false end
+  r.set[key] = true
+  r.order[#r.order + 1] = key
+  if #r.order - r.head + 1 > SEEN_WINDOW then r.set[r.order[r.head]] = nil; r.order[r.head] = nil; r.head = r.head + 1 end
+  return true
+end
+
+local function new_direction()
+  return { reliable = {}, unreliable = {}, unsequenced = recent(), groups = {}, ngroups = 0, pending = 0 }
+end
+
+local function econv_of(pinfo)
+  local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
+  local b = tostring(pinfo.dst) .. ":" .. pinfo.dst_port
+  local key = a < b and (a .. " " .. b) or (b .. " " .. a)
+  local c = econvs[key]
+  if c == nil then c = { key = key, dirs = {} }; econvs[key] = c end
+  return c, a
+end
+
+local function dir_of(c, sender)
+  local d = c.dirs[sender]
+  if d == nil then d = new_direction(); c.dirs[sender] = d end
+  return d
+end
+
+-- one delivery decision per data command, made once (first pass) and kept by frame number:
+-- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first }
+local function fragment(dir, cmd, frame, raw_data)
+  local d, v = cmd.def, cmd.values
+  local parts = {}
+  for _, k in ipairs(d.fragment_key) do parts[#parts + 1] = tostring(v[k]) end
+  local key = d.number .. ":" .. tconcat(parts, ":")
+  local g = dir.groups[key]
+  if g == nil then
+    if dir.ngroups >= MAX_GROUPS or dir.pending + v.total_length > EP.max_reassembly then
+      return { what = "dropped", why = "too many open fragment groups or bytes held" }
+    end
+    g = { count = v.fragment_count, total = v.total_length, got = 0, have = {}, parts = {}, first = frame }
+    dir.groups[key] = g
+    dir.ngroups = dir.ngroups + 1
+  elseif g.count ~= v.fragment_count or g.total ~= v.total_length then
+    return { what = "dropped", why = "fragment disagrees with its group's count or length" }
+  end
+  if g.have[v.fragment_number] then return { what = "duplicate" } end
+  g.have[v.fragment_number] = true
+  g.got = g.got + 1
+  g.parts[#g.parts + 1] = { v.fragment_offset, raw_data }
+  dir.pending = dir.pending + #raw_data
+  if g.got < g.count then return { what = "fragment", got = g.got, count = g.count, first = g.first } end
+  table.sort(g.parts, function(x, y) return x[1] < y[1] end)
+  local out, at = {}, 0
+  for _, part in ipairs(g.parts) do
+    if part[1] > at then out[#out + 1] = srep("\0", part[1] - at); at = part[1] end
+    if part[1] + #part[2] > at then out[#out + 1] = ssub(part[2], at - part[1] + 1); at = part[1] + #part[2] end
+  end
+  dir.groups[key] = nil
+  dir.ngroups = dir.ngroups - 1
+  dir.pending = dir.pending - g.total
+  if dir.pending < 0 then dir.pending = 0 end
+  local data = ssub(tconcat(out), 1, g.total)
+  return { what = "reassembled", data = data, count = g.count, first = g.first }
+end
+
+local function decide(conv, dir, cmd, frame, raw_data)
+  local d, v = cmd.def, cmd.values
+  if d.delivery == "reliable" then
+    dir.reliable[v.channel] = dir.reliable[v.channel] or recent()
+    if not recent_add(dir.reliable[v.channel], v.reliable_seq) then return { what = "duplicate" } end
+  end
+  if d.fragment_key then return fragment(dir, cmd, frame, raw_data) end
+  if d.delivery == "unsequenced" then
+    if not recent_add(dir.unsequenced, v.unsequenced_group) then return { what = "duplicate" } end
+  elseif d.delivery == "unreliable" then
+    dir.unreliable[v.channel] = dir.unreliable[v.channel] or recent()
+    if not recent_add(dir.unreliable[v.channel], v.reliable_seq .. ":" .. (v.unreliable_seq or "")) then
+      return { what = "duplicate" }
+    end
+  end
+  return { what = "deliver" }
+end
+
+-- Showing --------------------------------------------------------------------------------------------
+local function show_command(ctree, ctvb, cmd)
+  local d, v = cmd.def, cmd.values
+  local r = ctvb(cmd.off, d.size)
+  local item = ctree:add(enet, ctvb(cmd.off, cmd.size), d.name)
+  item:set_text(d.name)
+  local byte_range = r(0, CH.command.size)
+  for _, b in ipairs(CMD_BITS) do item:add(b.f, byte_range) end
+  item:add(F_CHANNEL, r(CH.command.size, CH.channel.size))
+  item:add(F_RELIABLE_SEQ, r(CH.command.size + CH.channel.size, CH.reliable_seq.size))
+  local q = ES.command_header_size
+  for _, f in ipairs(d.fields) do
+    item:add(EF[f.abbrev], r(q, f.size))
+    q = q + f.size
+  end
+  if cmd.data_len and cmd.data_len > 0 then item:add(F_DATA, ctvb(cmd.data_off, cmd.data_len)) end
+  if v.channel_count then
+    local major = ES.godot_major_by_channel_count[v.channel_count]
+    if major then item:add(F_GODOT, r, major):set_generated() end
+  end
+  item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq))
+  if d.data_length then item:append_text(sfmt(", %d bytes", cmd.data_len)) end
+  return item
+end
+
+local function conv_major(conv)
+  if EP.major ~= 0 then return EP.major, "chosen by the user (preference enet.godot_major)" end
+  return conv.major, conv.major_evidence
+end
+
+local function dissect(tvb, pinfo, tree)
+  local raw = tvb:raw()
+  local conv, sender = econv_of(pinfo)
+  local root = tree:add(enet, tvb())
+  pinfo.cols.protocol = "ENet"
+  local body
+  local dg0 = parse(raw, nil)
+  local ctvb = tvb
+  local info = {}
+  if dg0.opaque and EP.compression ~= "none" and MP.decompress then
+    local ok, out, err_off, err = pcall(MP.decompress, EP.compression, ssub(raw, dg0.header_size + 1), ES.max_mtu - dg0.header_size)
+    if ok and out then
+      body = out
+    else
+      dg0.err_off, dg0.err = dg0.header_size + (err_off or 0),
+        sfmt("compressed body could not be decoded as %s: %s", EP.compression, tostring(err or out))
+    end
+  end
+  local dg = body and parse(raw, body) or dg0
+  if dg.word then
+    local hrange = tvb(0, HW.size)
+    for _, b in ipairs(HEADER_BITS) do root:add(b.f, hrange) end
+    if dg.sent_time then root:add(F_SENT_TIME, tvb(HW.size, ES.sent_time.size)) end
+  end
+  root:append_text(sfmt(", peer %s", dg.peer_id and sfmt("0x%03x", dg.peer_id) or "?"))
+  if body then
+    ctvb = ByteArray.new(ssub(raw, 1, dg.header_size) .. body, true):tvb("Decompressed ENet datagram")
+  end
+  if dg.opaque then
+    local it = root:add(F_COMPRESSED_BODY, tvb(dg.header_size))
+    it:add_proto_expert_info(EE.compressed, "compressed ENet datagram; the codec is not on the wire (choose one in "
+      .. "the preference enet.compression)")
+    info[#info + 1] = sfmt("compressed (%d bytes)", tvb:len() - dg.header_size)
+  end
+  -- the conversation's client and Godot version, from CONNECT / VERIFY_CONNECT
+  for _, c in ipairs(dg.commands) do
+    local d = c.def
+    if d.name == "CONNECT" then
+      if conv.client ~= sender or conv.connect_id ~= c.values.connect_id then
+        conv.client, conv.connect_id, conv.client_id = sender, c.values.connect_id, c.values.data
+        conv.connect_seen = true -- the client's side is known for sure
+        for _, dir in pairs(conv.dirs) do for k, x in pairs(new_direction()) do dir[k] = x end end
+      end
+    end
+    local major = c.values.channel_count and ES.godot_major_by_channel_count[c.values.channel_count]
+    if major and not pinfo.visited then
+      conv.major = major
+      conv.major_evidence = sfmt("ENet multiplayer: %s channel count %d = Godot %d", d.name, c.values.channel_count, major)
+    end
+  end
+  if conv.client == nil and not pinfo.visited then conv.client = sender end
+  local direction = conv.client == sender and "c2s" or "s2c"
+  local dir = dir_of(conv, sender)
+  local plan = plans[pinfo.number]
+  local fresh = plan == nil
+  if fresh then plan = {}; plans[pinfo.number] = plan end
+  local deliveries = {}
+  for i, c in ipairs(dg.commands) do
+    local item = show_command(root, ctvb, c)
+    info[#info + 1] = c.def.name
+    if c.def.delivery then
+      local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
+      -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
+      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data) end
+      local p = plan[i]
+      item:add(F_DELIVERY, ctvb(c.off, c.size), c.def.delivery):set_generated()
+      if p.what == "duplicate" then
+        item:add(F_DUP, ctvb(c.off, c.size), true):set_generated()
+      elseif p.what == "fragment" then
+        item:add(F_FRAGMENTS, ctvb(c.off, c.size), sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
+          :set_generated()
+        info[#info] = sfmt("%s %d/%d", c.def.name, p.got, p.count)
+      elseif p.what == "dropped" then
+        item:add_proto_expert_info(EE.dropped, p.why)
+      elseif p.what == "reassembled" then
+        local rtvb = ByteArray.new(p.data, true):tvb("Reassembled ENet packet")
+        local it = item:add(F_FRAGMENTS, ctvb(c.off, c.size), sfmt("%d fragments, %d bytes (first in frame %d)",
+                                                                    p.count, #p.data, p.first))
+        it:set_generated()
+        it:add_proto_expert_info(EE.reassembled, sfmt("%d fragments reassembled: %d bytes", p.count, #p.data))
+        deliveries[#deliveries + 1] = { tvb = rtvb, range = rtvb(), data = p.data, channel = c.values.channel,
+                                        delivery = c.def.delivery }
+      else
+        deliveries[#deliveries + 1] = { tvb = ctvb, range = ctvb(c.data_off, c.data_len), off = c.data_off, data = data,
+                                        channel = c.values.channel, delivery = c.def.delivery }
+      end
+    end
+  end
+  if dg.err then
+    local at = dg.err_off
+    local len = (body and (#body + dg.header_size) or tvb:len()) - at
+    local etvb = body and ctvb or tvb
+    local it
+    if len > 0 then it = root:add(F_ERROR, etvb(at, len), sfmt("offset %d: %s", at, dg.err))
+    else it = root:add(F_ERROR, etvb(0, 0), sfmt("offset %d: %s", at, dg.err)) end
+    it:add_proto_expert_info(EE.malformed, sfmt("offset %d: %s", at, dg.err))
+    info[#info + 1] = "malformed"
+  end
+  pinfo.cols.info = "ENet " .. tconcat(info, ", ")
+  local major, evidence = conv_major(conv)
+  if major then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
+  for i, p in ipairs(deliveries) do
+    if MP.payload then
+      MP.payload(p, pinfo, tree, { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
+                                   client_id = conv.client_id, transport = "enet", conv = conv,
+                                   direction_known = conv.connect_seen or false,
+                                   msg_key = pinfo.number .. ":" .. i })
+    end
+  end
+  return tvb:len()
+end
+
+-- Registration ---------------------------------------------------------------------------------------
+function enet.dissector(tvb, pinfo, tree) return dissect(tvb, pinfo, tree) end
+
+local function heur_enet(tvb, pinfo, tree)
+  if not EP.heuristic then return false end
+  local c = econv_of(pinfo)
+  if not c.confirmed then
+    if not looks_like_enet(tvb:raw()) then return false end
+    c.confirmed = true
+  end
+  pinfo.conversation = enet
+  dissect(tvb, pinfo, tree)
+  return true
+end
+
+local enet_registered = ""
+local function register_enet_ports()
+  local t = DissectorTable.get("udp.port")
+  if enet_registered ~= "" then t:remove(enet_registered, enet) end
+  local want = tostring(enet.prefs.udp_ports or "")
+  if want ~= "" then t:add(want, enet) end
+  enet_registered = want
+end
+
+function enet.prefs_changed() read_enet_prefs(); register_enet_ports() end
+function enet.init()
+  read_enet_prefs()
+  econvs, plans = {}, {}
+  if MP.reset then MP.reset() end
+end
+
+read_enet_prefs()
+register_enet_ports()
+DissectorTable.get("udp.port"):add_for_decode_as(enet)
+enet:register_heuristic("udp", heur_enet)
+
+end
+part()
+end
+do -- multiplayer.lua
+local function part()
+-- Godot high-level multiplayer: a template appended to godot.lua by godot_dissect/lua/mp_generator.py.
+-- One generic walker reads the field tuples of MP_SPEC.mp (spec/multiplayer.py: Int, Choice, Text,
+-- Blob, When, Repeat, Switch) into a tree; Variants are shown by engine.lua's `show`. Transports:
+-- ENet channels (from enet.lua, MP.payload) and WebSocket messages (heuristic on "ws").
+-- Path caches are kept per conversation and sending peer; what a message resolved on the first
+-- pass is kept by frame, so a second pass shows the same tree.
+-- @MP_SPEC@
+local MS = MP_SPEC.mp
+
+-- ProtoFields: one per item name of every layout, plus the filterable summary fields -----------------
+local IF, BF = {}, {}  -- item name -> ProtoField; bits name -> ProtoField
+local WIDE = {}        -- item names whose field is 64-bit: values are passed as Int64/UInt64
+local int_kinds = {}   -- name -> { size, signed, mixed }
+local text_names, blob_names, bits_names = {}, {}, {}
+local SKIP = { command = true } -- the command byte has its own fields (godot.mp.command is its name)
+
+local function note_int(name, code)
+  local k = int_kinds[name]
+  if k == nil then int_kinds[name] = { size = code.size, signed = code.signed }; return end
+  if k.signed ~= code.signed then k.mixed = true end
+  if code.size > k.size then k.size = code.size end
+end
+
+local collect
+local function collect_bits(list)
+  for _, b in ipairs(list or {}) do bits_names[b.name] = bits_names[b.name] or b end
+end
+collect = function(items)
+  for _, it in ipairs(items) do
+    local k = it.kind
+    if k == "when" then collect({ it.item })
+    elseif k == "int" then
+      if not SKIP[it.name] then note_int(it.name, it.code) end
+      collect_bits(it.bits)
+    elseif k == "choice" then
+      for _, code in pairs(it.codes) do note_int(it.name, code) end
+      for _, bb in ipairs(it.bits) do collect_bits(bb.bits) end
+    elseif k == "text" then text_names[it.name] = true
+    elseif k == "blob" then blob_names[it.name] = it
+    elseif k == "repeat" then collect(it.items)
+    elseif k == "switch" then for _, form in pairs(it.cases) do collect(form.items) end
+    end
+  end
+end
+for _, proto in pairs(MS.protocols) do
+  for _, c in ipairs(proto.commands) do
+    collect_bits(c.flags)
+    for _, form in ipairs(c.forms) do collect(form.items) end
+  end
+end
+for _, form in ipairs(MS.enet3_peer_header) do collect(form.items) end
+for _, form in ipairs({ MS.enet3_sysmsg, MS.ws3_header, MS.ws3_sys, MS.ws4_peer_id }) do collect(form.items) end
+
+local function label(name) return (name:gsub("_", " "):gsub("^%l", string.upper)) end
+local mfields = {}
+local function add_field(f) mfields[#mfields + 1] = f; return f end
+for name, k in pairs(int_kinds) do
+  local abbrev = "godot.mp." .. name
+  if k.mixed or k.size > 4 then
+    WIDE[name] = (k.signed or k.mixed) and Int64 or UInt64
+    IF[name] = add_field((k.signed or k.mixed) and ProtoField.int64(abbrev, label(name), base.DEC)
+                         or ProtoField.uint64(abbrev, label(name), base.DEC))
+  elseif k.signed then
+    IF[name] = add_field(ProtoField.int32(abbrev, label(name), base.DEC))
+  else
+    IF[name] = add_field(ProtoField.uint32(abbrev, label(name), base.DEC))
+  end
+end
+for name in pairs(text_names) do
+  if IF[name] == nil then IF[name] = add_field(ProtoField.string("godot.mp." .. name, label(name))) end
+end
+local TEXT_BLOB = {} -- blob names whose bytes are text (shown as a string field)
+for name, it in pairs(blob_names) do
+  if IF[name] == nil then
+    if it.content == "utf8" then
+      TEXT_BLOB[name] = true
+      IF[name] = add_field(ProtoField.string("godot.mp." .. name, label(name)))
+    else
+      IF[name] = add_field(ProtoField.bytes("godot.mp." .. name, label(name)))
+    end
+  end
+end
+for name, b in pairs(bits_names) do
+  if IF[name] == nil and not SKIP[name] then
+    BF[name] = add_field(ProtoField.uint32("godot.mp." .. name, label(name), base.DEC, b.values, nil, b.meaning))
+  elseif not SKIP[name] then
+    BF[name] = IF[name]
+  end
+end
+
+local MF = {
+  kind = add_field(ProtoField.string("godot.mp.kind", "Multiplayer kind")),
+  command = add_field(ProtoField.string("godot.mp.command", "Command")),
+  command_id = add_field(ProtoField.uint8("godot.mp.command_id", "Command number", base.DEC)),
+  protocol = add_field(ProtoField.string("godot.mp.protocol", "Protocol")),
+  sender = add_field(ProtoField.int32("godot.mp.sender", "Sending peer", base.DEC)),
+  channel = add_field(ProtoField.uint8("godot.mp.channel", "ENet channel", base.DEC)),
+  channel_name = add_field(ProtoField.string("godot.mp.channel_name", "Channel")),
+  relay = add_field(ProtoField.string("godot.mp.relay", "Relay")),
+  error = add_field(ProtoField.string("godot.mp.error", "Malformed")),
+  unresolved = add_field(ProtoField.string("godot.mp.unresolved", "Unresolved")),
+  node = add_field(ProtoField.string("godot.rpc.node", "Node")),
+  node_id = add_field(ProtoField.uint32("godot.rpc.node_id", "Node cache id", base.DEC)),
+  method = add_field(ProtoField.string("godot.rpc.method", "Method")),
+  method_id = add_field(ProtoField.uint16("godot.rpc.method_id", "Method id", base.DEC)),
+  property = add_field(ProtoField.string("godot.rset.property", "Property")),
+  argc = add_field(ProtoField.uint8("godot.rpc.argc", "Arguments", base.DEC)),
+  arg = add_field(ProtoField.string("godot.rpc.arg", "Argument")),
+  peer = add_field(ProtoField.int32("godot.mp.peer", "Peer", base.DEC)),
+  evidence = add_field(ProtoField.string("godot.mp.evidence", "Protocol evidence")),
+}
+godot.fields = mfields -- appended to the godot protocol's fields (Proto.fields adds, it does not replace)
+
+local ME = {
+  malformed = ProtoExpert.new("godot.mp.malformed", "Malformed Godot multiplayer packet", expert.group.MALFORMED,
+                              expert.severity.ERROR),
+  unresolved = ProtoExpert.new("godot.mp.unresolved.expert", "Path cache id not announced in the capture",
+                               expert.group.SEQUENCE, expert.severity.NOTE),
+}
+godot.experts = { ME.malformed, ME.unresolved }
+
+-- Reading ---------------------------------------------------------------------------------------------
+local MPFAIL = {}
+local function mfail(ctx, off, reason) ctx.err_off, ctx.err = off, reason; error(MPFAIL, 0) end
+
+local function read_code(raw, pos, code) -- pos 0-based; code {size, signed, le}
+  local n, v = code.size, 0
+  if code.le then
+    for i = n, 1, -1 do v = v * 256 + sbyte(raw, pos + i) end
+  else
+    for i = 1, n do v = v * 256 + sbyte(raw, pos + i) end
+  end
+  if code.signed and v >= 2 ^ (8 * n - 1) then v = v - 2 ^ (8 * n) end
+  return v
+end
+
+local function scope_new(parent) return { v = {}, at = {}, parent = parent } end
+local function get(s, name)
+  while s do
+    local x = s.v[name]
+    if x ~= nil then return x end
+    s = s.parent
+  end
+  return nil
+end
+local function span_of(s, name)
+  while s do
+    if s.at[name] then return s.at[name] end
+    s = s.parent
+  end
+  return nil
+end
+local function holds(conds, s)
+  for _, c in ipairs(conds or {}) do
+    local v = get(s, c.name)
+    if type(v) ~= "number" then return false end
+    if c.op == "==" and v ~= c.operand then return false end
+    if c.op == "!=" and v == c.operand then return false end
+    if c.op == "&" and band(v, c.operand) == 0 then return false end
+  end
+  return true
+end
+
+local function check_size(ctx, form, size, at, what)
+  if form.exact_size and size ~= form.exact_size then
+    mfail(ctx, at, sfmt("%s: %d bytes, the engine takes exactly %d", what, size, form.exact_size))
+  end
+  if size < (form.min_size or 0) then
+    mfail(ctx, at, sfmt("%s: %d bytes, the engine needs at least %d", what, size, form.min_size))
+  end
+end
+
+-- ctx: { tvb, off (tvb offset of raw byte 0), raw, d (dialect), tree items, args = {} }
+local function rng(ctx, s, e) return ctx.tvb(ctx.off + s, e - s) end
+
+local BLOB = {}    -- content -> function(ctx, blob item, s, e, scope, tree)
+local read_items
+
+local function read_text(ctx, it, pos, stop, scope, tree)
+  local start = pos
+  if it.at then
+    start = ctx.base + get(scope, it.at) -- offsets in the packet are from its first byte
+    if start >= stop then mfail(ctx, pos, sfmt("%s: offset %d is not inside the packet (%d bytes)", it.name, start, stop)) end
+  end
+  local raw, e
+  if it.size then
+    if stop - start < it.size then
+      mfail(ctx, start, sfmt("%s: needs %d bytes, %d left", it.name, it.size, math.max(stop - start, 0)))
+    end
+    raw, e = ssub(ctx.raw, start + 1, start + it.size - 1), start + it.size
+  else
+    local nul = sfind(ctx.raw, "\0", start + 1, true)
+    if nul == nil or nul > stop then
+      if not it.to_end then mfail(ctx, start, it.name .. ": no NUL before the end of the packet") end
+      raw, e = ssub(ctx.raw, start + 1, stop), stop
+    else
+      raw, e = ssub(ctx.raw, start + 1, nul - 1), it.to_end and stop or nul
+    end
+  end
+  local cut = sfind(raw, "\0", 1, true)
+  if cut then raw = ssub(raw, 1, cut - 1) end
+  scope.v[it.name], scope.at[it.name] = raw, { start, e }
+  if tree then tree:add(IF[it.name], rng(ctx, start, e), raw) end
+  if pos > e then return pos end
+  return e
+end
+
+local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
+  if stop - pos < code.size then
+    mfail(ctx, pos, sfmt("%s: needs %d bytes, %d left", it.name, code.size, math.max(stop - pos, 0)))
+  end
+  local v = read_code(ctx.raw, pos, code)
+  scope.v[it.name], scope.at[it.name] = v, { pos, pos + code.size }
+  local item
+  if tree and IF[it.name] then
+    local w = WIDE[it.name]
+    item = tree:add(IF[it.name], rng(ctx, pos, pos + code.size), w and w.new(v) or v)
+  end
+  for _, b in ipairs(bits or {}) do
+    local bv = band(rshift(v, b.shift), lshift(1, b.width) - 1)
+    if b.width >= 31 then bv = v % 2 ^ (b.shift + b.width) ; bv = floor(bv / 2 ^ b.shift) end
+    scope.v[b.name] = bv
+    if item and BF[b.name] then item:add(BF[b.name], rng(ctx, pos, pos + code.size), bv) end
+  end
+  if item and it.values and it.values[v] then item:append_text(" (" .. it.values[v] .. ")") end
+  return pos + code.size
+end
+
+local function read_item(ctx, it, pos, stop, scope, tree)
+  local k = it.kind
+  if k == "when" then
+    if holds(it.conds, scope) then return read_item(ctx, it.item, pos, stop, scope, tree) end
+    return pos
+  elseif k == "int" then
+    return read_int_item(ctx, it, it.code, it.bits, pos, stop, scope, tree)
+  elseif k == "choice" then
+    local sel = get(scope, it.selector)
+    local code = sel ~= nil and it.codes[sel]
+    if not code then mfail(ctx, pos, sfmt("%s: no width for %s = %s", it.name, it.selector, tostring(sel))) end
+    local bits
+    for _, bb in ipairs(it.bits) do if bb.size == code.size then bits = bb.bits end end
+    return read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
+  elseif k == "text" then
+    return read_text(ctx, it, pos, stop, scope, tree)
+  elseif k == "blob" then
+    local e = stop
+    if it.size then
+      local n = get(scope, it.size)
+      if n > stop - pos then
+        local at = (span_of(scope, it.size) or { pos })[1]
+        mfail(ctx, at, sfmt("%s: %s = %d but %d bytes are left", it.name, it.size, n, math.max(stop - pos, 0)))
+      end
+      e = pos + n
+    elseif it["end"] and holds(it.end_when, scope) then
+      e = ctx.base + get(scope, it["end"])
+      if e > stop then mfail(ctx, pos, sfmt("%s %d is past the end of the packet (%d bytes)", it["end"], e, stop - ctx.base)) end
+      if e < pos then mfail(ctx, pos, sfmt("%s %d points inside the header (before offset %d)", it["end"], e, pos)) end
+    end
+    scope.v[it.name], scope.at[it.name] = ssub(ctx.raw, pos + 1, e), { pos, e }
+    local item
+    if tree and TEXT_BLOB[it.name] then
+      local text = ssub(ctx.raw, pos + 1, e)
+      local cut = sfind(text, "\0", 1, true)
+      item = tree:add(IF[it.name], rng(ctx, pos, e), cut and ssub(text, 1, cut - 1) or text)
+    elseif tree then
+      item = tree:add(IF[it.name], rng(ctx, pos, e))
+    end
+    local show_blob = BLOB[it.content]
+    if show_blob then show_blob(ctx, it, pos, e, scope, item) end
+    return e
+  elseif k == "repeat" then
+    local groups = {}
+    if it.count then
+      local n = get(scope, it.count)
+      local min = 0
+      for _, x in ipairs(it.items) do if x.kind == "int" then min = min + x.code.size end end
+      if n * min > stop - pos then
+        local at = (span_of(scope, it.count) or { pos })[1]
+        mfail(ctx, at, sfmt("%s = %d needs %d bytes, %d left", it.count, n, n * min, math.max(stop - pos, 0)))
+      end
+      for i = 1, n do
+        local g = scope_new(scope)
+        local sub = tree and tree:add(IF[it.name] or MF.arg, rng(ctx, pos, pos), "")
+        local p0 = pos
+        pos = read_items(ctx, it.items, pos, stop, g, sub)
+        if sub then sub:set_len(pos - p0); sub:set_text(sfmt("%s [%d]", label(it.name), i - 1)) end
+        groups[#groups + 1] = g
+      end
+    else
+      while pos + it.more_than < stop do
+        local g = scope_new(scope)
+        local sub = tree and tree:add(MF.arg, rng(ctx, pos, pos), "")
+        local p0 = pos
+        pos = read_items(ctx, it.items, pos, stop, g, sub)
+        if sub then sub:set_len(pos - p0); sub:set_text(sfmt("%s [%d]", label(it.name), #groups)) end
+        groups[#groups + 1] = g
+      end
+    end
+    scope.v[it.name] = groups
+    return pos
+  elseif k == "switch" then
+    local sel = get(scope, it.selector)
+    local form = sel ~= nil and it.cases[sel]
+    if not form then mfail(ctx, pos - 1, sfmt("unknown %s %s", it.selector, tostring(sel))) end
+    check_size(ctx, form, stop - ctx.base, ctx.base, form.name)
+    scope.v[it.selector .. ":case"] = form.name
+    scope.form_name = form.name
+    return read_items(ctx, form.items, pos, stop, scope, tree)
+  end
+  error("not a layout item: " .. tostring(k))
+end
+
+read_items = function(ctx, items, pos, stop, scope, tree)
+  for _, it in ipairs(items) do pos = read_item(ctx, it, pos, stop, scope, tree) end
+  return pos
+end
+
+-- Variants ---------------------------------------------------------------------------------------------
+local CV = MS.compressed_variant
+
+-- one standard Variant at raw[pos..e): its text; fails like the engine
+local function one_variant(ctx, pos, e, tree, prefix)
+  local ok, used, text, err_off, err = show(ctx.tvb, ctx.off + pos, ssub(ctx.raw, pos + 1, e), ctx.d, tree, prefix)
+  if not ok then mfail(ctx, pos + (err_off or 0), "argument: " .. tostring(err)) end
+  return pos + used, text
+end
+
+local function bits_get(b, v) return band(rshift(v, b.shift), lshift(1, b.width) - 1) end
+
+-- one compressed Variant (MultiplayerAPI::decode_and_decompress_variant)
+local function one_compressed(ctx, pos, e, tree, prefix)
+  if e - pos < 1 then mfail(ctx, pos, "compressed Variant: needs 1 byte, 0 left") end
+  local d = ctx.d
+  local meta = sbyte(ctx.raw, pos + 1)
+  local t = bits_get(CV.type_bits, meta)
+  if t >= d.vmax then mfail(ctx, pos, sfmt("compressed Variant: type id %d is not below %d", t, d.vmax)) end
+  local bool_t, int_t = d.by_key.BOOL, d.by_key.INT
+  if t == bool_t.id then
+    local v = bits_get(CV.bool_value_bits, meta) == 1
+    local text = bool_t.name .. ": " .. tostring(v)
+    if tree then
+      local it = tree:add(F.type, rng(ctx, pos, pos + 1), t, (prefix or "") .. text)
+      it:add(F.bool, rng(ctx, pos, pos + 1), v)
+    end
+    return pos + 1, text
+  end
+  if t == int_t.id then
+    local code = { size = 0, signed = true, le = true }
+    local c = CV.int_codes[bits_get(CV.mode_bits, meta)]
+    code.size = c.size
+    if e - pos - 1 < code.size then
+      mfail(ctx, pos + 1, sfmt("compressed int (%d-bit): needs %d bytes, %d left", code.size * 8, code.size, e - pos - 1))
+    end
+    local r = rng(ctx, pos + 1, pos + 1 + code.size)
+    local v = code.size == 8 and r:le_int64() or read_code(ctx.raw, pos + 1, code)
+    local text = int_t.name .. ": " .. tostring(v)
+    if tree then
+      local it = tree:add(F.type, rng(ctx, pos, pos + 1 + code.size), t, (prefix or "") .. text)
+      it:add(F.int, r, type(v) == "number" and Int64.new(v) or v)
+    end
+    return pos + 1 + code.size, text
+  end
+  return one_variant(ctx, pos, e, tree, prefix)
+end
+
+local function show_args(ctx, it, s, e, scope, tree, count, reader)
+  local pos, texts = s, {}
+  local i = 0
+  while (count and i < count) or (not count and pos < e) do
+    if pos >= e then mfail(ctx, pos, sfmt("argument %d of %d: no bytes left", i, count)) end
+    local text
+    pos, text = reader(ctx, pos, e, tree, sfmt("[%d] ", i))
+    texts[#texts + 1] = text
+    i = i + 1
+  end
+  ctx.args = ctx.args or {}
+  for _, x in ipairs(texts) do ctx.args[#ctx.args + 1] = x end
+  return pos -- bytes after the last argument: the engine ignores them
+end
+
+BLOB.variants = function(ctx, it, s, e, scope, tree)
+  show_args(ctx, it, s, e, scope, tree, get(scope, "argc"), one_variant)
+end
+BLOB.variant = function(ctx, it, s, e, scope, tree) show_args(ctx, it, s, e, scope, tree, 1, one_variant) end
+BLOB.compressed_variant = function(ctx, it, s, e, scope, tree)
+  show_args(ctx, it, s, e, scope, tree, 1, one_compressed)
+end
+BLOB.compressed_variants = function(ctx, it, s, e, scope, tree)
+  show_args(ctx, it, s, e, scope, tree, nil, one_compressed)
+end
+BLOB.compressed_args = function(ctx, it, s, e, scope, tree)
+  if get(scope, "byte_only") == 1 then
+    ctx.args = ctx.args or {}
+    if e > s then
+      local pba = ctx.d.by_key.PACKED_BYTE_ARRAY
+      local text = sfmt("%s[%d]", pba and pba.name or "PackedByteArray", e - s)
+      if tree then tree:add(F.type, rng(ctx, s, e), pba and pba.id or 0, "[0] " .. text) end
+      ctx.args[#ctx.args + 1] = text
+    end
+    return
+  end
+  show_args(ctx, it, s, e, scope, tree, get(scope, "argc"), one_compressed)
+end
+BLOB.utf8 = function(ctx, it, s, e, scope, tree)
+  local raw = ssub(ctx.raw, s + 1, e)
+  local cut = sfind(raw, "\0", 1, true)
+  if cut then raw = ssub(raw, 1, cut - 1) end
+  scope.v[it.name] = raw
+end
+BLOB.packet = function(ctx, it, s, e, scope, tree)
+  ctx.inner = { s = s, e = e }
+end
+
+-- Godot 4 method names -------------------------------------------------------------------------------------
+-- Method ids index the node's RPC names sorted (node-level ones with NODE_RPC_FLAG); the names are not
+-- on the wire, but SIMPLIFY_PATH carries get_rpc_md5 (md5 of the node-level names sorted, then the
+-- script's sorted, concatenated). Names listed in the preference godot.rpc_names are used only when
+-- their md5 is the announced one (or, with no md5 in the capture, marked unverified): the rules of
+-- godot_dissect/multiplayer/rpcnames.py.
+godot.prefs.rpc_names = Pref.string("RPC method names (Godot 4)", "",
+  "NODE=name,name,node:name;NODE=... : the @rpc method names of a node (node: = rpc_config on the Node), "
+  .. "checked against the md5 of SIMPLIFY_PATH")
+
+local MD5_K, MD5_S = {}, { 7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21 }
+for i = 0, 63 do MD5_K[i] = floor(math.abs(math.sin(i + 1)) * 2 ^ 32) end
+local function md5_hex(msg) -- RFC 1321 with bit32
+  local bxor_, bnot_, lrot = bit32.bxor, bit32.bnot, bit32.lrotate
+  local n = #msg
+  local bits, tail = n * 8, {}
+  for i = 1, 8 do tail[i] = schar(bits % 256); bits = floor(bits / 256) end
+  msg = msg .. "\128" .. srep("\0", (55 - n) % 64) .. tconcat(tail)
+  local h = { 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476 }
+  local M = {}
+  for chunk = 1, #msg, 64 do
+    for i = 0, 15 do
+      local p = chunk + i * 4
+      local b1, b2, b3, b4 = sbyte(msg, p, p + 3)
+      M[i] = b1 + b2 * 256 + b3 * 65536 + b4 * 16777216
+    end
+    local A, B, C, D = h[1], h[2], h[3], h[4]
+    for i = 0, 63 do
+      local f, g
+      if i < 16 then f, g = bor(band(B, C), band(bnot_(B), D)), i
+      elseif i < 32 then f, g = bor(band(D, B), band(bnot_(D), C)), (5 * i + 1) % 16
+      elseif i < 48 then f, g = bxor_(B, C, D), (3 * i + 5) % 16
+      else f, g = bxor_(C, bor(B, bnot_(D))), (7 * i) % 16 end
+      f = (f + A + MD5_K[i] + M[g]) % 4294967296
+      A, D, C = D, C, B
+      B = (B + lrot(f, MD5_S[floor(i / 16) * 4 + i % 4 + 1])) % 4294967296
+    end
+    h[1], h[2], h[3], h[4] = (h[1] + A) % 4294967296, (h[2] + B) % 4294967296, (h[3] + C) % 4294967296,
+                             (h[4] + D) % 4294967296
+  end
+  local out = {}
+  for _, v in ipairs(h) do
+    for _ = 1, 4 do out[#out + 1] = sfmt("%02x", v % 256); v = floor(v / 256) end
+  end
+  return tconcat(out)
+end
+
+local function norm_path(p)
+  p = p:gsub("^/+", ""):gsub("/+$", "")
+  if ssub(p, 1, 5) == "root/" then p = ssub(p, 6) end
+  return p
+end
+
+local NODE_RPC_FLAG = MS.node_rpc_flag
+local rpc_pref, rpc_tables = nil, {}
+local function rpc_candidates(path)
+  local want = tostring(godot.prefs.rpc_names or "")
+  if want ~= rpc_pref then
+    rpc_pref, rpc_tables = want, {}
+    for entry in want:gmatch("[^;]+") do
+      local node, list = entry:match("^%s*(.-)%s*=(.*)$")
+      if node then
+        local script, native = {}, {}
+        for name in list:gmatch("[^,%s]+") do
+          if ssub(name, 1, 5) == "node:" then native[#native + 1] = ssub(name, 6) else script[#script + 1] = name end
+        end
+        tsort(script); tsort(native)
+        local t = { ids = {}, md5 = md5_hex(tconcat(native) .. tconcat(script)) }
+        for i, name in ipairs(native) do t.ids[bor(i - 1, NODE_RPC_FLAG)] = name end
+        for i, name in ipairs(script) do t.ids[i - 1] = name end
+        local key = norm_path(node)
+        rpc_tables[key] = rpc_tables[key] or {}
+        local list_ = rpc_tables[key]
+        list_[#list_ + 1] = t
+      end
+    end
+  end
+  return path and rpc_tables[norm_path(path)] or nil
+end
+
+-- name, verified (true / false = no md5 in the capture); nil when unknown or the md5 differs
+local function rpc_name(path, id, md5)
+  local cands = rpc_candidates(path)
+  if not cands then return nil end
+  if md5 then
+    for _, t in ipairs(cands) do if t.md5 == md5 then return t.ids[id], true end end
+    return nil
+  end
+  return cands[1].ids[id], false
+end
+
+-- Packets ------------------------------------------------------------------------------------------------
+local PROTOCOLS = MS.protocols
+
+local function command_of(proto, byte)
+  local cb = proto.command_byte.bits[1]
+  local n = bits_get(cb, byte)
+  for _, c in ipairs(proto.commands) do if c.id == n then return c, n end end
+  return nil, n
+end
+
+-- the form its flags select, else the one its size fits (CONFIRM_PATH 4.3+ is exactly 6 bytes), else the
+-- first without a fixed size; `hint`: the form the conversation was seen to use (packets.py pick_form)
+local function pick_form(c, scope, size, hint)
+  local forms = {}
+  for _, f in ipairs(c.forms) do if holds(f.when, scope) then forms[#forms + 1] = f end end
+  if #forms == 0 then forms = c.forms end
+  if hint then for _, f in ipairs(forms) do if f.name == hint then return f end end end
+  for _, f in ipairs(forms) do if f.exact_size and f.exact_size == size then return f end end
+  for _, f in ipairs(forms) do if f.exact_size == nil then return f end end
+  return forms[1]
+end
+
+-- state per conversation: path caches per sender, spawned nodes; memo of resolved names per message
+local mstates, memos = {}, {}
+local MAX_CACHE = MS.max_cache_entries
+local function state_of(key)
+  local s = mstates[key]
+  if s == nil then
+    s = { paths = {}, md5s = {}, spawned = {}, syncs = {}, received = {}, n = 0, first_s2c = true }
+    mstates[key] = s
+  end
+  return s
+end
+local function remember(st, tbl, sender, id, value)
+  local t = st[tbl][sender]
+  if t == nil then t = {}; st[tbl][sender] = t end
+  st.n = st.n + 1
+  if st.n > MAX_CACHE then
+    st.paths, st.md5s, st.spawned, st.syncs, st.received, st.n = {}, {}, {}, {}, {}, 0
+    return remember(st, tbl, sender, id, value)
+  end
+  t[id] = value
+end
+local function lookup(st, tbl, sender, id) local t = st[tbl][sender]; return t and t[id] end
+
+-- one SceneMultiplayer / MultiplayerAPI packet at raw[base, stop): its message { kind, command, node, ... }
+local decode_packet
+decode_packet = function(ctx, base, stop, tree, env, memo)
+  local proto = PROTOCOLS[env.major]
+  local msg = { args = nil, base = base }
+  ctx.base = base
+  local root = tree:add(godot, rng(ctx, base, stop))
+  msg.root, ctx.root = root, root
+  root:set_text("Godot multiplayer, " .. proto.name)
+  root:add(MF.protocol, rng(ctx, base, stop), proto.name):set_generated()
+  if stop - base < 1 then
+    root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)")
+    mfail(ctx, base, "empty packet")
+  end
+  local byte = sbyte(ctx.raw, base + 1)
+  local c, n = command_of(proto, byte)
+  root:add(MF.command_id, rng(ctx, base, base + 1), n)
+  if c == nil then
+    root:add(MF.command, rng(ctx, base, base + 1), ""):append_text("(unknown)")
+    mfail(ctx, base, sfmt("unknown command %d (byte 0x%02x)", n, byte))
+  end
+  msg.command, msg.kind = c.name, c.kind
+  local citem = root:add(MF.command, rng(ctx, base, base + 1), c.name)
+  root:add(MF.kind, rng(ctx, base, base + 1), c.kind):set_generated()
+  local scope = scope_new(nil)
+  for _, b in ipairs(c.flags or {}) do
+    local v = bits_get(b, byte)
+    scope.v[b.name] = v
+    if BF[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1), v) end
+  end
+  msg.scope = scope
+  local form = pick_form(c, scope, stop - base, ctx.hint)
+  msg.form = form.name
+  check_size(ctx, form, stop - base, base, c.name)
+  ctx.args = nil
+  ctx.inner = nil
+  read_items(ctx, form.items, base + 1, stop, scope, root)
+  msg.args = ctx.args
+  local v = scope.v
+  if c.name == "SPAWN" then -- the engine's name checks (String::validate_node_name)
+    local at = (scope.at.name or { base })[1]
+    if v.name_len == 0 then mfail(ctx, at, "zero spawn name size") end
+    if v.name and sfind(v.name, "[" .. MS.invalid_node_name_chars:gsub("%p", "%%%0") .. "]") then
+      mfail(ctx, at, sfmt("invalid node name '%s' (validate_node_name)", v.name))
+    end
+  end
+  if c.name == "SYS" and env.relay then -- SceneMultiplayer::_process_packet has no case for a relayed SYS
+    mfail(ctx, base, "a SYS packet inside a RELAY is not processed by the engine")
+  end
+  if c.name == "SYS" and env.direction == "c2s" and env.direction_known and not env.relay
+     and (scope.form_name == "ADD_PEER" or scope.form_name == "DEL_PEER") then
+    mfail(ctx, base + 1, sfmt("SYS %s from a client: only the server announces peers", scope.form_name))
+  end
+  return msg
+end
+
+-- names from the caches (first pass) or the memo (later passes)
+local function resolve(msg, st, env, memo)
+  if memo.done then for k, v in pairs(memo.r) do msg[k] = v end; return end
+  local s, sender, receiver = msg.scope, env.sender, env.receiver
+  local c = msg.command
+  local r = {}
+  local v = s.v
+  if env.major == 3 then
+    if c == "SIMPLIFY_PATH" then
+      r.node, r.node_id = v.node_path, v.path_id
+      remember(st, "paths", sender, v.path_id, v.node_path)
+    elseif c == "CONFIRM_PATH" then
+      r.node = v.node_path
+    elseif c == "REMOTE_CALL" or c == "REMOTE_SET" then
+      if v.inline_path == 1 then r.node = v.node_path
+      else
+        r.node_id = v.target
+        r.node = lookup(st, "paths", sender, v.target)
+        if r.node == nil then r.unresolved = sfmt("path id %d of peer %s not announced in the capture", v.target, tostring(sender)) end
+      end
+      if c == "REMOTE_CALL" then r.method = v.method else r.method = v.property end
+    end
+  else
+    if c == "SIMPLIFY_PATH" then
+      r.node, r.node_id = v.node_path, v.cache_id
+      local key = tostring(sender) .. ">" .. tostring(receiver) .. ">" .. v.cache_id
+      if st.received[key] then
+        r.err_off = msg.base + 1 + MS.md5_hex_size
+        r.err = sfmt("duplicate remote cache id %d for peer %s", v.cache_id, tostring(sender))
+      end
+      st.received[key] = true
+      remember(st, "paths", sender, v.cache_id, v.node_path)
+      remember(st, "md5s", sender, v.cache_id, v.md5)
+    elseif c == "CONFIRM_PATH" then
+      if v.node_path then r.node = v.node_path
+      elseif v.cache_id then r.node_id = v.cache_id; r.node = lookup(st, "paths", receiver, v.cache_id) end
+    elseif c == "REMOTE_CALL" then
+      r.method_id = v.method_id
+      local md5
+      if v.node_id ~= nil and v.inline_path == 1 and v.node_path then
+        r.node = v.node_path
+        for id, path in pairs(st.paths[sender] or {}) do
+          if path == r.node then md5 = lookup(st, "md5s", sender, id) end
+        end
+      else
+        r.node_id = v.node_id
+        r.node = lookup(st, "paths", sender, v.node_id)
+        md5 = lookup(st, "md5s", sender, v.node_id)
+        if r.node == nil then r.unresolved = sfmt("cache id %d of peer %s not announced in the capture", v.node_id, tostring(sender)) end
+      end
+      r.method, r.method_verified = rpc_name(r.node, v.method_id, md5)
+    elseif c == "SPAWN" then
+      r.node_id = v.spawner_id
+      r.node = lookup(st, "paths", sender, v.spawner_id)
+      remember(st, "spawned", sender, v.net_id, { name = v.name, spawner = r.node })
+      for _, g in ipairs(v.sync_ids or {}) do remember(st, "syncs", sender, g.v.sync_id, v.name) end
+      r.name = v.name
+    elseif c == "DESPAWN" then
+      local sp = lookup(st, "spawned", sender, v.net_id)
+      if sp then r.node, r.name = sp.spawner, sp.name end
+    elseif c == "SYNC" then
+      local names = {}
+      for _, g in ipairs(v.entries or {}) do
+        local nid = g.v.net_id
+        if g.v.path_cache == 1 then names[#names + 1] = lookup(st, "paths", sender, g.v.id) or tostring(nid)
+        else names[#names + 1] = lookup(st, "syncs", sender, nid) or tostring(nid) end
+      end
+      r.entries = tconcat(names, ", ")
+    end
+  end
+  memo.r, memo.done = r, true
+  for k, x in pairs(r) do msg[k] = x end
+end
+
+local function summary(msg)
+  local args = tconcat(msg.args or {}, ", ")
+  local where = msg.node or (msg.node_id and ("node#" .. msg.node_id)) or "?"
+  local k = msg.kind
+  if k == "rpc" then
+    local name = msg.method or ("method#" .. tostring(msg.method_id))
+    return sfmt("RPC %s.%s(%s)", where, name, args)
+  elseif k == "rset" then return sfmt("RSET %s.%s = %s", where, msg.method or "?", args)
+  elseif k == "simplify_path" then return sfmt("SIMPLIFY_PATH %s id=%s", tostring(msg.node), tostring(msg.node_id))
+  elseif k == "confirm_path" then return "CONFIRM_PATH " .. tostring(msg.node)
+  elseif k == "spawn" then return sfmt("SPAWN %s by %s [%s]", tostring(msg.name), where, args)
+  elseif k == "despawn" then return "DESPAWN " .. tostring(msg.name or msg.scope.v.net_id)
+  elseif k == "sync" then return sfmt("SYNC %s: %s", msg.entries or "", args)
+  elseif k == "sys" then return "SYS " .. tostring(msg.scope.form_name or "") .. (msg.scope.v.peer and (" " .. msg.scope.v.peer) or "")
+  elseif k == "raw" then return sfmt("RAW %d bytes", #(msg.scope.v.data or ""))
+  end
+  return msg.command or "?"
+end
+
+local function show_resolved(msg, ctx, base, stop)
+  local root = msg.root
+  local whole = rng(ctx, base, stop)
+  if msg.node then root:add(MF.node, whole, msg.node):set_generated() end
+  if msg.node_id then root:add(MF.node_id, whole, msg.node_id):set_generated() end
+  if msg.kind == "rpc" then
+    if msg.method then
+      local it = root:add(MF.method, whole, msg.method)
+      it:set_generated()
+      if msg.method_verified == false then it:append_text(" (not verified: no SIMPLIFY_PATH md5 in the capture)") end
+    end
+    if msg.method_id then root:add(MF.method_id, whole, msg.method_id):set_generated() end
+  elseif msg.kind == "rset" and msg.method then
+    root:add(MF.property, whole, msg.method):set_generated()
+  end
+  if msg.unresolved then
+    root:add(MF.unresolved, whole, msg.unresolved):set_generated()
+    root:add_proto_expert_info(ME.unresolved, msg.unresolved)
+  end
+  if msg.kind == "rpc" or msg.kind == "rset" then
+    root:add(MF.argc, whole, #(msg.args or {})):set_generated()
+    for i, a in ipairs(msg.args or {}) do root:add(MF.arg, whole, a):set_generated() end
+  end
+end
+
+local info_state = { number = -1 }
+local function add_info(pinfo, text)
+  if info_state.number ~= pinfo.number or info_state.visited ~= pinfo.visited then
+    info_state.number, info_state.visited = pinfo.number, pinfo.visited
+    pinfo.cols.info = text
+  else
+    pinfo.cols.info:append(" | " .. text)
+  end
+  pinfo.cols.protocol = "Godot MP"
+end
+
+-- a packet with its resolution and, for a SYS RELAY, the relayed packet
+local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
+  ctx.root = nil
+  if memo.hint == nil then memo.hint = (not env.relay and st.confirm_form) or false end
+  ctx.hint = memo.hint or nil
+  local ok, msg = pcall(decode_packet, ctx, base, stop, tree, env, memo)
+  if not ok then
+    if msg ~= MPFAIL then error(msg, 0) end
+    local text = sfmt("offset %d: %s", ctx.err_off, ctx.err)
+    local where = ctx.root or tree
+    if env.relay then where:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
+    local it = where:add(MF.error, rng(ctx, math.min(ctx.err_off, stop), stop), text)
+    it:add_proto_expert_info(ME.malformed, text)
+    add_info(pinfo, (prefix or "") .. "malformed: " .. ctx.err)
+    return
+  end
+  if msg.command == "CONFIRM_PATH" and not env.relay and st.confirm_form == nil and not pinfo.visited then
+    st.confirm_form = msg.form -- the conversation's CONFIRM_PATH form (4.0-4.2 path / 4.3+ id)
+  end
+  resolve(msg, st, env, memo)
+  if msg.err then
+    local text = sfmt("offset %d: %s", msg.err_off, msg.err)
+    msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
+  end
+  if env.sender_id then msg.root:add(MF.sender, rng(ctx, base, stop), env.sender_id):set_generated() end
+  if env.relay then msg.root:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
+  show_resolved(msg, ctx, base, stop)
+  local text = (prefix or "") .. summary(msg)
+  msg.root:append_text(": " .. text)
+  local inner = ctx.inner
+  if inner and msg.command == "SYS" then
+    local peer = msg.scope.v.peer
+    local env2 = { major = env.major }
+    if env.direction == "s2c" then
+      env2.sender, env2.receiver, env2.relay = peer, env.receiver, "from " .. peer
+    else
+      env2.sender, env2.receiver, env2.relay = env.sender, peer, "to " .. peer
+    end
+    env2.sender_id = type(env2.sender) == "number" and env2.sender or env.client_id
+    memo.inner = memo.inner or {}
+    packet(ctx, inner.s, inner.e, tree, env2, st, memo.inner, pinfo, "[relay " .. env2.relay .. "] ")
+    return
+  end
+  add_info(pinfo, text)
+end
+
+local function memo_of(key)
+  local m = memos[key]
+  if m == nil then m = {}; memos[key] = m end
+  return m
+end
+
+local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e)
+  local scope = scope_new(nil)
+  local root = tree:add(godot, rng(ctx, s, e))
+  root:set_text("Godot multiplayer, peer message")
+  ctx.base = s
+  local ok, err = pcall(function()
+    check_size(ctx, form, e - s, s, command_name)
+    read_items(ctx, form.items, s, e, scope, root)
+  end)
+  if not ok and err ~= MPFAIL then error(err, 0) end
+  if not ok then
+    local text = sfmt("offset %d: %s", ctx.err_off or s, ctx.err or "bad peer message")
+    root:add(MF.error, rng(ctx, s, e), text):add_proto_expert_info(ME.malformed, text)
+    add_info(pinfo, "malformed: " .. text)
+    return nil
+  end
+  local name = command_name
+  local first = form.items[1]
+  if first.values and first.values[scope.v[first.name]] then name = first.values[scope.v[first.name]] end
+  if values_name then name = values_name end
+  root:add(MF.command, rng(ctx, s, e), name)
+  root:add(MF.kind, rng(ctx, s, e), "peer"):set_generated()
+  local peer = scope.v.peer
+  if peer then root:add(MF.peer, rng(ctx, s, e), peer):set_generated() end
+  local text = name .. " " .. tostring(peer)
+  root:append_text(": " .. text)
+  add_info(pinfo, text)
+  scope.root, scope.name = root, name
+  return scope
+end
+
+-- ENet: one delivered packet. p: { tvb, off, data, channel }; env from enet.lua
+MP.payload = function(p, pinfo, tree, e)
+  local major = e.major
+  if major == nil then
+    -- no CONNECT seen: a Godot 3 peer header is 8 bytes with a MultiplayerAPI command (0-4) after it
+    local raw = p.data
+    major = (#raw >= 9 and sbyte(raw, 9) <= 4 and p.channel <= 2) and 3 or 4
+    e.conv.major, e.conv.major_evidence = major, "guessed from the first packet (no CONNECT in the capture)"
+  end
+  local proto = PROTOCOLS[major]
+  if not proto then return end
+  local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"] }
+  local st = state_of(e.key)
+  local memo = memo_of(e.msg_key)
+  local cmap = MS.enet_channels[major]
+  local cname
+  for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
+  cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
+  if major == 3 then
+    if p.channel == 0 then
+      local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data)
+      if scope and e.direction == "c2s" and e.direction_known then -- "Only server can send config messages"
+        local text = sfmt("offset 0: %s from a client on channel 0: the server drops it", scope.name or "SYSMSG")
+        scope.root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
+      end
+      return
+    end
+    if st.enet3_header == nil then
+      -- decided once per conversation, as the Python reader does: 3.0/3.1 put a small flags u32 where
+      -- 3.2+ has the command byte and the low bytes of the target
+      local raw = p.data
+      local old = #raw >= 13 and sbyte(raw, 9) <= 2 and ssub(raw, 10, 12) == "\0\0\0"
+      st.enet3_header = old and "3.0-3.1" or "3.2+"
+    end
+    local form
+    for _, f in ipairs(MS.enet3_peer_header) do if f.name == st.enet3_header then form = f end end
+    local scope = scope_new(nil)
+    ctx.base = 0
+    local ok, err = pcall(function()
+      check_size(ctx, form, #p.data, 0, "ENet peer header")
+      read_items(ctx, form.items, 0, #p.data, scope, nil)
+    end)
+    if not ok and err ~= MPFAIL then error(err, 0) end
+    if not ok then
+      local text = sfmt("offset %d: %s", ctx.err_off or 0, ctx.err or "bad header")
+      local root = tree:add(godot, p.range)
+      root:set_text("Godot 3 ENet peer header: " .. text)
+      root:add(MF.command, p.range, "ENET_PEER_HEADER")
+      root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
+      add_info(pinfo, "malformed: " .. text)
+      return
+    end
+    local hsize = 0
+    for _, it in ipairs(form.items) do hsize = hsize + it.code.size end
+    local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, direction = e.direction }
+    local htree = tree:add(godot, rng(ctx, 0, hsize), "Godot 3 ENet peer header")
+    read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
+    htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
+    htree:add(MF.channel_name, rng(ctx, 0, hsize), cname):set_generated()
+    packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
+    return
+  end
+  local env = { major = 4, direction = e.direction, client_id = e.client_id, direction_known = e.direction_known }
+  if e.direction == "s2c" then env.sender, env.receiver, env.sender_id = 1, "client", 1
+  else env.sender, env.receiver, env.sender_id = "client", 1, e.client_id end
+  packet(ctx, 0, #p.data, tree, env, st, memo, pinfo)
+end
+
+-- WebSocket ------------------------------------------------------------------------------------------------
+local f_ws_op = Field.new("websocket.opcode")
+local function ws_binary()
+  local ops = { f_ws_op() }
+  for i = #ops, 1, -1 do
+    local op = ops[i].value
+    if op == 1 then return false end
+    if op == 2 then return true end
+  end
+  return true -- a continuation: the opcode was in an earlier frame
+end
+
+local wsconvs = {}
+local ws_msg_index = { number = -1, n = 0 }
+local WS3_SYS_ID
+for id, name in pairs(MS.ws3_header.items[1].values) do if name == "SYS_ID" then WS3_SYS_ID = id end end
+
+local function ws_conv(pinfo)
+  local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
+  local b = tostring(pinfo.dst) .. ":" .. pinfo.dst_port
+  local key = a < b and (a .. " " .. b) or (b .. " " .. a)
+  local c = wsconvs[key]
+  if c == nil then c = { key = "w " .. key }; wsconvs[key] = c end
+  return c, a
+end
+
+-- the first binary message of a conversation decides: Godot 4 (4-byte peer id) or Godot 3 (SYS_ID)
+local function ws_detect(c, sender, raw)
+  local n = #raw
+  if n == MS.ws4_peer_id.exact_size then
+    local id = read_code(raw, 0, MS.ws4_peer_id.items[1].code)
+    if id >= MS.ws4_min_peer_id then
+      c.kind, c.server, c.client_id = "ws4", sender, id
+      c.evidence = sfmt("godot4 WebSocketMultiplayerPeer: the server's first binary message is 4 bytes, the client's peer id %d", id)
+      return true
+    end
+  end
+  local hsize = MS.ws3_header.min_size
+  if n == hsize + MS.ws3_sys.min_size and sbyte(raw, 1) == WS3_SYS_ID then
+    c.kind, c.server = "ws3", sender
+    c.evidence = "godot3 WebSocketMultiplayerPeer: 9-byte header, the server's first message is SYS_ID"
+    return true
+  end
+  return false
+end
+
+local function heur_ws_mp(tvb, pinfo, tree)
+  if not ws_binary() then return false end
+  local c, sender = ws_conv(pinfo)
+  local raw = tvb:raw()
+  if c.kind == nil then
+    if pinfo.visited or not ws_detect(c, sender, raw) then c.kind = c.kind or "no"; return false end
+  end
+  if c.kind == "no" then return false end
+  if ws_msg_index.number ~= pinfo.number or ws_msg_index.visited ~= pinfo.visited then
+    ws_msg_index.number, ws_msg_index.visited, ws_msg_index.n = pinfo.number, pinfo.visited, 0
+  end
+  ws_msg_index.n = ws_msg_index.n + 1
+  local mkey = "w" .. pinfo.number .. ":" .. ws_msg_index.n
+  local direction = sender == c.server and "s2c" or "c2s"
+  local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"] }
+  local st = state_of(c.key)
+  local memo = memo_of(mkey)
+  pinfo.conversation = godot
+  if c.kind == "ws4" then
+    if direction == "s2c" and (memo.peer_id or (not pinfo.visited and st.first_s2c)) then
+      st.first_s2c = false
+      memo.peer_id = true
+      peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw)
+      return true
+    end
+    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true }
+    if direction == "s2c" then env.sender, env.receiver, env.sender_id = 1, "client", 1
+    else env.sender, env.receiver, env.sender_id = "client", 1, c.client_id end
+    packet(ctx, 0, #raw, tree, env, st, memo, pinfo)
+    return true
+  end
+  -- Godot 3: the 9-byte header, then a system message or a MultiplayerAPI packet
+  local form = MS.ws3_header
+  local scope = scope_new(nil)
+  local hsize = form.min_size
+  local htree = tree:add(godot, tvb(0, math.min(hsize, #raw)), "Godot 3 WebSocket multiplayer header")
+  ctx.base = 0
+  local ok, err = pcall(function()
+    check_size(ctx, form, #raw, 0, "WebSocket multiplayer header")
+    read_items(ctx, form.items, 0, #raw, scope, htree)
+  end)
+  if not ok and err ~= MPFAIL then error(err, 0) end
+  if not ok then
+    local text = sfmt("offset %d: %s", ctx.err_off or 0, ctx.err or "bad header")
+    htree:add(MF.command, tvb(), "WS_HEADER")
+    htree:add(MF.error, tvb(), text):add_proto_expert_info(ME.malformed, text)
+    add_info(pinfo, "malformed: " .. text)
+    return true
+  end
+  local tname = form.items[1].values[scope.v.type]
+  if scope.v.type ~= 0 then
+    peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw)
+    return true
+  end
+  local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, direction = direction }
+  packet(ctx, hsize, #raw, tree, env, st, memo, pinfo)
+  return true
+end
+
+MP.reset = function()
+  mstates, memos, wsconvs = {}, {}, {}
+  info_state = { number = -1 }
+  ws_msg_index = { number = -1, n = 0 }
+end
+
+-- a protocol of its own only to register a second "ws" heuristic (one per protocol); the tree is godot's
+local godot_ws = Proto("godot_mp_ws", "Godot WebSocket multiplayer")
+godot_ws:register_heuristic("ws", heur_ws_mp)
+
+end
+part()
+end

@@ -24,8 +24,8 @@ from .resegment import all_in_one, cut_start, duplicated_and_reordered, one_byte
 
 CAPTURES = Path(__file__).resolve().parent.parent / "captures"
 MANIFEST = json.loads((CAPTURES / "manifest.json").read_text())
-# SceneMultiplayer packets are not Variants; the multiplayer reader will take that capture
-NAMES = sorted(n for n in MANIFEST if "multiplayer" not in n)
+# multiplayer packets are not plain Variants: test_captures_multiplayer.py compares those captures
+NAMES = sorted(n for n in MANIFEST if "multiplayer" not in n and "enet" not in n)  # Variant captures only
 
 
 def flow_of(r: Record) -> str:
@@ -131,11 +131,13 @@ def test_capture_matches_golden(name: str) -> None:
     assert not problems, f"{len(problems)} differences:\n" + "\n".join(problems[:40])
 
 
-TCP_NAMES = [n for n in NAMES if "tcp" in json.dumps(MANIFEST[n]["flows"])]
+TCP_NAMES = [n for n in NAMES if '"tcp ' in json.dumps(MANIFEST[n]["flows"])]
+# WebSocket captures too: the HTTP upgrade must be recognised whatever the segment sizes
+STREAM_NAMES = TCP_NAMES + [n for n in NAMES if '"websocket ' in json.dumps(MANIFEST[n]["flows"])]
 
 
 @pytest.mark.parametrize("plan", [one_byte, all_in_one, duplicated_and_reordered], ids=lambda p: p.__name__)
-@pytest.mark.parametrize("name", TCP_NAMES)
+@pytest.mark.parametrize("name", STREAM_NAMES)
 def test_resegmented_capture_gives_the_same_messages(name: str, plan: Any, tmp_path: Path) -> None:
     out = tmp_path / "reseg.pcap"
     resegment(str(CAPTURES / MANIFEST[name]["pcap"]), str(out), plan)

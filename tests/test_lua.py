@@ -4,17 +4,21 @@ One tshark run per pcap: every case of a kind (engine vectors, malformed mutants
 capture) is one packet of one capture, and each run's JSON is compared frame by frame with what
 ``godot_dissect.pcap.reader.read_pcap`` makes of the same file. The comparison walks the tshark tree
 (``-T json`` read with duplicate keys kept, in order) and the Python values into the same normal form:
-type names, values, keys, typed-container info, debugger message names and arguments.
+type names, values, keys, typed-container info, debugger message names and arguments. The default
+tree, whose Dictionary entries carry their String keys in their labels only, is read from ``-T pdml``
+(which has the labels) into the same form.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import random
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -39,13 +43,22 @@ LUA = ROOT / "lua" / "godot.lua"
 CAPTURES = ROOT / "captures"
 MANIFEST = json.loads((CAPTURES / "manifest.json").read_text())
 # SceneMultiplayer packets are not plain Variants (another issue)
-NAMES = sorted(n for n in MANIFEST if "multiplayer" not in n)
+NAMES = sorted(n for n in MANIFEST if "multiplayer" not in n and "enet" not in n)  # Variant captures only
 TCP_NAMES = [n for n in NAMES if "tcp" in json.dumps(MANIFEST[n]["flows"])]
 
 pytestmark = pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
 
 #: show everything the comparison needs: full Dictionary keys, all packed elements, every level
 FULL = ("-o", "godot.details:TRUE", "-o", "godot.packed_limit:1000000", "-o", "godot.max_depth:200")
+#: the default tree, with every packed element and level shown
+ALL_SHOWN = ("-o", "godot.packed_limit:1000000", "-o", "godot.max_depth:200")
+#: pairs in the normal form of the tree read from PDML: a Variant item's label, and a Dictionary
+#: entry's key as that label shows it
+LABEL, KEY_LABEL = "(label)", "(key in label)"
+#: the value fields that are the items of bool, int, float and String Variants in the default tree
+LEAF_FIELDS = ("godot.bool", "godot.int", "godot.float", "godot.string")
+#: fields without a value (ProtoField.none)
+NONE_FIELDS = ("godot.debugger.args", "godot.more")
 
 
 # -- running tshark ---------------------------------------------------------------------------------
@@ -74,16 +87,74 @@ def tshark_json(pcap: Path | str, *args: str, script: Path = LUA) -> dict[int, l
     return json_frames(tshark(pcap, "-T", "json", "-J", "frame godot", *args, script=script))
 
 
+def _pdml_pairs(elem: ET.Element) -> list:
+    """A PDML element's fields as the pairs ``-T json`` makes: (name, value), then (name_tree, fields)
+    for a field with fields inside (or (name, fields) when it has no value). A Dictionary entry whose
+    String key is in its label ('"name" → int: 5') gets that key as a first pair (KEY_LABEL, text)."""
+    out: list = []
+    for f in elem.findall("field"):
+        name, show, label = f.get("name") or "", f.get("show") or "", f.get("showname") or ""
+        kids = _pdml_pairs(f)
+        if name == "godot.type" or name in LEAF_FIELDS:
+            kids.insert(0, (LABEL, label))
+            if label.startswith('"'):
+                kids.insert(0, (KEY_LABEL, label[1:label.index('" → ')]))
+        if kids and name in NONE_FIELDS:  # -T json shows a field without a value as its fields
+            out.append((name, kids))
+            continue
+        out.append((name, show))
+        if kids:
+            out.append((name + "_tree", kids))
+    return out
+
+
+def tshark_pdml(pcap: Path | str, *args: str) -> dict[int, list[list]]:
+    """frame number -> the godot protocol items of that frame, from ``-T pdml``, as json_frames has them."""
+    frames: dict[int, list[list]] = {}
+    for packet in ET.fromstring(tshark(pcap, "-T", "pdml", *args)).iter("packet"):
+        protos = packet.findall("proto")
+        number = next(int(f.get("show") or 0) for p in protos if p.get("name") == "frame"
+                      for f in p.iter("field") if f.get("name") == "frame.number")
+        frames[number] = [_pdml_pairs(p) for p in protos if p.get("name") == "godot"]
+    return frames
+
+
 # -- the tshark tree in normal form ------------------------------------------------------------------
 
-def _nodes(pairs: list) -> list[tuple[int, list]]:
-    """(type id, subtree pairs) of the Variant items (godot.type) in a pair list, in order."""
+
+
+def _node_spans(pairs: list) -> list[tuple[int, int, tuple[Any, list]]]:
+    """The Variant items in a pair list, in order: (first pair, pair after, (type, subtree pairs)).
+    The type is a type id (a godot.type item) or, for a leaf of the default tree (a value field with
+    its label, read from PDML), the field's name; the subtree of a leaf starts with its value."""
     out = []
     for i, (k, v) in enumerate(pairs):
+        has_tree = i + 1 < len(pairs) and pairs[i + 1][0] == k + "_tree"
+        tree = pairs[i + 1][1] if has_tree else []
         if k == "godot.type":
-            tree = pairs[i + 1][1] if i + 1 < len(pairs) and pairs[i + 1][0] == "godot.type_tree" else []
-            out.append((int(v), tree))
+            out.append((i, i + 1 + has_tree, (int(v), tree)))
+        elif k in LEAF_FIELDS and _fields(tree, LABEL):
+            out.append((i, i + 1 + has_tree, (k, [(k, v), *tree])))
     return out
+
+
+def _nodes(pairs: list) -> list[tuple[Any, list]]:
+    return [node for _, _, node in _node_spans(pairs)]
+
+
+def _leaf_entry(dialect: Any, field: str, tree: list) -> Any:
+    """The type of a default-tree leaf: the dialect's one type that has this value field, or for
+    godot.string, String or StringName as the label says (the text before the quoted value)."""
+    label = _fields(tree, LABEL)[0]
+    kinds = {"godot.bool": ("bool",), "godot.int": ("number",), "godot.float": ("number",),
+             "godot.string": ("string",)}[field]
+    candidates = [e for e in dialect.entries if e.typedef.layout.kind in kinds
+                  and (e.typedef.layout.kind != "number" or (e.key == "INT") == (field == "godot.int"))]
+    if len(candidates) > 1:  # the label ends in Name: "text" (quotes inside the text are escaped)
+        lead = label[:label.rindex('"', 0, len(label) - 1)]
+        candidates = [e for e in candidates if lead.endswith(e.name + ": ")]
+    assert len(candidates) == 1, (field, label)
+    return candidates[0]
 
 
 def _fields(tree: list, name: str) -> list:
@@ -100,9 +171,14 @@ def _float(s: str) -> str:
     return "nan" if s in ("nan", "-nan") else s
 
 
-def lua_value(dialect: Any, node: tuple[int, list]) -> Any:
+def _g7(x: Any) -> str:
+    """A number to 7 significant digits: labels show 32-bit floats so (64-bit ones with 15)."""
+    return format(float(x), ".7g")
+
+
+def lua_value(dialect: Any, node: tuple[Any, list]) -> Any:
     tid, tree = node
-    entry = dialect.entries[tid]
+    entry = dialect.entries[tid] if isinstance(tid, int) else _leaf_entry(dialect, tid, tree)
     layout = entry.typedef.layout
     kind, name = layout.kind, entry.name
     if kind == "empty":
@@ -116,6 +192,9 @@ def lua_value(dialect: Any, node: tuple[int, list]) -> Any:
         return (name, _fields(tree, "godot.string")[0])
     if kind == "struct":
         comps = _fields(tree, "godot.component")
+        if not comps and _fields(tree, LABEL):  # the default tree: the components are in the label only
+            comps = _fields(tree, LABEL)[0].rsplit(": (", 1)[1].rstrip(")").split(", ")
+            return (name, tuple(_g7(c) for c in comps))
         if layout.component.code == "i":
             return (name, tuple(str(int(float(c))) for c in comps))
         return (name, tuple(_float(c) for c in comps))
@@ -138,11 +217,14 @@ def lua_value(dialect: Any, node: tuple[int, list]) -> Any:
         if not layout.pairs:
             return (name, types, tuple(lua_value(dialect, k) for k in kids))
         items = []
-        for vtid, vtree in kids:  # each pair: the value's item, its key's item first inside
+        for vtid, vtree in kids:  # each pair: the value's item, its key's item first inside (or its label)
             vtree = list(vtree)
-            i = next(i for i, (k, _) in enumerate(vtree) if k == "godot.type")
-            key = _nodes(vtree[i:])[0]
-            del vtree[i:i + (2 if i + 1 < len(vtree) and vtree[i + 1][0] == "godot.type_tree" else 1)]
+            labels = _fields(vtree, KEY_LABEL)
+            if labels:
+                items.append((("label", labels[0]), lua_value(dialect, (vtid, vtree))))
+                continue
+            start, stop, key = _node_spans(vtree)[0]
+            del vtree[start:stop]
             items.append((lua_value(dialect, key), lua_value(dialect, (vtid, vtree))))
         return (name, types, tuple(items))
     if kind == "packed_bytes":
@@ -197,7 +279,32 @@ def _f15(x: float) -> str:
     return f"{x:.15g}"
 
 
-def py_value(dialect: Any, v: Any) -> Any:
+def _no_surrogates(s: str) -> str:
+    return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in s)
+
+
+def _text(s: str, pdml: bool) -> str:
+    s = _no_surrogates(s)
+    return "".join(" " if ord(ch) < 32 or ord(ch) == 127 else ch for ch in s) if pdml else s
+
+
+def _label_key(s: str) -> str:
+    """A String key as an entry's label shows it (the README's rule): 40 bytes at most (cut at a
+    character, then …), control characters, quotes and backslashes as \\xNN."""
+    b = _no_surrogates(s).encode()
+    if len(b) > 40:
+        cut = 40
+        while cut > 1 and b[cut] & 0xC0 == 0x80:
+            cut -= 1
+        b = b[:cut] + "…".encode()
+    return "".join(f"\\x{c:02x}" if c < 32 or c == 127 or c in b'"\\' else chr(c) for c in b).encode(
+        "latin-1").decode()
+
+
+def py_value(dialect: Any, v: Any, pdml: bool = False) -> Any:
+    """`pdml`: as the default tree read from PDML has them: String Dictionary keys as the entries'
+    labels show them, math values to the labels' precision, control characters in strings as spaces
+    (PDML's rule)."""
     entry = dialect.by_key(V.type_key(v))
     layout = entry.typedef.layout
     kind, name = layout.kind, entry.name
@@ -208,20 +315,22 @@ def py_value(dialect: Any, v: Any) -> Any:
     if kind == "number":
         return (name, int(v)) if entry.key == "INT" else (name, _f15(v))
     if kind in ("string", "node_path"):  # Godot 3 keeps lone surrogates; Wireshark shows U+FFFD
-        return (name, "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in str(v)))
+        return (name, _text(str(v), pdml))
     if kind == "struct":
         flat = compile_flattener(layout.fields)(v)
+        if pdml:
+            return (name, tuple(_g7(x) for x in flat))
         return (name, tuple(str(int(x)) if layout.component.code == "i" else _f15(x) for x in flat))
     if kind == "id64":
         return (name, v.id)
     if kind == "signal":
-        return (name, v.name, v.object_id)
+        return (name, _text(v.name, pdml), v.object_id)
     if kind == "object":
         if isinstance(v, V.ObjectID):
             return (name, "id", v.id)
         if v is None:
             return (name, "", ())
-        return (name, v.class_name, tuple((k, py_value(dialect, x)) for k, x in v.properties.items()))
+        return (name, v.class_name, tuple((k, py_value(dialect, x, pdml)) for k, x in v.properties.items()))
     if kind == "container":
         types: tuple = ()
         if isinstance(v, V.TypedArray) and v.element is not None:
@@ -229,12 +338,13 @@ def py_value(dialect: Any, v: Any) -> Any:
         if isinstance(v, V.TypedDictionary):
             types = tuple(f"{t.kind} {t.name}" for t in (v.key_type, v.value_type) if t is not None)
         if layout.pairs:
-            return (name, types, tuple((py_value(dialect, k), py_value(dialect, x)) for k, x in v.items()))
-        return (name, types, tuple(py_value(dialect, x) for x in v))
+            return (name, types, tuple((_py_key(dialect, k, pdml), py_value(dialect, x, pdml))
+                                       for k, x in v.items()))
+        return (name, types, tuple(py_value(dialect, x, pdml) for x in v))
     if kind == "packed_bytes":
         return (name, bytes(v).hex())
     if kind == "packed_strings":
-        return (name, tuple("".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in x) for x in v))
+        return (name, tuple(_text(x, pdml) for x in v))
     if kind == "packed":
         if layout.width > 1:
             fmt = ".15g" if v.array.typecode == "d" else ".7g"  # 64-bit elements (the header flag)
@@ -243,6 +353,12 @@ def py_value(dialect: Any, v: Any) -> Any:
             return (name, tuple(int(x) for x in v))
         return (name, tuple(_f15(x) for x in v))
     raise AssertionError(f"unknown layout kind {kind}")
+
+
+def _py_key(dialect: Any, k: Any, pdml: bool) -> Any:
+    if pdml and dialect.by_key(V.type_key(k)).typedef.layout.kind == "string":
+        return ("label", _label_key(str(k)))
+    return py_value(dialect, k, pdml)
 
 
 def _editor_command(r: Any, dialect: Any) -> bool:
@@ -254,8 +370,10 @@ def _editor_command(r: Any, dialect: Any) -> bool:
     return used == len(r.raw) and isinstance(v, list) and bool(v) and v[0] == r.message
 
 
-def py_messages(path: Path | str, **kw: Any) -> dict[int, list[tuple]]:
+def py_messages(path: Path | str, pdml: bool = False, **kw: Any) -> dict[int, list[tuple]]:
+    """frame number -> the messages the Python reader reads there; `pdml`: see py_value."""
     by_frame: dict[int, list[tuple]] = defaultdict(list)
+    value = functools.partial(py_value, pdml=pdml)
     for r in read_pcap(str(path), **kw):
         if r.kind == "text":
             continue  # WebSocket text messages: the websocket dissector's business
@@ -264,14 +382,14 @@ def py_messages(path: Path | str, **kw: Any) -> dict[int, list[tuple]]:
             continue
         d = get_dialect(r.dialect)
         if r.kind == "variant":
-            by_frame[r.frame].append(("variant", r.dialect, None, py_value(d, r.value)))
+            by_frame[r.frame].append(("variant", r.dialect, None, value(d, r.value)))
         elif d.family >= 4:
             whole = [r.message, r.thread, r.value] if r.thread is not None else [r.message, r.value]
-            by_frame[r.frame].append(("debugger", r.dialect, r.message, py_value(d, whole)))
+            by_frame[r.frame].append(("debugger", r.dialect, r.message, value(d, whole)))
         elif _editor_command(r, d):
-            by_frame[r.frame].append(("debugger", r.dialect, r.message, py_value(d, [r.message, *r.value])))
+            by_frame[r.frame].append(("debugger", r.dialect, r.message, value(d, [r.message, *r.value])))
         else:
-            by_frame[r.frame].append(("debugger", r.dialect, r.message, tuple(py_value(d, a) for a in r.value)))
+            by_frame[r.frame].append(("debugger", r.dialect, r.message, tuple(value(d, a) for a in r.value)))
     return by_frame
 
 
@@ -369,6 +487,14 @@ def test_capture_at_parity_with_the_python_reader(name: str) -> None:
     assert_parity(tshark_json(pcap, "-2", *FULL), py_messages(pcap))
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_default_tree_at_parity_with_the_python_reader(name: str) -> None:
+    """The default tree (no details: String keys in their entries' labels, one value field per Variant
+    sharing its bytes), read from PDML: every frame, the same messages, types, values and keys."""
+    pcap = CAPTURES / MANIFEST[name]["pcap"]
+    assert_parity(tshark_pdml(pcap, "-2", *ALL_SHOWN), py_messages(pcap, pdml=True))
+
+
 def _merged(tmp_path: Path) -> Path:
     out = tmp_path / "all.pcapng"
     subprocess.run(["mergecap", "-a", "-w", str(out), *(str(CAPTURES / MANIFEST[n]["pcap"]) for n in NAMES)],
@@ -451,6 +577,8 @@ def test_engine_vectors_at_parity(family: int, request: pytest.FixtureRequest, t
     assert sum(len(v) for v in py.values()) == n
     assert {m[1] for ms in py.values() for m in ms} == {run.dialect}
     assert_parity(tshark_json(pcap, "-2", *FULL), py)
+    # and the default tree (String keys in labels, values sharing their Variant's bytes)
+    assert_parity(tshark_pdml(pcap, "-2", *ALL_SHOWN), py_messages(pcap, pdml=True))
 
 
 # -- malformed data ----------------------------------------------------------------------------------

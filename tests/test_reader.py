@@ -145,3 +145,29 @@ def test_godot4_debugger_messages_from_engine_bytes(godot4_run, tmp_path: Path) 
         ("debugger", "set_pid", 1, "godot4"), ("debugger", "output", 1, "godot4")]
     assert recs[0].value == [4242]
     assert recs[0].raw == msgs[0]
+
+
+def test_multiplayer_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
+    """Godot 4.6's own RPC packets (the WebSocket capture's golden) sent over and over in ENet
+    reliable commands: the path caches and ENet windows stay bounded."""
+    from godot_dissect.enet import build_datagram, connect, send_reliable
+
+    golden = CAPTURES / "godot4-websocket-multiplayer.golden.jsonl"
+    gold = [json.loads(line) for line in golden.read_text().splitlines()]
+    c2s = [bytes.fromhex(g["hex"]) for g in gold if g["flow"].endswith(":4261") and "hex" in g]
+    simplify, calls = c2s[0], [p for p in c2s if p[0] & 7 == 0 and p[0] & 0x30 == 0]  # cached node id
+    assert simplify[0] == 1 and len(calls) >= 5
+    sizes = {}
+    for n in (1_000, 15_000):
+        path = tmp_path / f"{n}.pcap"
+        w = _PcapWriter(str(path))
+        w.udp("127.0.0.1", 50000, "127.0.0.1", 7000, build_datagram(0xFFF, [connect(0, 9, 1234567, 255)], 1))
+        w.udp("127.0.0.1", 50000, "127.0.0.1", 7000, build_datagram(0, [send_reliable(0, 1, simplify)], 2))
+        for i in range(n):
+            cmd = send_reliable(0, (i + 2) & 0xFFFF, calls[i % len(calls)])
+            w.udp("127.0.0.1", 50000, "127.0.0.1", 7000, build_datagram(0, [cmd], i & 0xFFFF))
+        w.close()
+        count, rss = _peak_rss_mb(path)
+        assert count == n + 2  # the calls, SIMPLIFY_PATH and the CONNECT record
+        sizes[n] = rss
+    assert sizes[15_000] - sizes[1_000] < 10, f"RSS {sizes[1_000]:.0f} MB -> {sizes[15_000]:.0f} MB"

@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_speedups.h"
+
 /* ---------------------------------------------------------------------------------------------
  * Layout kinds.  KIND_NAMES is exported as _speedups.KINDS so that fast.py maps the spec's
  * layout.kind strings onto these codes; a kind missing here is sent as -1 and always bails.
@@ -58,7 +60,6 @@ static const Py_ssize_t SCALAR_SIZE[] = {0, 4, 4, 8, 8, 4, 8};
  * list in wire order, or a nested plan: Transform3D is (Transform3D, (Basis, (Vector3, 0, 3, 6),
  * ...), (Vector3, 9, 10, 11)).  These bounds are checked when the Table is built. */
 #define MAX_PLAN_DEPTH 8
-#define MAX_LEAVES 64
 #define ENC_CACHE 64  /* entries of the encoder's class -> Spec cache (a power of two) */
 #define STR_CACHE 256 /* entries of the decoder's short-string cache (a power of two) */
 #define STR_CACHE_MAX 16 /* longest string (bytes) the cache holds: identifiers, keys */
@@ -282,8 +283,9 @@ static PyObject *plan_build(PyObject *plan, PyObject *const *vals)
 }
 
 /* The encoder's attribute paths (v.basis.x.y) as tuple indexing.  Only exact classes of the
- * right size are accepted: that is when `.x` means "item 0"; anything else bails. */
-static int plan_flatten(PyObject *plan, PyObject *v, PyObject **vals)
+ * right size are accepted: that is when `.x` means "item 0"; anything else bails.  Shared with
+ * _render.c (the text notation writes components in wire order too). */
+int plan_flatten(PyObject *plan, PyObject *v, PyObject **vals)
 {
     Py_ssize_t i, n = PyTuple_GET_SIZE(plan) - 1;
     if ((PyObject *)Py_TYPE(v) != PyTuple_GET_ITEM(plan, 0) || PyTuple_GET_SIZE(v) != n)
@@ -1227,18 +1229,26 @@ static int parse_scalars(Spec *s, const char *narrow, const char *wide)
     return 0;
 }
 
-static int parse_plan(Spec *s, PyObject *plan)
+/* Validates a plan and counts its leaves (shared with _render.c). */
+int plan_leaves(PyObject *plan, Py_ssize_t *leaves)
 {
     unsigned char seen[MAX_LEAVES] = {0};
-    Py_ssize_t leaves = 0, i;
-    if (check_plan(plan, 0, seen, &leaves) < 0)
+    Py_ssize_t i;
+    *leaves = 0;
+    if (check_plan(plan, 0, seen, leaves) < 0)
         return -1;
-    for (i = 0; i < leaves; i++)
+    for (i = 0; i < *leaves; i++)
         if (!seen[i]) {
             PyErr_SetString(PyExc_ValueError, "struct plan leaves must be 0..n-1");
             return -1;
         }
-    s->n = leaves;
+    return 0;
+}
+
+static int parse_plan(Spec *s, PyObject *plan)
+{
+    if (plan_leaves(plan, &s->n) < 0)
+        return -1;
     return set_obj(&s->obj, plan);
 }
 
@@ -1500,6 +1510,8 @@ PyMODINIT_FUNC PyInit__speedups(void)
         Py_DECREF(&TableType);
         goto fail;
     }
+    if (render_init(m) < 0)  /* TextWriter, JsonWriter: _render.c */
+        goto fail;
     return m;
 fail:
     Py_DECREF(m);

@@ -1,9 +1,11 @@
-"""The compiled hot path of the codec: per-dialect tables for ``_speedups``, built from the spec.
+"""The compiled hot path: per-dialect tables for ``_speedups``, built from the spec.
 
 ``fast_decode_prefix(data, dialect, allow_objects, max_depth, offset, end)`` and
 ``fast_encode(value, dialect)`` return exactly what the pure-Python codec returns, or None when
 the C code bailed out (every error, and the rare shapes listed at the top of ``_speedups.c``) and
-the pure codec has to do the whole job. Both are None when the extension is not built, on
+the pure codec has to do the whole job. ``fast_text(value, dialect)`` and ``fast_json(value)``
+do the same for ``text.to_text`` and ``jsonform.dumps`` (``_render.c``; its writers are built
+from the pure writers' own tables). All are None when the extension is not built, on
 big-endian hosts, or when ``GODOT_DISSECT_PURE`` is set (non-empty, not ``0``) at import.
 
 The C side knows layout *kinds* only. Everything Godot-specific reaches it through the tuples made
@@ -61,8 +63,10 @@ def _plan(cls: type, index: dict[str, int], prefix: str = "") -> tuple[Any, ...]
     return tuple(out)
 
 
-def _struct_plan(key: str, layout: L.Struct) -> tuple[Any, ...]:
+def struct_plan(key: str, layout: L.Struct) -> tuple[Any, ...]:
+    """The plan of a math type: its value class's tree with each leaf's wire index."""
     return _plan(V.KEY_CLASSES[key], {p: i for i, p in enumerate(layout.fields)})
+
 
 
 def _container_typed_mask(d: Dialect, pairs: bool) -> int:
@@ -91,7 +95,7 @@ def _decoder_entry(d: Dialect, e: TypeEntry, kind: int) -> Entry:
             comp = layout.component
             # a single-precision build reads 64-bit components and rounds them: C hands those over
             return (kind, "i" if comp is L.I32 else "f", "d" if comp is L.REAL and d.real_is_double else "",
-                    _FLAG64 if comp is L.REAL else 0, _struct_plan(key, layout))
+                    _FLAG64 if comp is L.REAL else 0, struct_plan(key, layout))
         case "packed_strings":
             return kind, cls
         case "packed":
@@ -123,8 +127,8 @@ def _encoder_entry(d: Dialect, cls: type, e: TypeEntry, kind: int) -> Entry | No
             assert isinstance(layout, L.Struct)
             comp = layout.component
             if comp is L.REAL and d.real_is_double:
-                return kind, tid | _FLAG64, "d", _struct_plan(e.key, layout)
-            return kind, tid, "i" if comp is L.I32 else "f", _struct_plan(e.key, layout)
+                return kind, tid | _FLAG64, "d", struct_plan(e.key, layout)
+            return kind, tid, "i" if comp is L.I32 else "f", struct_plan(e.key, layout)
         case "packed":
             assert isinstance(layout, L.Packed)
             comp = layout.component
@@ -194,6 +198,79 @@ def c_encode(value: Any, dialect: Dialect | str) -> bytes | None:
     return t.encode(value)
 
 
+def _codes(names: tuple[str, ...], entries: dict[type, tuple]) -> dict[type, tuple]:
+    """Kind names -> the C enum's codes (first item of every entry)."""
+    code = {k: i for i, k in enumerate(names)}
+    return {cls: (code[t[0]], *t[1:]) for cls, t in entries.items()}
+
+
+def _float_tables() -> None:
+    """Ryu's tables for the shortest float digits in ``_render.c`` (float repr, Godot 3 "%g"):
+    5**i cut to its top 125 bits, and 2**(bits(5**i) + 124) // 5**i + 1, as (low, high) halves."""
+    if _FLOAT_TABLES:
+        return
+    m64 = (1 << 64) - 1
+    pow5, inv = [], []
+    for i in range(342):
+        p = 5**i
+        n = p.bit_length()
+        if i < 326:
+            top = p >> (n - 125) if n >= 125 else p << (125 - n)
+            pow5.append((top & m64, top >> 64))
+        x = (1 << (n - 1 + 125)) // p + 1
+        inv.append((x & m64, x >> 64))
+    assert _speedups is not None
+    _speedups.set_float_tables(tuple(pow5), tuple(inv))
+    _FLOAT_TABLES.append(True)
+
+
+_FLOAT_TABLES: list[bool] = []
+
+
+def text_writer(dialect: Dialect | str) -> Any:
+    """Compile one dialect's var2str / var_to_str writer into a ``_speedups.TextWriter``."""
+    assert _speedups is not None, "the _speedups extension is not built"
+    from ..text.writer import compiled_writer  # the writer imports this module
+
+    _float_tables()
+    entries, rules = compiled_writer(dialect)
+    style = rules.pop("style")  # a writer.Style: its strings in the order the C enum has them
+    return _speedups.TextWriter(_codes(_speedups.TEXT_KINDS, entries),
+                                style=tuple(getattr(style, f) for f in _speedups.STYLE_FIELDS), **rules)
+
+
+def json_writer() -> Any:
+    """Compile jsonform's JSON form into a ``_speedups.JsonWriter``."""
+    assert _speedups is not None, "the _speedups extension is not built"
+    from ..jsonform import compiled_entries  # jsonform imports this module
+
+    _float_tables()
+    return _speedups.JsonWriter(_codes(_speedups.JSON_KINDS, compiled_entries()))
+
+
+_TEXT: dict[str, Any] = {}  # dialect name -> TextWriter
+_JSON: list[Any] = []  # the JsonWriter, once built
+
+
+def c_text(value: Any, dialect: Dialect) -> str | None:
+    w = _TEXT.get(dialect.name)
+    if w is None:
+        w = _TEXT[dialect.name] = text_writer(dialect)
+    return w.render(value)
+
+
+def c_json(value: Any) -> str | None:
+    if not _JSON:
+        _JSON.append(json_writer())
+    return _JSON[0].render(value)
+
+
+def c_json_line(head: dict[str, Any], text: str | None, value: Any) -> str | None:
+    if not _JSON:
+        _JSON.append(json_writer())
+    return _JSON[0].line(head, text, value)
+
+
 #: True when the extension is importable (whether or not GODOT_DISSECT_PURE turned it off)
 BUILT = _speedups is not None
 ENABLED = BUILT and sys.byteorder == "little" and os.environ.get("GODOT_DISSECT_PURE", "") in ("", "0")
@@ -201,3 +278,6 @@ ENABLED = BUILT and sys.byteorder == "little" and os.environ.get("GODOT_DISSECT_
 fast_decode_prefix: Callable[[Any, Dialect | str, bool, int, int, int | None], tuple[Any, int] | None] | None
 fast_encode: Callable[[Any, Dialect | str], bytes | None] | None
 fast_decode_prefix, fast_encode = (c_decode_prefix, c_encode) if ENABLED else (None, None)
+fast_text: Callable[[Any, Dialect], str | None] | None = c_text if ENABLED else None
+fast_json: Callable[[Any], str | None] | None = c_json if ENABLED else None
+fast_json_line: Callable[[dict[str, Any], str | None, Any], str | None] | None = c_json_line if ENABLED else None

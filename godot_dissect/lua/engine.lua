@@ -3,7 +3,13 @@
 -- writes lua/godot.lua. Everything here switches on layout kinds, never on type ids or names.
 --
 -- Wireshark 4.0 runs Lua 5.2: no bitwise operators (bit32 instead), no string.pack (Struct instead).
--- Values are read from one tvb:raw() string with Struct.unpack; tree items are made only for what is shown.
+--
+-- Speed (benchmarks/bench_lua.py): values are read from one tvb:raw() string with string.byte and
+-- Struct.unpack; what costs is Wireshark's Lua API. Every TreeItem and TvbRange is a userdata that
+-- is allocated, type-checked on each call and finalized by the garbage collector, so the tree has
+-- one item per Variant plus its value field, and the fields inside an item share its TvbRange. Labels
+-- are made of kept strings (numbers, keys, math values, Dictionary summaries), TreeItem methods are
+-- looked up once, and the message being read lives in upvalues rather than in a table.
 
 local SPEC = nil -- @SPEC@
 
@@ -13,6 +19,11 @@ local unpack = Struct.unpack
 local sfmt, sbyte, ssub, srep, sfind, schar = string.format, string.byte, string.sub, string.rep, string.find, string.char
 local tconcat, tsort, floor = table.concat, table.sort, math.floor
 local ipairs, pairs, pcall, error, tostring, type, select = ipairs, pairs, pcall, error, tostring, type, select
+
+-- How many entries each of the engine's memo tables keeps (decoded strings, label texts, keys) before
+-- it starts again: the garbage collector goes through everything kept on every cycle, and on a big
+-- capture a small heap saves more than the memos' misses cost.
+local KEEP = 512
 
 ----------------------------------------------------------------------------------------------------
 -- The spec compiled for the engine
@@ -35,8 +46,9 @@ local DIALECTS, DIALECT_LIST = {}, {}
 local function compile_type(d, e)
   local def = SPEC.typedefs[e.def] -- shared by every dialect that has this type definition
   local L = def.layout
-  local t = { id = e.id, name = e.name, key = e.key, kind = L.kind, L = L, allowed = 0, header = def.header,
-              colon = e.name .. ": ", keylabel = "Key: " .. e.name .. " ", klabels = {}, nklabels = 0 }
+  local t = { id = e.id, name = e.name, key = e.key, kind = L.kind, L = L, allowed = 0, header = def.header, shown = 0,
+              colon = e.name .. ": ", text_true = e.name .. ": true", text_false = e.name .. ": false",
+              keys = {}, nkeys = 0 }
   for _, f in ipairs(def.header) do
     local typed_ok = true
     if f.name == EL_KIND.name then typed_ok = d.typed_array end
@@ -57,8 +69,8 @@ local function compile_type(d, e)
     t.wfmt, t.wsize = "<" .. srep("d", n), n * 8
     local one = INT_CODES[L.component.code] and "%d" or "%.7g"
     t.nlabel = e.name .. ": (" .. srep(one, n, ", ") .. ")"
-    t.nlabels, t.wlabels = {}, {}
     t.wlabel = e.name .. ": (" .. srep("%.15g", n, ", ") .. ")"
+    t.nlabels, t.wlabels, t.nlabeled = {}, {}, 0
     t.is_int = INT_CODES[L.component.code] or false
   elseif k == "packed" then
     local c = L.component
@@ -208,18 +220,21 @@ local function decode_godot3_(raw)
   return tconcat(out), canon
 end
 
--- the same, memoized: strings repeat (Dictionary keys, names); results are { string or false, canonical }
+-- the same, memoized: strings repeat (Dictionary keys, names); two tables of plain values (no table
+-- per entry: a small heap keeps the garbage collector cheap)
 local function memo_utf8(fn)
-  local cache, n = {}, 0
+  local text, canonical, n = {}, {}, 0
   return function(raw)
-    local e = cache[raw]
-    if e == nil then
-      local s, canon = fn(raw)
-      e = { s or false, canon }
-      if n >= 4096 then cache, n = {}, 0 end
-      cache[raw], n = e, n + 1
+    local s = text[raw]
+    if s == nil then
+      local canon
+      s, canon = fn(raw)
+      s = s or false
+      if n >= KEEP then text, canonical, n = {}, {}, 0 end
+      text[raw], canonical[raw], n = s, canon, n + 1
+      return s or nil, canon
     end
-    return e[1] or nil, e[2]
+    return s or nil, canonical[raw]
   end
 end
 local decode_strict, decode_godot3 = memo_utf8(decode_strict_), memo_utf8(decode_godot3_)
@@ -291,11 +306,12 @@ godot.prefs.packed_limit = Pref.uint("Packed array elements shown", 16,
 godot.prefs.max_depth = Pref.uint("Maximum depth shown", 32,
                                   "Nesting levels shown in the tree (capped at 200, below Wireshark's own limit)")
 godot.prefs.details = Pref.bool("Show details", false,
-                               "Show every field: string lengths, Dictionary key types, math type components, NodePath counts")
+                               "Show every field: a type item for every Variant, string lengths, Dictionary keys as "
+                               .. "Variants, math type components, NodePath counts")
 
 godot.prefs.compact = Pref.bool("Compact tree", false,
-                               "One item per bool, int, float or string (its type in the label); Dictionary keys "
-                               .. "and property names in labels only: about half the items, for big captures")
+                               "Leave out counts, property items, and the header flags and hidden type items of "
+                               .. "bool, int, float and String Variants: fewer items, for big captures")
 
 local P = { dialect = "auto", heuristics = true, packed_limit = 16, max_depth = 32, details = false, compact = false }
 
@@ -315,9 +331,35 @@ end
 -- Labels
 ----------------------------------------------------------------------------------------------------
 
+-- Labels are made of texts kept in tables: making a string from a number (tostring, string.format)
+-- costs about as much as adding a tree item does, and the same numbers, keys and names come back.
+
+-- a table that fills itself from fn(key) and empties itself once it holds `limit` entries
+local function cache(limit, fn)
+  local n = 0
+  return setmetatable({}, { __index = function(tab, k)
+    local v = fn(k)
+    if n >= limit then
+      for x in pairs(tab) do tab[x] = nil end
+      n = 0
+    end
+    tab[k], n = v, n + 1
+    return v
+  end })
+end
+
+local SMALL = cache(KEEP, tostring) -- decimal text of an integer (counts, ids, hit points)
+local FLOAT7 = cache(KEEP, function(v) return sfmt("%.7g", v) end)
+local FLOAT15 = cache(KEEP, function(v) return sfmt("%.15g", v) end)
+
 local function fmt_float(v, single)
   if v ~= v then return "nan" end
-  return sfmt(single and "%.7g" or "%.15g", v)
+  if v % 1 == 0 and v > -1e7 and v < 1e7 then -- an integer: both formats print it as one
+    if v == 0 then return 1 / v < 0 and "-0" or "0" end -- 0 and -0 are one table key
+    return SMALL[v]
+  end
+  if single then return FLOAT7[v] end
+  return FLOAT15[v]
 end
 
 local function short(s, n)
@@ -331,34 +373,12 @@ end
 
 local function escape(ch) return sfmt("\\x%02x", sbyte(ch)) end
 
--- a small memo: a table emptied when it grows past `limit` entries
-local function memo(limit, fn)
-  local cache, n = {}, 0
-  return function(k)
-    local v = cache[k]
-    if v == nil then
-      v = fn(k)
-      if n >= limit then cache, n = {}, 0 end
-      cache[k], n = v, n + 1
-    end
-    return v
-  end
-end
-
-local quote = memo(4096, function(s)
+-- a String in a label: quoted, 40 bytes at most, control characters, quotes and backslashes as \xNN
+local QUOTED = cache(KEEP, function(s)
   if #s > 40 then s = short(s, 40) end
   if sfind(s, '[%c"\\]') then s = s:gsub('[%c"\\]', escape) end
   return '"' .. s .. '"'
 end)
-
-local key_prefix = memo(4096, function(s) return quote(s) .. " → " end)
-
--- decimal text of a number: small integers (counts, ids, hit points) are kept
-local SMALL = setmetatable({}, { __index = function(tab, v)
-  local str = tostring(v)
-  if v > -65536 and v < 65536 and v % 1 == 0 then tab[v] = str end
-  return str
-end })
 
 local function header_text(t, h)
   local upper = h - h % 256
@@ -371,366 +391,431 @@ local function header_text(t, h)
   return sfmt("Header flags: 0x%08x", upper) .. (#names > 0 and (" (" .. tconcat(names, ", ") .. ")") or "")
 end
 
-local INDEX = setmetatable({}, { __index = function(tab, i)
-  local s = "[" .. i .. "] "
-  tab[i] = s
-  return s
-end })
+local INDEX = cache(KEEP, function(i) return "[" .. i .. "] " end)   -- array elements: "[3] "
+local BRACKET = cache(KEEP, function(n) return "[" .. n .. "]" end) -- counts: "Array[3]"
 
 ----------------------------------------------------------------------------------------------------
 -- Decoder: exactly the engine's accept/reject rules (godot_dissect/codec/decoder.py). Every reader
 -- checks the bytes; given a tree it also shows them. Readers return the position after the value
--- and, when showing, a short text for labels.
--- c: { raw, stop, d, types, utf8, ck (canonical check, for detection), canon, tvb, base, tlen }
+-- and, when showing, a short text for labels. Entry points: decode(), show(), top_shape().
 -- Offsets are 0-based within the message; raw string positions are 1-based.
 ----------------------------------------------------------------------------------------------------
 
+local decode, show, top_shape -- the decoder's entry points (the block below keeps the rest to itself)
+
+do
+
+-- The message being read, set by begin() for decode(), show() and top_shape() (which never run
+-- inside one another): upvalues, not fields of a table, because readers use them all the time
+local RAW, STOP, D, TYPES, UTF8 = "", 0, nil, nil, nil -- the bytes, where they end, the dialect
+local CK, CANON = false, true         -- checking that it re-encodes byte-identically (detection); result
+local ERR_OFF, ERR_MSG = false, false -- where and why it is malformed
+local TVB, BASE, TLEN = nil, 0, 0     -- showing: the Tvb, where the message starts in it, its length
+local COMPACT, DETAILS, LIMIT, MAX_SHOWN, NOTED = false, false, 0, 0, false -- preferences; depth noted
+local SERIAL = 0 -- counts the messages shown (see leaf())
+
+local function begin(raw, stop, d, ck)
+  RAW, STOP, D, TYPES, UTF8 = raw, stop, d, d.types, d.strict and decode_strict or decode_godot3
+  CK, CANON, ERR_OFF, ERR_MSG, NOTED = ck, true, false, false, false
+end
+
 local FAIL = {} -- the error object of a malformed message (anything else is a bug and is re-raised)
 
-local function fail(c, off, msg)
-  c.err_off, c.err_msg = off, msg
+local function fail(off, msg)
+  ERR_OFF, ERR_MSG = off, msg
   error(FAIL, 0)
 end
 
-local function need(c, pos, n, what)
-  if c.stop - pos < n then
-    local left = c.stop - pos
+local function need(pos, n, what)
+  if STOP - pos < n then
+    local left = STOP - pos
     if left < 0 then left = 0 end
-    fail(c, pos, sfmt("%s: needs %d bytes, %d left", what, n, left))
+    fail(pos, sfmt("%s: needs %d bytes, %d left", what, n, left))
   end
 end
 
 -- a single-bit flag of the header
 local function has(h, mask) return h % (mask + mask) >= mask end
 
-local function new_ctx(raw, stop, d, ck)
-  return { raw = raw, stop = stop, d = d, types = d.types, ck = ck, canon = true,
-           utf8 = d.strict and decode_strict or decode_godot3, key = {} }
-end
-
 -- the TvbRange of message bytes [s, e), clamped to the data
-local function rg(c, s, e)
-  local tl = c.tlen
+local function rg(s, e)
+  local tl = TLEN
   if e > tl then e = tl end
   if s >= tl then s = tl - 1 end
   if e < s then e = s end
-  return c.tvb(c.base + s, e - s)
+  return TVB(BASE + s, e - s)
 end
 
-local function read_string(c, pos, what, packed)
-  if c.stop - pos < 4 then need(c, pos, 4, what .. " length") end
-  local raw = c.raw
+local function read_string(pos, what, packed)
+  if STOP - pos < 4 then need(pos, 4, what .. " length") end
+  local raw = RAW
   local n = unpack("<i4", raw, pos + 1)
-  if n < 0 then fail(c, pos, sfmt("%s length %d is negative", what, n)) end
+  if n < 0 then fail(pos, sfmt("%s length %d is negative", what, n)) end
   local start = pos + 4
   local stop = start + n
   local pad = (-n) % 4
-  if stop + pad > c.stop then
-    fail(c, pos, sfmt("%s length %d (+%d padding) runs past the end (%d bytes left)", what, n, pad, c.stop - start))
+  if stop + pad > STOP then
+    fail(pos, sfmt("%s length %d (+%d padding) runs past the end (%d bytes left)", what, n, pad, STOP - start))
   end
   local bytes = ssub(raw, start + 1, stop)
-  local s, canon = c.utf8(bytes)
-  if s == nil then fail(c, start, what .. " is not valid UTF-8") end
-  if c.ck then
+  local s, canon = UTF8(bytes)
+  if s == nil then fail(start, what .. " is not valid UTF-8") end
+  if CK then
     if packed then -- the engine writes each element with one NUL terminator
-      canon = n > 0 and sfind(bytes, "\0", 1, true) == n and (select(2, c.utf8(ssub(bytes, 1, n - 1)))) or false
+      canon = n > 0 and sfind(bytes, "\0", 1, true) == n and (select(2, UTF8(ssub(bytes, 1, n - 1)))) or false
     end
-    if not canon or (pad > 0 and ssub(raw, stop + 1, stop + pad) ~= ZEROS[pad]) then c.canon = false end
+    if not canon or (pad > 0 and ssub(raw, stop + 1, stop + pad) ~= ZEROS[pad]) then CANON = false end
   end
   return s, stop + pad, n
 end
 
-local variant, add_key, DUMMY -- forward
+local variant -- forward
 
-local F_type = F.type
+-- TreeItem methods, looked up once (show() fills them in from the first tree it is given): a method
+-- call on a TreeItem (tree:add) first goes through Wireshark's __index for the method, which costs
+-- about a sixth of what adding the item costs
+local add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden
 
-local function add_root(c, tree, t, s, e, label, key, h)
-  if e > c.tlen then e = c.tlen end -- a PackedByteArray's missing final padding
-  local item = tree:add(F_type, c.tvb(c.base + s, e - s), t.id, label)
-  if key then add_key(c, item, key) end
-  if h >= 256 then item:add(F.flags, c.tvb(c.base + s, 4), h - h % 256, header_text(t, h)) end
+local function tree_methods(tree)
+  add, add_le, set_text, set_len = tree.add, tree.add_le, tree.set_text, tree.set_len
+  prepend_text, add_expert, set_hidden = tree.prepend_text, tree.add_tvb_expert_info, tree.set_hidden
+end
+
+local INT64 = cache(KEEP, Int64.new) -- values of godot.int (an int64 field takes Int64 objects)
+local KEY = "Key: " -- the prefix of a key shown as a Variant
+local F_type, F_flags, F_int, F_float, F_bool, F_string, F_count =
+  F.type, F.flags, F.int, F.float, F.bool, F.string, F.count
+
+-- an Object property, or a Dictionary key that is not a String (see read_key), in its value's subtree
+local function show_key(item, key)
+  if key.prop then
+    add(item, F.property, rg(key.s, key.e), key.prop)
+  else
+    -- any other key is a Variant of its own, shown inside; its text leads the value's label
+    local _, text = variant(key.s, key.depth, item, KEY, nil)
+    key.text, key.pre = text, text .. " → "
+    prepend_text(item, key.pre)
+  end
+end
+
+-- The item of one Variant: its type (godot.type), labelled with the value; inside it the key it is
+-- the value of, and the header flags when any are set. Returns the item and its TvbRange, which the
+-- fields inside share (a container's Count, the value field with the details preference): every
+-- distinct TvbRange is an object that Wireshark's Lua API allocates and the garbage collector
+-- finalizes.
+local function head(tree, t, s, e, label, key, h)
+  if e > TLEN then e = TLEN end -- a PackedByteArray's missing final padding
+  local range = TVB(BASE + s, e - s)
+  local item = add(tree, F_type, range, t.id, label)
+  if key then show_key(item, key) end
+  if h >= 256 then add(item, F_flags, TVB(BASE + s, 4), h - h % 256, header_text(t, h)) end
+  return item, range
+end
+
+-- The item of a bool, int, float or String Variant (unless the details preference is set): its
+-- value field (godot.bool, godot.int, godot.float, godot.string) as the item, labelled with the type
+-- and the value, covering the whole Variant. The first such Variant of each type in a message also
+-- gets a hidden godot.type item (as Wireshark's ip.addr items are), so that a filter on godot.type
+-- still finds the message; the compact tree leaves that and the header flags out.
+local function leaf(tree, t, s, e, field, value, label, key, h)
+  local range = TVB(BASE + s, e - s)
+  local item = add(tree, field, range, value, label)
+  if key then show_key(item, key) end
+  if not COMPACT then
+    if h >= 256 then add(item, F_flags, TVB(BASE + s, 4), h - h % 256, header_text(t, h)) end
+    if t.shown ~= SERIAL then
+      t.shown = SERIAL
+      set_hidden(add(item, F_type, range, t.id))
+    end
+  end
   return item
 end
 
+-- One reader per layout kind: R[kind](t, pos, h, s, depth, tree, prefix, key) checks the value at
+-- `pos` (its header, `h`, starts at `s`) and returns the position after it; given a tree it shows it
+-- there (`prefix` leads the label, `key` is what it is the value of) and returns its text too.
 local R = {}
 
-R.empty = function(c, t, pos, h, s, depth, tree, prefix, key)
-  if tree then add_root(c, tree, t, s, pos, prefix .. t.name, key, h) end
+R.empty = function(t, pos, h, s, depth, tree, prefix, key)
+  if tree then head(tree, t, s, pos, prefix .. t.name, key, h) end
   return pos, t.name
 end
 
-R.bool = function(c, t, pos, h, s, depth, tree, prefix, key)
-  if c.stop - pos < 4 then need(c, pos, 4, t.name) end
-  local v = unpack("<I4", c.raw, pos + 1)
-  if c.ck and v > 1 then c.canon = false end
+R.bool = function(t, pos, h, s, depth, tree, prefix, key)
+  if STOP - pos < 4 then need(pos, 4, t.name) end
+  local v = unpack("<I4", RAW, pos + 1)
+  if CK and v > 1 then CANON = false end
   if not tree then return pos + 4 end
-  local text = t.name .. (v ~= 0 and ": true" or ": false")
-  if P.compact then
-    tree:add(F.bool, c.tvb(c.base + s, 8), v ~= 0, prefix .. text)
-    return pos + 4, text
+  local text = v ~= 0 and t.text_true or t.text_false
+  if DETAILS then
+    local item, range = head(tree, t, s, pos + 4, prefix .. text, key, h)
+    add(item, F_bool, range, v ~= 0)
+  else
+    leaf(tree, t, s, pos + 4, F_bool, v ~= 0, prefix .. text, key, h)
   end
-  add_root(c, tree, t, s, pos + 4, prefix .. text, key, h):add(F.bool, c.tvb(c.base + pos, 4), v ~= 0)
   return pos + 4, text
 end
 
-R.number = function(c, t, pos, h, s, depth, tree, prefix, key)
+R.number = function(t, pos, h, s, depth, tree, prefix, key)
   local wide = h >= 65536 and has(h, FLAG64)
   local size = wide and t.wsize or t.nsize
-  if c.stop - pos < size then need(c, pos, size, wide and t.wname or t.nname) end
-  if not tree then return pos + size end
-  if P.compact and t.is_int and prefix ~= "" then
-    -- one item, labelled by Wireshark (64-bit fields take 4- or 8-byte ranges, sign-extended)
-    tree:add_le(F.int, c.tvb(c.base + pos, size)):prepend_text(prefix)
-    return pos + size
-  end
-  local v = unpack(wide and t.wfmt or t.nfmt, c.raw, pos + 1)
-  local text = t.colon .. (t.is_int and SMALL[v] or fmt_float(v, not wide))
-  if P.compact then -- one item: the value's field
-    if t.is_int then
-      tree:add_le(F.int, c.tvb(c.base + pos, size))
-    else
-      tree:add(F.float, c.tvb(c.base + pos, size), v, prefix .. text)
-    end
-    return pos + size, text
-  end
-  local item = add_root(c, tree, t, s, pos + size, prefix .. text, key, h)
-  if t.is_int then -- 64-bit fields take 4- or 8-byte ranges (sign-extended)
-    item:add_le(F.int, c.tvb(c.base + pos, size))
+  if STOP - pos < size then need(pos, size, wide and t.wname or t.nname) end
+  local e = pos + size
+  if not tree then return e end
+  local field, value, text
+  if not t.is_int then
+    value = unpack(wide and t.wfmt or t.nfmt, RAW, pos + 1)
+    field, text = F_float, t.colon .. fmt_float(value, not wide)
+  elseif wide then -- a Lua number cannot hold every 64-bit integer: an Int64 of the two halves
+    local low, high = unpack("<I4I4", RAW, pos + 1)
+    value = Int64.new(low, high)
+    field, text = F_int, t.colon .. tostring(value)
   else
-    item:add(F.float, c.tvb(c.base + pos, size), v)
+    local v = unpack(t.nfmt, RAW, pos + 1)
+    field, value, text = F_int, INT64[v], t.colon .. SMALL[v]
   end
-  return pos + size, text
+  if DETAILS then
+    local item, range = head(tree, t, s, e, prefix .. text, key, h)
+    add(item, field, range, value)
+  else
+    leaf(tree, t, s, e, field, value, prefix .. text, key, h)
+  end
+  return e, text
 end
 
-R.string = function(c, t, pos, h, s, depth, tree, prefix, key)
-  local str, np, n = read_string(c, pos, t.name)
+R.string = function(t, pos, h, s, depth, tree, prefix, key)
+  local str, np = read_string(pos, t.name)
   if not tree then return np end
-  local text = t.colon .. quote(str)
-  if P.compact then
-    tree:add(F.string, c.tvb(c.base + s, np - s), str, prefix .. text)
-    return np, text
+  local text = t.colon .. QUOTED[str]
+  if DETAILS then
+    local item, range = head(tree, t, s, np, prefix .. text, key, h)
+    add_le(item, F.len, TVB(BASE + pos, 4))
+    add(item, F_string, range, str)
+  else
+    leaf(tree, t, s, np, F_string, str, prefix .. text, key, h)
   end
-  local item = add_root(c, tree, t, s, np, prefix .. text, key, h)
-  if P.details then item:add_le(F.len, c.tvb(c.base + pos, 4)) end
-  item:add(F.string, c.tvb(c.base + pos + 4, n), str)
   return np, text
 end
 
-R.struct = function(c, t, pos, h, s, depth, tree, prefix, key)
+-- the label of a math value, e.g. "Vector3: (0, 1.5, -4)": one string.format for all components
+-- (t.nlabel, t.wlabel), kept by the value's bytes (rotations and velocities repeat)
+local function struct_text(t, bytes, fmt, wide)
+  local labels = wide and t.wlabels or t.nlabels
+  local text = labels[bytes]
+  if text == nil then
+    text = sfmt(wide and t.wlabel or t.nlabel, unpack(fmt, bytes))
+    if t.nlabeled > KEEP then t.nlabels, t.wlabels, t.nlabeled = {}, {}, 0; labels = wide and t.wlabels or t.nlabels end
+    labels[bytes], t.nlabeled = text, t.nlabeled + 1
+  end
+  return text
+end
+
+R.struct = function(t, pos, h, s, depth, tree, prefix, key)
   local wide = t.real and h >= 65536 and has(h, FLAG64)
   local size = wide and t.wsize or t.nsize
-  if c.stop - pos < size then need(c, pos, size, t.name .. (wide and " (64-bit)" or "")) end
-  if c.ck and t.real and wide ~= c.d.real_double then c.canon = false end
+  if STOP - pos < size then need(pos, size, t.name .. (wide and " (64-bit)" or "")) end
+  if CK and t.real and wide ~= D.real_double then CANON = false end
   if not tree then return pos + size end
   local fmt = wide and t.wfmt or t.nfmt
   -- a single-precision build reads 64-bit components into float32 (the engine's C cast)
-  local single = wide and not c.d.real_double
-  -- labels of math values, memoized by their bytes (rotations, velocities repeat)
-  local bytes = ssub(c.raw, pos + 1, pos + size)
+  local single = wide and not D.real_double
+  local bytes = ssub(RAW, pos + 1, pos + size)
   if single then bytes, fmt = Struct.pack(t.nfmt, unpack(fmt, bytes)), t.nfmt end
-  local labels = (wide and not single) and t.wlabels or t.nlabels
-  local text = labels[bytes]
-  if text == nil then
-    text = sfmt((wide and not single) and t.wlabel or t.nlabel, unpack(fmt, bytes))
-    t.nlabeled = (t.nlabeled or 0) + 1
-    if t.nlabeled > 4096 then t.nlabels, t.wlabels, t.nlabeled = {}, {}, 0; labels = wide and t.wlabels or t.nlabels end
-    labels[bytes] = text
-  end
-  local item = add_root(c, tree, t, s, pos + size, prefix .. text, key, h)
-  if P.details then
+  local text = struct_text(t, bytes, fmt, wide and not single)
+  local item = head(tree, t, s, pos + size, prefix .. text, key, h)
+  if DETAILS then
     local vals = { unpack(fmt, bytes) }
     local cs = wide and 8 or 4
     local names = t.L.fields
     for i = 1, t.n do
       local off = pos + (i - 1) * cs
       local v = vals[i]
-      item:add(F.component, rg(c, off, off + cs), v,
-               names[i] .. ": " .. (t.is_int and sfmt("%d", v) or fmt_float(v, single or not wide)))
+      add(item, F.component, rg(off, off + cs), v,
+          names[i] .. ": " .. (t.is_int and sfmt("%d", v) or fmt_float(v, single or not wide)))
     end
   end
   return pos + size, text
 end
 
-R.node_path = function(c, t, pos, h, s, depth, tree, prefix, key)
-  need(c, pos, 4, t.name)
-  local raw = c.raw
+R.node_path = function(t, pos, h, s, depth, tree, prefix, key)
+  need(pos, 4, t.name)
+  local raw = RAW
   local first = unpack("<I4", raw, pos + 1)
-  if first < t.new_bit then fail(c, pos, t.name .. " in the old (Godot 2) string format is rejected") end
-  need(c, pos, 12, t.name .. " header")
+  if first < t.new_bit then fail(pos, t.name .. " in the old (Godot 2) string format is rejected") end
+  need(pos, 12, t.name .. " header")
   local n_names = first - t.new_bit
   local n_subs, flags = unpack("<I4I4", raw, pos + 5)
   if has(flags, t.legacy) then n_subs = (n_subs + 1) % 4294967296 end
-  if c.ck and flags ~= 0 and flags ~= t.absolute then c.canon = false end
+  if CK and flags ~= 0 and flags ~= t.absolute then CANON = false end
   local p = pos + 12
-  local parts = tree and {} or nil
+  local names = tree and {} or nil
   local total = (n_names + n_subs) % 4294967296
   local i = 0
   while i < total do -- bounded by the data: every part needs at least 4 bytes
     local str
-    str, p = read_string(c, p, sfmt("%s part %d", t.name, i))
-    if parts then parts[#parts + 1] = str end
+    str, p = read_string(p, sfmt("%s part %d", t.name, i))
+    if names then names[#names + 1] = str end
     i = i + 1
   end
   if not tree then return p end
-  local names, subs = {}, {}
-  for k, part in ipairs(parts) do
-    if k <= n_names then names[#names + 1] = part else subs[#subs + 1] = part end
-  end
-  local absolute = has(flags, t.absolute) and (#parts > 0 or not c.d.empty_path_relative)
+  local subs = {}
+  for k = #names, n_names + 1, -1 do subs[k - n_names] = names[k]; names[k] = nil end
+  local absolute = has(flags, t.absolute) and (total > 0 or not D.empty_path_relative)
   local path = (absolute and "/" or "") .. tconcat(names, "/")
   if #subs > 0 then path = path .. ":" .. tconcat(subs, ":") end
-  local text = t.name .. ": " .. quote(path)
-  local item = add_root(c, tree, t, s, p, prefix .. text, key, h)
-  item:add(F.nodepath, rg(c, pos, p), path)
-  if P.details then
-    item:add(F.count, rg(c, pos, pos + 4), n_names, "Names: " .. n_names)
-    item:add(F.count, rg(c, pos + 4, pos + 8), #subs, "Subnames: " .. #subs)
-    item:add(F.flags, rg(c, pos + 8, pos + 12), flags, sfmt("Path flags: 0x%x", flags))
+  local text = t.colon .. QUOTED[path]
+  local item = head(tree, t, s, p, prefix .. text, key, h)
+  add(item, F.nodepath, rg(pos, p), path)
+  if DETAILS then
+    add(item, F_count, rg(pos, pos + 4), n_names, "Names: " .. n_names)
+    add(item, F_count, rg(pos + 4, pos + 8), #subs, "Subnames: " .. #subs)
+    add(item, F_flags, rg(pos + 8, pos + 12), flags, sfmt("Path flags: 0x%x", flags))
   end
   return p, text
 end
 
-R.id64 = function(c, t, pos, h, s, depth, tree, prefix, key)
-  need(c, pos, 8, t.name)
+R.id64 = function(t, pos, h, s, depth, tree, prefix, key)
+  need(pos, 8, t.name)
   if not tree then return pos + 8 end
-  local text = t.name .. ": " .. tostring(unpack("<E", c.raw, pos + 1))
-  add_root(c, tree, t, s, pos + 8, prefix .. text, key, h):add_le(F.id, rg(c, pos, pos + 8))
+  local text = t.colon .. tostring(unpack("<E", RAW, pos + 1))
+  add_le(head(tree, t, s, pos + 8, prefix .. text, key, h), F.id, rg(pos, pos + 8))
   return pos + 8, text
 end
 
-R.signal = function(c, t, pos, h, s, depth, tree, prefix, key)
-  local name, np, n = read_string(c, pos, t.name .. " name")
-  need(c, np, 8, t.name .. " object id")
+R.signal = function(t, pos, h, s, depth, tree, prefix, key)
+  local name, np, n = read_string(pos, t.name .. " name")
+  need(np, 8, t.name .. " object id")
   if not tree then return np + 8 end
-  local text = t.name .. ": " .. quote(name) .. " on #" .. tostring(unpack("<E", c.raw, np + 1))
-  local item = add_root(c, tree, t, s, np + 8, prefix .. text, key, h)
-  item:add(F.string, rg(c, pos + 4, pos + 4 + n), name)
-  item:add_le(F.id, rg(c, np, np + 8))
+  local text = t.colon .. QUOTED[name] .. " on #" .. tostring(unpack("<E", RAW, np + 1))
+  local item = head(tree, t, s, np + 8, prefix .. text, key, h)
+  add(item, F_string, rg(pos + 4, pos + 4 + n), name)
+  add_le(item, F.id, rg(np, np + 8))
   return np + 8, text
 end
 
-R.packed_bytes = function(c, t, pos, h, s, depth, tree, prefix, key)
-  need(c, pos, 4, t.name .. " count")
-  local n = unpack("<i4", c.raw, pos + 1)
+R.packed_bytes = function(t, pos, h, s, depth, tree, prefix, key)
+  need(pos, 4, t.name .. " count")
+  local n = unpack("<i4", RAW, pos + 1)
   local data = pos + 4
-  if n < 0 or n > c.stop - data then
-    fail(c, pos, sfmt("%s count %d does not fit the %d bytes left", t.name, n, c.stop - data))
+  if n < 0 or n > STOP - data then
+    fail(pos, sfmt("%s count %d does not fit the %d bytes left", t.name, n, STOP - data))
   end
   local pad = (-n) % 4
-  if c.ck and pad > 0 and ssub(c.raw, data + n + 1, data + n + pad) ~= ZEROS[pad] then c.canon = false end
+  if CK and pad > 0 and ssub(RAW, data + n + 1, data + n + pad) ~= ZEROS[pad] then CANON = false end
   -- the engine counts the padding as used even when it is missing at the very end
   local np = data + n + pad
   if not tree then return np end
-  local text = t.name .. "[" .. n .. "]"
-  local item = add_root(c, tree, t, s, np, prefix .. text, key, h)
-  item:add_le(F.count, rg(c, pos, data))
-  if n > 0 then item:add(F.bytes, rg(c, data, data + n)) end
+  local text = t.name .. BRACKET[n]
+  local item = head(tree, t, s, np, prefix .. text, key, h)
+  add_le(item, F_count, rg(pos, data))
+  if n > 0 then add(item, F.bytes, rg(data, data + n)) end
   return np, text
 end
 
-R.packed_strings = function(c, t, pos, h, s, depth, tree, prefix, key)
-  need(c, pos, 4, t.name .. " count")
-  local n = unpack("<i4", c.raw, pos + 1)
-  if c.ck and n < 0 then c.canon = false end
+R.packed_strings = function(t, pos, h, s, depth, tree, prefix, key)
+  need(pos, 4, t.name .. " count")
+  local n = unpack("<i4", RAW, pos + 1)
+  if CK and n < 0 then CANON = false end
+  local text = t.name .. BRACKET[n]
   local item
   if tree then
-    item = add_root(c, tree, t, s, pos + 4, prefix .. t.name .. "[" .. n .. "]", key, h)
-    item:add_le(F.count, rg(c, pos, pos + 4))
+    item = head(tree, t, s, pos + 4, prefix .. text, key, h)
+    add_le(item, F_count, rg(pos, pos + 4))
   end
-  local lim = P.packed_limit
+  local lim = LIMIT
   local p = pos + 4
   local i = 0
   while i < n do -- negative n: empty, as in the engine; every string needs at least 4 bytes
-    local str, np, len = read_string(c, p, sfmt("%s[%d]", t.name, i), true)
-    if item and i < lim then item:add(F.string, rg(c, p + 4, p + 4 + len), str, INDEX[i] .. quote(str)) end
+    local str, np, len = read_string(p, sfmt("%s[%d]", t.name, i), true)
+    if item and i < lim then add(item, F_string, rg(p + 4, p + 4 + len), str, INDEX[i] .. QUOTED[str]) end
     p = np
     i = i + 1
   end
   if not tree then return p end
-  if n > lim then item:add(F.more, rg(c, pos + 4, p)):set_text(sfmt("… %d more elements", n - lim)) end
-  item:set_len((p < c.tlen and p or c.tlen) - s)
-  return p, t.name .. "[" .. n .. "]"
+  if n > lim then set_text(add(item, F.more, rg(pos + 4, p)), sfmt("… %d more elements", n - lim)) end
+  set_len(item, (p < TLEN and p or TLEN) - s)
+  return p, text
 end
 
-R.packed = function(c, t, pos, h, s, depth, tree, prefix, key)
-  need(c, pos, 4, t.name .. " count")
-  local n = unpack("<i4", c.raw, pos + 1)
+R.packed = function(t, pos, h, s, depth, tree, prefix, key)
+  need(pos, 4, t.name .. " count")
+  local n = unpack("<i4", RAW, pos + 1)
   local data = pos + 4
   local wide = t.real and h >= 65536 and has(h, FLAG64)
   local es = wide and t.wesize or t.esize
-  if n < 0 or n * es > c.stop - data then
-    fail(c, pos, sfmt("%s count %d x %d bytes does not fit the %d bytes left", t.name, n, es, c.stop - data))
+  if n < 0 or n * es > STOP - data then
+    fail(pos, sfmt("%s count %d x %d bytes does not fit the %d bytes left", t.name, n, es, STOP - data))
   end
   local np = data + n * es
-  if c.ck then
-    if t.real and wide ~= c.d.real_double then c.canon = false end
+  if CK then
+    if t.real and wide ~= D.real_double then CANON = false end
     local gap = es - t.csize * t.width
     if not wide and gap > 0 then -- a padded stride: our encoder zeroes the engine's filler
-      local z, raw = srep("\0", gap), c.raw
+      local z, raw = srep("\0", gap), RAW
       for i = 0, n - 1 do
         local q = data + i * es + es - gap
-        if ssub(raw, q + 1, q + gap) ~= z then c.canon = false; break end
+        if ssub(raw, q + 1, q + gap) ~= z then CANON = false; break end
       end
     end
   end
   if not tree then return np end
-  local text = t.name .. "[" .. n .. "]"
-  local item = add_root(c, tree, t, s, np, prefix .. text, key, h)
-  item:add_le(F.count, rg(c, pos, data))
-  local lim = P.packed_limit
+  local text = t.name .. BRACKET[n]
+  local item = head(tree, t, s, np, prefix .. text, key, h)
+  add_le(item, F_count, rg(pos, data))
+  local lim = LIMIT
   local shown = n < lim and n or lim
-  local raw = c.raw
+  local raw = RAW
   local fmt = "<" .. (wide and "d" or t.code)
   local cs = wide and 8 or t.csize
-  local round = wide and not c.d.real_double -- a single-precision build reads them into float32
+  local round = wide and not D.real_double -- a single-precision build reads them into float32
   local single = round or (not wide and t.code == "f")
   for i = 0, shown - 1 do
     local off = data + i * es
     if t.width == 1 then
       if t.is_int then
-        item:add_le(F.int, rg(c, off, off + cs)):prepend_text(INDEX[i])
+        prepend_text(add_le(item, F_int, rg(off, off + cs)), INDEX[i])
       else
         local v = unpack(fmt, raw, off + 1)
         if round then v = unpack("<f", Struct.pack("<f", v)) end
-        item:add(F.float, rg(c, off, off + cs), v, INDEX[i] .. fmt_float(v, single))
+        add(item, F_float, rg(off, off + cs), v, INDEX[i] .. fmt_float(v, single))
       end
     else
-      local parts = {}
+      local el = {}
       for k = 0, t.width - 1 do
         local v = unpack(fmt, raw, off + k * cs + 1)
         if round then v = unpack("<f", Struct.pack("<f", v)) end
-        parts[#parts + 1] = fmt_float(v, single)
+        el[#el + 1] = fmt_float(v, single)
       end
-      local el = "(" .. tconcat(parts, ", ") .. ")"
-      item:add(F.element, rg(c, off, off + es), el, INDEX[i] .. el)
+      local str = "(" .. tconcat(el, ", ") .. ")"
+      add(item, F.element, rg(off, off + es), str, INDEX[i] .. str)
     end
   end
-  if n > lim then item:add(F.more, rg(c, data + lim * es, np)):set_text(sfmt("… %d more elements", n - lim)) end
+  if n > lim then set_text(add(item, F.more, rg(data + lim * es, np)), sfmt("… %d more elements", n - lim)) end
   return np, text
 end
 
 -- typed-container info: builtin type id or a class name / script path string
-local function container_type(c, pos, kind, what)
+local function container_type(pos, kind, what)
   local kname = KINDS[kind + 1]
   if kname == "builtin" then
-    need(c, pos, 4, what .. " builtin type")
-    local id = unpack("<I4", c.raw, pos + 1)
-    if id >= c.d.vmax then fail(c, pos, sfmt("%s builtin type %d is not below %d", what, id, c.d.vmax)) end
-    local et = c.types[id]
-    if c.ck and et.key == "NIL" then c.canon = false end -- the encoder writes Variant as untyped
+    need(pos, 4, what .. " builtin type")
+    local id = unpack("<I4", RAW, pos + 1)
+    if id >= D.vmax then fail(pos, sfmt("%s builtin type %d is not below %d", what, id, D.vmax)) end
+    local et = TYPES[id]
+    if CK and et.key == "NIL" then CANON = false end -- the encoder writes Variant as untyped
     return { kind = kname, t = et, name = et.name, s = pos, e = pos + 4 }, pos + 4
   end
-  local str, np = read_string(c, pos, what .. " " .. kname:gsub("_", " "))
+  local str, np = read_string(pos, what .. " " .. kname:gsub("_", " "))
   if kname == "script" and ssub(str, 1, 6) ~= "res://" then -- objects are allowed: the reader reads them
-    fail(c, pos, sfmt("%s script path %q does not start with res://", what, str))
+    fail(pos, sfmt("%s script path %q does not start with res://", what, str))
   end
   return { kind = kname, name = str, s = pos, e = np }, np
 end
 
 -- what the engine's typed container does with an element of type `et`: keep, convert or reject
-local function settle(c, ct, et)
+local function settle(ct, et)
   if ct == nil then return "keep" end
-  local obj = c.d.by_key.OBJECT
+  local obj = D.by_key.OBJECT
   if ct.kind ~= "builtin" or (obj and ct.t == obj) then
     if et.key == "NIL" or et.key == "OBJECT" then return "keep" end
     return "reject"
@@ -742,89 +827,112 @@ local function settle(c, ct, et)
   return "reject"
 end
 
-local function too_deep(c, item, s, e)
-  if not c.depth_noted then
-    c.depth_noted = true
-    item:add_tvb_expert_info(E.depth, rg(c, s, e),
-                             sfmt("nesting deeper than %d levels is not shown (preference godot.max_depth)", P.max_depth))
+local function too_deep(item, s, e)
+  if not NOTED then
+    NOTED = true
+    add_expert(item, E.depth, rg(s, e),
+               sfmt("nesting deeper than %d levels is not shown (preference godot.max_depth)", MAX_SHOWN))
   end
 end
 
-local function show_types(c, item, types)
+local function show_types(item, types)
   for _, which in ipairs({ "element", "key", "value" }) do
     local ct = types[which]
     if ct then
-      item:add(F.container_type, rg(c, ct.s, ct.e), ct.kind .. " " .. ct.name,
-               (which:gsub("^%l", string.upper)) .. " type: " .. ct.kind .. " " .. ct.name)
+      add(item, F.container_type, rg(ct.s, ct.e), ct.kind .. " " .. ct.name,
+          (which:gsub("^%l", string.upper)) .. " type: " .. ct.kind .. " " .. ct.name)
     end
   end
 end
 
--- the label of a Dictionary key, and how to show it inside its value's subtree
-local function read_key(c, pos, depth)
-  if depth > MAX_NESTING then fail(c, pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
-  if c.stop - pos < 4 then need(c, pos, 4, "Variant header") end
-  local raw = c.raw
-  local id, b1, b2, b3 = sbyte(raw, pos + 1, pos + 4)
-  local t = c.types[id]
-  local k = c.key
-  if t and t.kind == "string" and b1 + b2 + b3 == 0 and not P.details then
-    local str, np, n = read_string(c, pos + 4, t.name)
-    k.s, k.str, k.n, k.t, k.text, k.pre, k.prop = pos, str, n, t, quote(str), key_prefix(str), nil
-    return k, np
-  end
-  local np, text = variant(c, pos, depth, DUMMY, "", nil)
-  k.s, k.e, k.depth, k.text, k.str, k.pre, k.prop = pos, np, depth, text, nil, text .. " → ", nil
-  return k, np
-end
-
-add_key = function(c, item, key)
-  if key.str then
-    local t = key.t
-    local label = t.klabels[key.str]
-    if label == nil then
-      label = t.keylabel .. key.text
-      if t.nklabels > 4096 then t.klabels, t.nklabels = {}, 0 end
-      t.klabels[key.str], t.nklabels = label, t.nklabels + 1
+-- A Dictionary key, read before its value is shown. A String key is shown in its entry's label:
+-- { pre = '"name" → ', short = summary text }, kept by its bytes (keys repeat from message to
+-- message). Any other key (and every key with the details preference) is a Variant shown inside its
+-- value's item: { s, depth, pre }.
+local function read_key(pos, depth)
+  if depth > MAX_NESTING then fail(pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+  if STOP - pos < 4 then need(pos, 4, "Variant header") end
+  local raw = RAW
+  local id, b1, b2, b3, n0, n1, n2, n3 = sbyte(raw, pos + 1, pos + 8) -- the header and the length
+  local t = TYPES[id]
+  if t and t.kind == "string" and b1 + b2 + b3 == 0 and not DETAILS then
+    local start = pos + 8
+    if n3 and n3 < 128 then -- the whole length is there and it is not negative
+      local n = n0 + 256 * (n1 + 256 * (n2 + 256 * n3))
+      local np = start + n + (-n) % 4
+      if np <= STOP then
+        local key = t.keys[ssub(raw, start + 1, start + n)]
+        if key then return key, np end
+      end
     end
-    item:add(F.string, c.tvb(c.base + key.s + 8, key.n), key.str, label)
-  elseif key.prop then
-    item:add(F.property, rg(c, key.s, key.e), key.prop)
-  else
-    variant(c, key.s, key.depth, item, "Key: ", nil)
+    local str, np, n = read_string(pos + 4, t.name) -- fails as the engine does
+    local key = { pre = QUOTED[str] .. " → ", short = short(str, 24) }
+    if t.nkeys >= KEEP then t.keys, t.nkeys = {}, 0 end
+    t.keys[ssub(raw, start + 1, start + n)], t.nkeys = key, t.nkeys + 1
+    return key, np
   end
+  return { s = pos, depth = depth, pre = "" }, variant(pos, depth)
 end
 
-R.container = function(c, t, pos, h, s, depth, tree, prefix, key)
-  local raw = c.raw
+-- The label of a Dictionary: its type and first keys, e.g. Dictionary{id, pos, rot, vel, …}. The
+-- labels are kept in a trie of key texts: node[key] is the next node, node[1] the one before,
+-- node[2] the key, node[3] the label once made.
+local SUMMARY, summary_n = {}, 0
+local MORE = {} -- the key after the fourth: more keys follow
+
+local function summary_next(node, key)
+  local nx = node[key]
+  if nx == nil then
+    if summary_n >= KEEP then SUMMARY, summary_n = {}, 0 end
+    nx = { node, key }
+    node[key], summary_n = nx, summary_n + 1
+  end
+  return nx
+end
+
+local function summary_text(node)
+  local text = node[3]
+  if text == nil then
+    local keys, x = {}, node
+    while x[1] do
+      table.insert(keys, 1, x[2] == MORE and "…" or x[2])
+      x = x[1]
+    end
+    text = x[2] .. "{" .. tconcat(keys, ", ") .. "}"
+    node[3] = text
+  end
+  return text
+end
+
+R.container = function(t, pos, h, s, depth, tree, prefix, key)
+  local raw = RAW
   local pairs_ = t.pairs
   local types
   local what = pairs_ and "Dictionary" or "Array"
   if h >= 65536 then
     if pairs_ then
-      if c.d.typed_dictionary then
+      if D.typed_dictionary then
         local kk, vk = field_get(KEY_KIND, h), field_get(VAL_KIND, h)
         if kk ~= 0 or vk ~= 0 then
           types = {}
-          if kk ~= 0 then types.key, pos = container_type(c, pos, kk, "Dictionary key") end
-          if vk ~= 0 then types.value, pos = container_type(c, pos, vk, "Dictionary value") end
+          if kk ~= 0 then types.key, pos = container_type(pos, kk, "Dictionary key") end
+          if vk ~= 0 then types.value, pos = container_type(pos, vk, "Dictionary value") end
         end
       end
-    elseif c.d.typed_array then
+    elseif D.typed_array then
       local ek = field_get(EL_KIND, h)
       if ek ~= 0 then
         types = {}
-        types.element, pos = container_type(c, pos, ek, "Array element")
+        types.element, pos = container_type(pos, ek, "Array element")
       end
     end
   end
-  if c.stop - pos < 4 then need(c, pos, 4, what .. " count") end
+  if STOP - pos < 4 then need(pos, 4, what .. " count") end
   local word = unpack("<I4", raw, pos + 1)
   local n = word % (t.count_mask + 1)
-  if c.ck and n ~= word then c.canon = false end
-  local count_off = pos
+  if CK and n ~= word then CANON = false end
   pos = pos + 4
-  local item, sub, tname
+  local item, range, sub, tname, node
   if tree then
     tname = t.name
     if types then
@@ -832,40 +940,53 @@ R.container = function(c, t, pos, h, s, depth, tree, prefix, key)
                                             .. (types.value and types.value.name or "Variant"))
                                        or types.element.name) .. "]"
     end
-    item = add_root(c, tree, t, s, pos, prefix .. tname .. (pairs_ and " (incomplete)" or ("[" .. n .. "]")), key, h)
-    if types then show_types(c, item, types) end
-    if not P.compact then item:add(F.count, rg(c, count_off, pos), n) end
+    -- the item covers the header and the count until the end is known (set_len below); so does Count
+    item, range = head(tree, t, s, pos, prefix .. tname .. (pairs_ and " (incomplete)" or BRACKET[n]), key, h)
+    if key then prefix = key.pre end -- a key that is a Variant of its own has its text now
+    if types then show_types(item, types) end
+    if not COMPACT then add(item, F_count, range, n) end
     sub = item
-    if depth + 1 >= P.max_depth and n > 0 then
-      too_deep(c, item, s, c.stop)
+    if depth + 1 >= MAX_SHOWN and n > 0 then
+      too_deep(item, s, STOP)
       sub = nil
     end
+    if pairs_ then
+      node = SUMMARY[tname]
+      if node == nil then node = { nil, tname }; SUMMARY[tname] = node end
+    end
   end
-  local seen = (c.ck and pairs_) and {} or nil
+  local seen = (CK and pairs_) and {} or nil
   local settled = false -- an element the typed container converts or drops
-  local keys = (tree and pairs_) and {} or nil
   for i = 0, n - 1 do
     if pairs_ then
       local ks = pos
-      local kinfo
       if sub then
-        kinfo, pos = read_key(c, pos, depth + 1)
-        if #keys < 4 then keys[#keys + 1] = kinfo.str and short(kinfo.str, 24) or kinfo.text end
+        local k
+        k, pos = read_key(pos, depth + 1)
+        if k.s then
+          pos = variant(pos, depth + 1, sub, "", k)
+        else
+          pos = variant(pos, depth + 1, sub, k.pre, nil)
+        end
+        if i < 4 then
+          local kt = k.short or k.text
+          node = node[kt] or summary_next(node, kt)
+        end
       else
-        pos = variant(c, pos, depth + 1)
+        pos = variant(pos, depth + 1)
+        if seen then -- a repeated key collapses in the engine's Dictionary
+          local k = ssub(raw, ks + 1, pos)
+          if seen[k] then CANON = false end
+          seen[k] = true
+        end
+        pos = variant(pos, depth + 1)
       end
-      if seen then -- a repeated key collapses in the engine's Dictionary
-        local k = ssub(raw, ks + 1, pos)
-        if seen[k] then c.canon = false end
-        seen[k] = true
-      end
-      pos = variant(c, pos, depth + 1, sub, kinfo and kinfo.pre, not P.compact and kinfo or nil)
       if types and types.key then -- a typed Dictionary pushes its keys (Godot 4.6 keeps values as sent)
-        local st = settle(c, types.key, c.types[sbyte(raw, ks + 1)])
+        local st = settle(types.key, TYPES[sbyte(raw, ks + 1)])
         if st ~= "keep" then
           settled = true
           if sub then
-            sub:add_tvb_expert_info(E.engine, rg(c, ks, ks + 4), st == "convert"
+            add_expert(sub, E.engine, rg(ks, ks + 4), st == "convert"
               and sfmt("the engine converts key %d to the Dictionary's key type", i)
               or sfmt("the engine drops entry %d: its key is not of the Dictionary's key type", i))
           end
@@ -873,13 +994,13 @@ R.container = function(c, t, pos, h, s, depth, tree, prefix, key)
       end
     else
       local es = pos
-      pos = variant(c, pos, depth + 1, sub, sub and INDEX[i] or nil, nil)
+      pos = variant(pos, depth + 1, sub, sub and INDEX[i] or nil, nil)
       if types then -- a typed Array pushes each element: kept, converted or dropped
-        local st = settle(c, types.element, c.types[sbyte(raw, es + 1)])
+        local st = settle(types.element, TYPES[sbyte(raw, es + 1)])
         if st ~= "keep" then
           settled = true
           if sub then
-            sub:add_tvb_expert_info(E.engine, rg(c, es, es + 4), st == "convert"
+            add_expert(sub, E.engine, rg(es, es + 4), st == "convert"
               and sfmt("the engine converts element %d to the Array's element type", i)
               or sfmt("the engine drops element %d: it is not of the Array's element type", i))
           end
@@ -887,111 +1008,112 @@ R.container = function(c, t, pos, h, s, depth, tree, prefix, key)
       end
     end
   end
-  if settled and c.ck then c.canon = false end
+  if settled and CK then CANON = false end
   if not tree then return pos end
-  item:set_len((pos < c.tlen and pos or c.tlen) - s)
-  local text
-  if pairs_ then
-    if n > #keys then keys[#keys + 1] = "…" end
-    text = tname .. "{" .. tconcat(keys, ", ") .. "}"
-    item:set_text(prefix .. text)
-  else
-    text = tname .. "[" .. n .. "]"
-  end
+  set_len(item, (pos < TLEN and pos or TLEN) - s)
+  if not pairs_ then return pos, tname .. BRACKET[n] end
+  if n > 4 then node = summary_next(node, MORE) end
+  local text = summary_text(node)
+  set_text(item, prefix .. text)
   return pos, text
 end
 
-R.object = function(c, t, pos, h, s, depth, tree, prefix, key)
-  local raw = c.raw
+R.object = function(t, pos, h, s, depth, tree, prefix, key)
+  local raw = RAW
   if h >= 65536 and has(h, OBJ_AS_ID) then
-    need(c, pos, 8, t.name .. " id")
+    need(pos, 8, t.name .. " id")
     if not tree then return pos + 8 end
     local text = t.name .. ": #" .. tostring(unpack("<E", raw, pos + 1))
-    add_root(c, tree, t, s, pos + 8, prefix .. text, key, h):add_le(F.id, rg(c, pos, pos + 8))
+    add_le(head(tree, t, s, pos + 8, prefix .. text, key, h), F.id, rg(pos, pos + 8))
     return pos + 8, text
   end
   -- a full object: the reader reads objects (allow_objects)
-  local cls, p, clen = read_string(c, pos, t.name .. " class name")
+  local cls, p, clen = read_string(pos, t.name .. " class name")
   local item
   if tree then
-    item = add_root(c, tree, t, s, p, prefix .. t.name .. ": " .. (cls == "" and "null" or cls), key, h)
-    item:add(F.class, rg(c, pos + 4, pos + 4 + clen), cls)
+    item = head(tree, t, s, p, prefix .. t.name .. ": " .. (cls == "" and "null" or cls), key, h)
+    if key then prefix = key.pre end
+    add(item, F.class, rg(pos + 4, pos + 4 + clen), cls)
   end
   if cls == "" then return p, t.name .. ": null" end
-  need(c, p, 4, t.name .. " property count")
+  need(p, 4, t.name .. " property count")
   local n = unpack("<i4", raw, p + 1)
-  if item then item:add_le(F.count, rg(c, p, p + 4)) end
+  if item then add_le(item, F_count, rg(p, p + 4)) end
   p = p + 4
-  if n < 0 and c.ck then c.canon = false end
+  if n < 0 and CK then CANON = false end
   local sub = item
-  if item and depth + 1 >= P.max_depth and n > 0 then too_deep(c, item, s, c.stop); sub = nil end
-  local seen = c.ck and {} or nil
+  if item and depth + 1 >= MAX_SHOWN and n > 0 then too_deep(item, s, STOP); sub = nil end
+  local seen = CK and {} or nil
   for _ = 1, n do
-    if depth + 1 > MAX_NESTING then fail(c, p, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+    if depth + 1 > MAX_NESTING then fail(p, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
     local ns = p
     local name
-    name, p = read_string(c, p, "property name")
+    name, p = read_string(p, "property name")
     if seen then
-      if seen[name] then c.canon = false end
+      if seen[name] then CANON = false end
       seen[name] = true
     end
     if sub then
-      p = variant(c, p, depth + 1, sub, "." .. name .. " = ", not P.compact and { prop = name, s = ns, e = p } or nil)
+      local pre = "." .. name .. " = "
+      p = variant(p, depth + 1, sub, pre, not COMPACT and { prop = name, s = ns, e = p, pre = pre } or nil)
     else
-      p = variant(c, p, depth + 1)
+      p = variant(p, depth + 1)
     end
   end
   local text = t.name .. ": " .. cls .. " (" .. (n > 0 and n or 0) .. " properties)"
   if item then
-    item:set_len((p < c.tlen and p or c.tlen) - s)
-    item:set_text(prefix .. text)
+    set_len(item, (p < TLEN and p or TLEN) - s)
+    set_text(item, prefix .. text)
   end
   return p, text
 end
 
-variant = function(c, pos, depth, tree, prefix, key)
-  if depth > MAX_NESTING then fail(c, pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
-  if c.stop - pos < 4 then need(c, pos, 4, "Variant header") end
-  local id, b1, b2, b3 = sbyte(c.raw, pos + 1, pos + 4)
-  local t = c.types[id]
-  if t == nil then fail(c, pos, sfmt("type id %d is not below %d (%s)", id, c.d.vmax, c.d.name)) end
-  local h = id + 256 * (b1 + 256 * (b2 + 256 * b3))
-  if c.ck and h >= 256 and band(h, 0xFFFFFF00 - t.allowed) ~= 0 then c.canon = false end
-  return R[t.kind](c, t, pos + 4, h, pos, depth, tree, prefix, key)
+for _, d in ipairs(DIALECT_LIST) do
+  for _, t in pairs(d.types) do t.read = R[t.kind] end
 end
 
--- a tree that shows nothing: for labels of things shown elsewhere (non-String Dictionary keys)
-local function dummy_method(self) return self end
-DUMMY = setmetatable({}, { __index = function() return dummy_method end })
+variant = function(pos, depth, tree, prefix, key)
+  if depth > MAX_NESTING then fail(pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+  if STOP - pos < 4 then need(pos, 4, "Variant header") end
+  local id, b1, b2, b3 = sbyte(RAW, pos + 1, pos + 4)
+  local t = TYPES[id]
+  if t == nil then fail(pos, sfmt("type id %d is not below %d (%s)", id, D.vmax, D.name)) end
+  local h = id + 256 * (b1 + 256 * (b2 + 256 * b3))
+  if CK and h >= 256 and band(h, 0xFFFFFF00 - t.allowed) ~= 0 then CANON = false end
+  return t.read(t, pos + 4, h, pos, depth, tree, prefix, key)
+end
 
 -- Check one message: ok, bytes used, canonical (re-encodes byte-identically), error offset, reason
-local function decode(raw, stop, d, ck)
-  local c = new_ctx(raw, stop, d, ck)
-  local ok, used = pcall(variant, c, 0, 0)
-  if ok then return true, used, c.canon end
+decode = function(raw, stop, d, ck)
+  begin(raw, stop, d, ck)
+  local ok, used = pcall(variant, 0, 0)
+  if ok then return true, used, CANON end
   if used ~= FAIL then error(used, 0) end
-  return false, nil, false, c.err_off, c.err_msg
+  return false, nil, false, ERR_OFF, ERR_MSG
 end
 
 -- Check and show one message under `tree`: ok, bytes used, label text, error offset, reason.
 -- A malformed message shows what was read before the error.
-local function show(tvb, base, raw, d, tree, prefix)
-  local c = new_ctx(raw, #raw, d, false)
-  c.tvb, c.base, c.tlen = tvb, base, #raw
-  local ok, used, text = pcall(variant, c, 0, 0, tree, prefix, nil)
+show = function(tvb, base, raw, d, tree, prefix)
+  begin(raw, #raw, d, false)
+  SERIAL = SERIAL + 1
+  TVB, BASE, TLEN = tvb, base, #raw
+  COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, P.packed_limit, P.max_depth
+  if add == nil then tree_methods(tree) end
+  local ok, used, text = pcall(variant, 0, 0, tree, prefix, nil)
   if ok then return true, used, text end
   if used ~= FAIL then error(used, 0) end
-  return false, nil, nil, c.err_off, c.err_msg
+  return false, nil, nil, ERR_OFF, ERR_MSG
 end
 
 -- The top of a valid message, for the debugger: { t, v (String/int value), kids = { {t, v}... } }
-local function top_shape(raw, d)
-  local c = new_ctx(raw, #raw, d, false)
+top_shape = function(raw, d)
+  begin(raw, #raw, d, false)
   local function leaf(pos)
     local id = sbyte(raw, pos + 1)
-    local t = c.types[id]
+    local t = TYPES[id]
     local node = { t = t }
-    if t.kind == "string" then node.v = read_string(c, pos + 4, t.name)
+    if t.kind == "string" then node.v = read_string(pos + 4, t.name)
     elseif t.kind == "number" and t.is_int then
       local h = unpack("<I4", raw, pos + 1)
       node.v = tonumber(tostring(unpack(has(h, FLAG64) and t.wfmt or t.nfmt, raw, pos + 5)))
@@ -1003,12 +1125,12 @@ local function top_shape(raw, d)
   if t.kind == "container" and not t.pairs then
     local h = unpack("<I4", raw, 1)
     local pos = 4
-    if c.d.typed_array and h >= 65536 then
+    if D.typed_array and h >= 65536 then
       local ek = field_get(EL_KIND, h)
       if ek ~= 0 then
         local ct
         top.typed = true
-        ct, pos = container_type(c, pos, ek, "Array element")
+        ct, pos = container_type(pos, ek, "Array element")
       end
     end
     local n = unpack("<I4", raw, pos + 1) % (t.count_mask + 1)
@@ -1016,11 +1138,13 @@ local function top_shape(raw, d)
     top.kids = {}
     for i = 1, n do
       top.kids[i] = leaf(pos)
-      pos = variant(c, pos, 1)
+      pos = variant(pos, 1)
     end
   end
   return top
 end
+
+end -- of the decoder
 
 ----------------------------------------------------------------------------------------------------
 -- Dialect detection per conversation: the rules of godot_dissect/detect.py
@@ -1151,9 +1275,19 @@ local function reset_state()
   last = { number = -1 }
 end
 
+-- pinfo.number and pinfo.visited, read once per dissector call (each read of a Pinfo attribute is a
+-- call into Wireshark); the cache holds the Pinfo object it was read from
+local seen_pinfo = { pinfo = false, number = -1, visited = false }
+
+local function frame_of(pinfo)
+  local f = seen_pinfo
+  if f.pinfo ~= pinfo then f.pinfo, f.number, f.visited = pinfo, pinfo.number, pinfo.visited end
+  return f.number, f.visited
+end
+
 local function conv_of(pinfo, transport)
-  local n = pinfo.number
-  if last.number == n and last.transport == transport and last.visited == pinfo.visited then
+  local n, visited = frame_of(pinfo)
+  if last.number == n and last.transport == transport and last.visited == visited then
     return last.conv, last.sender
   end
   local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
@@ -1169,7 +1303,7 @@ local function conv_of(pinfo, transport)
     end
     convs[key] = conv
   end
-  last.number, last.transport, last.visited, last.conv, last.sender = n, transport, pinfo.visited, conv, a
+  last.number, last.transport, last.visited, last.conv, last.sender = n, transport, visited, conv, a
   return conv, a
 end
 
@@ -1207,6 +1341,16 @@ local function is_array(n) return n.t.kind == "container" and not n.t.pairs end
 -- `hint`: a dialect already known to read the message exactly.
 local function finalize(conv, side, raw, debugger)
   local v = conv.verdict
+  if not debugger and conv.evidence_shown then
+    -- plain messages after the first share one record per verdict: the live heap stays small,
+    -- which keeps Lua's garbage collector cheap on big captures
+    local shared = conv.shared
+    if shared == nil or shared.verdict ~= v then
+      shared = { dialect = v.dialect, evidence = v.evidence, role = "variant", conv = conv, verdict = v, shared = true }
+      conv.shared = shared
+    end
+    return shared
+  end
   local rec = { dialect = v.dialect, evidence = v.evidence, role = "variant", conv = conv }
   if not conv.evidence_shown then rec.show_evidence, conv.evidence_shown = true, true end
   -- plain messages are checked while they are shown (show_message); debugger messages now, because
@@ -1268,6 +1412,16 @@ local function finalize(conv, side, raw, debugger)
   return rec
 end
 
+-- the frame's own record, to change it (a shared one is copied first)
+local function own(key, rec)
+  if not rec.shared then return rec end
+  local mine = {}
+  for k, x in pairs(rec) do mine[k] = x end
+  mine.shared, mine.verdict = nil, nil
+  frames[key] = mine
+  return mine
+end
+
 local function settle_pending(conv)
   local pending = conv.pending
   conv.pending = {}
@@ -1286,8 +1440,9 @@ local function first_pass(conv, side, raw, key, debugger)
     end
     decide(conv)
     settle_pending(conv)
-    frames[key].show_evidence = true -- the message that decided it
-    return frames[key]
+    local rec = own(key, frames[key])
+    rec.show_evidence = true -- the message that decided it
+    return rec
   end
   local rec = finalize(conv, side, raw, debugger)
   frames[key] = rec
@@ -1295,7 +1450,7 @@ local function first_pass(conv, side, raw, key, debugger)
 end
 
 -- Show one message (a datagram, a PDU body or a WebSocket message) at tvb[off, off + #raw)
-local function show_message(tvb, pinfo, tree, rec, raw, off, framing)
+local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
   local dname, evidence = rec.dialect, rec.show_evidence and rec.evidence
   local conv = rec.conv
   if rec.provisional then
@@ -1348,10 +1503,11 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing)
     info = rec.name
   else
     local ok, used, text, eoff, emsg = show(tvb, off, raw, d, root, "")
-    if not ok and not pinfo.visited and not rec.checked and conv and conv.verdict and conv.guess then
+    if not ok and not select(2, frame_of(pinfo)) and not rec.checked and conv and conv.verdict and conv.guess then
       -- a message the conversation's dialect rejects: the Python reader's reconsider()
       local switched = reconsider(conv, raw)
       if switched then
+        rec = own(key, rec)
         rec.dialect, rec.evidence, rec.show_evidence = switched.dialect, switched.evidence, true
         d, dname = DIALECTS[switched.dialect], switched.dialect
         root:add(F.dialect, whole, dname):add(F.evidence, whole, switched.evidence)
@@ -1390,15 +1546,17 @@ local frame_state = { number = -1, first = true }
 
 local function set_info(pinfo, text)
   local st = frame_state
-  if st.number ~= pinfo.number or st.visited ~= pinfo.visited then
-    st.number, st.visited, st.first = pinfo.number, pinfo.visited, true
+  local number, visited = frame_of(pinfo)
+  local cols = pinfo.cols
+  if st.number ~= number or st.visited ~= visited then
+    st.number, st.visited, st.first = number, visited, true
+    cols.protocol = "Godot"
   end
-  pinfo.cols.protocol = "Godot"
   if st.first then
-    pinfo.cols.info = text
+    cols.info = text
     st.first = false
   else
-    pinfo.cols.info:append(" | " .. text)
+    cols.info:append(" | " .. text)
   end
 end
 
@@ -1408,13 +1566,13 @@ local function message(tvb, pinfo, tree, conv, sender, raw, off, key, framing, d
   if rec == nil then
     rec = first_pass(conv, side_of(conv, sender), raw, key, debugger)
   end
-  if rec.provisional and pinfo.visited then
+  if rec.provisional and select(2, frame_of(pinfo)) then
     -- shown before the conversation's dialect was known: settle the conversation now
     local c = rec.conv
     if c.verdict == nil then decide(c); settle_pending(c) end
     rec = frames[key]
   end
-  set_info(pinfo, show_message(tvb, pinfo, tree, rec, raw, off, framing))
+  set_info(pinfo, show_message(tvb, pinfo, tree, rec, raw, off, framing, key))
 end
 
 ----------------------------------------------------------------------------------------------------
@@ -1442,6 +1600,7 @@ local PORTS = { udp = {}, tcp = {}, debugger = {} }
 
 local function known(transport, pinfo)
   local r = PORTS[transport]
+  if #r == 0 then return false end
   return in_range(r, pinfo.src_port) or in_range(r, pinfo.dst_port)
 end
 
@@ -1464,11 +1623,11 @@ end
 
 -- UDP: one datagram, one Variant
 local function dissect_udp(tvb, pinfo, tree)
-  local len = tvb:len()
-  if len == 0 then return 0 end
   local raw = tvb:raw()
+  local len = #raw
+  if len == 0 then return 0 end
   local conv, sender = conv_of(pinfo, "udp")
-  local key = "u" .. pinfo.number
+  local key, visited = frame_of(pinfo) -- UDP records are keyed by frame number (TCP and WebSocket ones by strings)
   if frames[key] == false then return 0 end -- not a Godot message on the first pass
   if not (conv.confirmed or conv.by_port or known("udp", pinfo)) then
     -- the heuristic's rules (the Python reader): until the conversation is confirmed, a datagram must
@@ -1479,13 +1638,13 @@ local function dissect_udp(tvb, pinfo, tree)
     if first ~= "godot4" and first ~= "godot3" then first = conv.plausible end
     local hint = plausible_in(raw, len, first)
     if not hint then
-      if not pinfo.visited then frames[key] = false end
+      if not visited then frames[key] = false end
       return 0
     end
     conv.plausible = hint
     if len >= 8 then
       conv.confirmed = true
-    elseif pinfo.visited then
+    elseif visited then
       return 0 -- short datagrams of a conversation no longer one ever confirmed
     end
   end
@@ -1568,7 +1727,7 @@ end
 function godot.dissector(tvb, pinfo, tree)
   if pinfo.port_type == 3 then
     local conv = conv_of(pinfo, "udp")
-    if not pinfo.visited and not known("udp", pinfo) and not conv.heuristic then
+    if not conv.heuristic and not select(2, frame_of(pinfo)) and not known("udp", pinfo) then
       conv.by_port = true -- Decode As: every datagram is a Godot message
     end
     return dissect_udp(tvb, pinfo, tree)

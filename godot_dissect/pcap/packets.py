@@ -1,18 +1,22 @@
 """Capture files to transport payloads: link layer, IPv4/IPv6, UDP/TCP headers.
 
-dpkt reads the pcap/pcapng container (gzip too); the headers are parsed here with precompiled
-structs, because building dpkt objects per packet would cost more than decoding the Godot payload.
+pcapng blocks are read here (``pcapng.py``'s rules for what dpkt reads: the first interface's link
+type and time resolution for every packet); dpkt reads classic pcap. gzip-compressed files too.
+Headers are parsed with precompiled structs, because building dpkt objects per packet would cost
+more than decoding the Godot payload.
 """
 
 from __future__ import annotations
 
 import gzip
+import socket
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import BinaryIO
 
-import dpkt
+from . import pcapng
 
 _ETH_TYPE = struct.Struct("!H")
 _IP4 = struct.Struct("!BBHHHBBH4s4s")
@@ -47,6 +51,7 @@ class CaptureError(Exception):
 
 
 def open_capture(path: str) -> tuple[BinaryIO, Iterator[tuple[float, bytes]], int]:
+    """The open file, its (timestamp, frame bytes) in file order, and the link type."""
     f: BinaryIO = open(path, "rb")  # noqa: SIM115 - returned to the caller
     magic = f.read(4)
     f.seek(0)
@@ -55,17 +60,38 @@ def open_capture(path: str) -> tuple[BinaryIO, Iterator[tuple[float, bytes]], in
         magic = f.read(4)
         f.seek(0)
     try:
-        r = dpkt.pcapng.Reader(f) if magic == b"\x0a\x0d\x0d\x0a" else dpkt.pcap.Reader(f)
-    except (ValueError, dpkt.dpkt.Error, EOFError, OSError) as e:
+        if magic == pcapng.MAGIC:
+            link, packets = pcapng.read(f)
+        else:
+            link, packets = _pcap(f)
+    except (ValueError, struct.error, EOFError, OSError) as e:
         f.close()
         raise CaptureError(f"{path}: not a pcap or pcapng capture ({e})") from None
-    return f, iter(r), r.datalink()
+    return f, packets, link
 
 
-def _ip4(b: bytes) -> str:
-    return f"{b[0]}.{b[1]}.{b[2]}.{b[3]}"
+def _pcap(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes]]]:
+    """Classic pcap, by dpkt (imported here only: it takes a while)."""
+    import dpkt
+
+    try:
+        r = dpkt.pcap.Reader(f)
+    except dpkt.dpkt.Error as e:
+        raise ValueError(str(e)) from None
+
+    def packets() -> Iterator[tuple[float, bytes]]:
+        try:
+            yield from r
+        except dpkt.dpkt.NeedData as e:
+            raise EOFError(str(e)) from None
+
+    return r.datalink(), packets()
 
 
+_ip4 = socket.inet_ntoa  # 4 bytes -> "a.b.c.d"
+
+
+@lru_cache(maxsize=1024)
 def _ip6(b: bytes) -> str:
     import ipaddress
 
@@ -82,8 +108,10 @@ def segments(path: str) -> Iterator[Segment]:
             seg = _parse(frame, ts, buf, link)
             if seg is not None:
                 yield seg
-    except (dpkt.dpkt.NeedData, struct.error, EOFError) as e:
+    except (struct.error, EOFError) as e:
         raise CaptureError(f"{path}: capture ends in the middle of a record after frame {frame} ({e})") from None
+    except ValueError as e:  # a pcapng block whose lengths make no sense
+        raise CaptureError(f"{path}: damaged capture after frame {frame} ({e})") from None
     finally:
         f.close()
 

@@ -4,23 +4,32 @@ segments -> conversations (5-tuple, both directions) -> TCP reassembly -> framin
 length prefix, WebSocket) -> dialect guess per conversation -> decode -> debugger message
 assembly -> records. A conversation holds at most a few messages back while its dialect is
 guessed; nothing else is kept, so memory does not grow with the file.
+
+Multiplayer: a UDP conversation that reads as ENet goes through ``multiplayer.enetflow`` (ENet
+parsing and reassembly, then the Godot 3/4 multiplayer session); a WebSocket conversation whose
+first binary message starts a multiplayer session (``detect.websocket_multiplayer``) goes through
+a ``multiplayer.MultiplayerSession`` instead of the Variant decoder.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import decode_prefix
-from ..detect import DialectGuess, Verdict, plausible, reconsider
+from ..detect import DialectGuess, Verdict, enet_godot_major, plausible, reconsider, websocket_multiplayer
+from ..enet import looks_like_enet
 from ..errors import DecodeError
+from ..multiplayer import MultiplayerSession, RpcNames
+from ..multiplayer.enetflow import EnetConversation, Item
+from ..multiplayer.records import record_fields
 from ..records import Record
 from ..spec import get_dialect
 from .framing import LengthPrefixFramer, Pdu, Skipped, WebSocketFramer
 from .packets import TCP_ACK, TCP_SYN, Segment, segments
-from .tcp import TcpDirection
+from .tcp import Chunk, TcpDirection
 
 DEBUGGER_PORTS = (6007,)
 
@@ -48,18 +57,32 @@ class _Conversation:
     pending: list[tuple[str, Pdu | Skipped]] = field(default_factory=list)
     sides: dict[str, _Side] = field(default_factory=lambda: {"c2s": _Side(), "s2c": _Side()})
     confirmed: bool = False
+    held: list[tuple[str, Chunk, bool]] = field(default_factory=list)  # TCP bytes before classification
+    mp: MultiplayerSession | None = None  # Godot high-level multiplayer on this conversation
+    mp_checked: bool = False  # the first binary WebSocket message was looked at
+    enet: EnetConversation | None = None  # kind "enet": ENet state of both directions
+    udp_seen: int = 0  # datagrams looked at for ENet
 
 
 class PcapReader:
     def __init__(self, path: str, dialect: str = "auto", ports: Iterable[int] = (),
-                 debugger_ports: Iterable[int] = DEBUGGER_PORTS, heuristics: bool = True) -> None:
+                 debugger_ports: Iterable[int] = DEBUGGER_PORTS, heuristics: bool = True, *,
+                 rpc_names: Mapping[str, Any] | None = None, project: str | None = None,
+                 multiplayer: bool = True, enet_ports: Iterable[int] = (), enet_control: bool = False,
+                 enet_compression: str | None = None) -> None:
         self.path = path
+        self.multiplayer = multiplayer
+        self.enet_ports = set(enet_ports)
+        self.enet_control = enet_control
+        self.enet_compression = enet_compression
+        self.rpc_names = RpcNames.build(rpc_names, project) if (rpc_names or project) else None
         self.fixed = None if dialect == "auto" else get_dialect(dialect).name
         self.ports = set(ports)
         self.debugger_ports = set(debugger_ports)
         self.heuristics = heuristics
         self.conversations: dict[tuple, _Conversation] = {}
         self.clear_verdicts: Counter[str] = Counter()  # dialects of unambiguous conversations
+        self._server_ports = self.ports | self.debugger_ports | self.enet_ports
 
     # -- conversation bookkeeping -----------------------------------------------------------
     def _conversation(self, seg: Segment) -> tuple[_Conversation, str]:
@@ -70,7 +93,7 @@ class PcapReader:
             client, server = a, b
             if seg.proto == "tcp" and seg.flags & TCP_SYN and seg.flags & TCP_ACK:
                 client, server = b, a  # first packet seen is the SYN-ACK
-            elif seg.dport not in self.ports | self.debugger_ports and seg.sport in self.ports | self.debugger_ports:
+            elif seg.dport not in self._server_ports and seg.sport in self._server_ports:
                 client, server = b, a  # mid-stream: the known port is the server's
             conv = self.conversations[key] = _Conversation(seg.proto, client, server)
             if self.fixed:
@@ -96,6 +119,9 @@ class PcapReader:
             yield from self._finish(conv)
 
     def _udp(self, conv: _Conversation, d: str, seg: Segment) -> Iterator[Record]:
+        if conv.kind == "enet" or (seg.payload and self._is_enet(conv, seg.payload)):
+            yield from self._enet(conv, d, seg)
+            return
         conv.kind = "udp"
         if not seg.payload:
             return
@@ -120,19 +146,56 @@ class PcapReader:
     def _tcp(self, conv: _Conversation, d: str, seg: Segment) -> Iterator[Record]:
         side = conv.sides[d]
         aligned_before = side.tcp.next_seq is not None or bool(seg.flags & TCP_SYN)
-        for chunk in side.tcp.add(seg):
-            if conv.kind is None:
-                conv.kind = self._classify(conv, chunk.data)
-                if conv.kind == "ignore":
-                    conv.pending.clear()
-                    return
-            if side.framer is None:
-                side.framer = (WebSocketFramer() if conv.kind == "websocket"
-                               else LengthPrefixFramer(plausible, aligned=aligned_before))
-            for item in side.framer.feed(chunk):
-                yield from self._message(conv, d, item)
-                if conv.kind == "ignore":
-                    return
+        chunks = side.tcp.add(seg)
+        if conv.kind is None:
+            # classify on the first bytes: an HTTP upgrade needs its whole header, which tiny
+            # segments deliver piece by piece
+            conv.held += [(d, c, aligned_before) for c in chunks]
+            if not conv.held or self._head_incomplete(conv):
+                return
+            yield from self._classify_held(conv)
+            return
+        for chunk in chunks:
+            yield from self._feed(conv, d, chunk, aligned_before)
+            if conv.kind == "ignore":
+                return
+
+    def _feed(self, conv: _Conversation, d: str, chunk: Chunk, aligned: bool) -> Iterator[Record]:
+        side = conv.sides[d]
+        if side.framer is None:
+            side.framer = (WebSocketFramer() if conv.kind == "websocket"
+                           else LengthPrefixFramer(plausible, aligned=aligned))
+        for item in side.framer.feed(chunk):
+            yield from self._message(conv, d, item)
+            if conv.kind == "ignore":
+                return
+
+    #: bytes held back while a TCP conversation's first bytes could still be an HTTP header
+    MAX_HEAD = 4096
+
+    def _head(self, conv: _Conversation) -> bytes:
+        first = conv.held[0][0]
+        return b"".join(c.data for d, c, _ in conv.held if d == first and not c.gap)[:self.MAX_HEAD]
+
+    def _head_incomplete(self, conv: _Conversation) -> bool:
+        if sum(len(c.data) for _, c, _ in conv.held) >= 16 * self.MAX_HEAD:
+            return False
+        head = self._head(conv)
+        low = head[:5].lower()
+        if len(head) < 5 and (b"get ".startswith(low[:4]) or b"http/".startswith(low)):
+            return True  # could still become "GET " / "HTTP/"
+        return low.startswith((b"get ", b"http/")) and b"\r\n\r\n" not in head and len(head) < self.MAX_HEAD
+
+    def _classify_held(self, conv: _Conversation) -> Iterator[Record]:
+        conv.kind = self._classify(conv, self._head(conv))
+        held, conv.held = conv.held, []
+        if conv.kind == "ignore":
+            conv.pending.clear()
+            return
+        for d, chunk, aligned in held:
+            yield from self._feed(conv, d, chunk, aligned)
+            if conv.kind == "ignore":
+                return
 
     def _classify(self, conv: _Conversation, first: bytes) -> str:
         head = first[:4096].lower()
@@ -145,8 +208,73 @@ class PcapReader:
             return "stream"
         return "stream" if self.heuristics else "ignore"
 
+    # -- ENet ------------------------------------------------------------------------------------
+    #: datagrams of a UDP conversation looked at for ENet before it is taken for plain Variants
+    ENET_PROBE = 8
+
+    def _is_enet(self, conv: _Conversation, payload: bytes) -> bool:
+        ports = {conv.client[1], conv.server[1]}
+        if ports & self.enet_ports:
+            return True
+        if not self.multiplayer or ports & self.ports or conv.confirmed or conv.udp_seen >= self.ENET_PROBE:
+            return False
+        conv.udp_seen += 1
+        return self.heuristics and looks_like_enet(payload, self.enet_compression)
+
+    def _enet(self, conv: _Conversation, d: str, seg: Segment) -> Iterator[Record]:
+        if conv.enet is None:
+            conv.kind = "enet"
+            conv.pending.clear()
+            conv.enet = EnetConversation(lambda major: self._session(major, "enet"), self.enet_control,
+                                         self.enet_compression, guess_major=enet_godot_major)
+        if not seg.payload:
+            return
+        for it in conv.enet.feed(seg.payload, d, seg.frame, seg.time):
+            yield self._enet_record(conv, it)
+
+    def _enet_record(self, conv: _Conversation, it: Item) -> Record:
+        if conv.enet is not None and conv.enet.session is not None and not conv.confirmed:
+            conv.confirmed = True
+            conv.verdict = Verdict(conv.enet.session.dialect or "", f"ENet multiplayer: {conv.enet.evidence}", False)
+        rec = self._base(conv, it.direction, Pdu(it.frame, it.time, 0, b""), **record_fields(it.message, it.channel))
+        if not conv.confirmed:
+            rec.dialect = ""
+        return rec
+
+    # -- multiplayer -----------------------------------------------------------------------------
+    def _session(self, major: int, transport: str) -> MultiplayerSession:
+        dialect = self.fixed if self.fixed and get_dialect(self.fixed).family == major else None
+        return MultiplayerSession(major, transport, dialect, self.rpc_names)
+
+    def _check_websocket_multiplayer(self, conv: _Conversation, d: str, item: Pdu) -> None:
+        """The first binary message of a WebSocket conversation says whether it is multiplayer."""
+        conv.mp_checked = True
+        found = websocket_multiplayer(item.data, d) if self.multiplayer else None
+        if found is None:
+            return
+        major, evidence = found
+        conv.mp = self._session(major, "websocket")
+        conv.verdict = Verdict(conv.mp.dialect or "", evidence, False)
+        conv.guess = None
+
+    def _multiplayer(self, conv: _Conversation, d: str, item: Pdu | Skipped) -> Iterator[Record]:
+        if isinstance(item, Skipped) or item.opcode == 1:
+            yield from self._emit(conv, d, item)
+            return
+        for m in conv.mp.decode(item.data, d):  # type: ignore[union-attr]
+            yield self._base(conv, d, item, **record_fields(m))
+
     # -- messages -------------------------------------------------------------------------------
     def _message(self, conv: _Conversation, d: str, item: Pdu | Skipped) -> Iterator[Record]:
+        if conv.kind == "websocket" and not conv.mp_checked and isinstance(item, Pdu) and item.opcode == 2:
+            self._check_websocket_multiplayer(conv, d, item)
+            if conv.mp is not None:
+                pending, conv.pending = conv.pending, []  # text messages before it
+                for pd, pitem in pending:
+                    yield from self._emit(conv, pd, pitem)
+        if conv.mp is not None:
+            yield from self._multiplayer(conv, d, item)
+            return
         if isinstance(item, Pdu) and item.opcode == 2 and conv.kind in ("stream", "debugger") and not conv.confirmed:
             if not (self._known_port(conv) or conv.kind == "debugger") and not plausible(item.data):
                 conv.kind = "ignore"  # the heuristic's first PDU is not a Godot message
@@ -172,6 +300,12 @@ class PcapReader:
             self.clear_verdicts[conv.verdict.dialect] += 1
 
     def _finish(self, conv: _Conversation) -> Iterator[Record]:
+        if conv.held:
+            yield from self._classify_held(conv)
+        if conv.enet is not None:
+            for it in conv.enet.finish():
+                yield self._enet_record(conv, it)
+            return
         for d, side in conv.sides.items():
             if conv.kind in ("stream", "debugger", "websocket") and side.tcp.pending and side.framer:
                 for chunk in side.tcp.flush_gap():
@@ -260,11 +394,25 @@ class PcapReader:
 
 
 def read_pcap(path: str, dialect: str = "auto", ports: Iterable[int] = (),
-              debugger_ports: Iterable[int] = DEBUGGER_PORTS, heuristics: bool = True) -> Iterator[Record]:
+              debugger_ports: Iterable[int] = DEBUGGER_PORTS, heuristics: bool = True, *,
+              rpc_names: Mapping[str, Any] | None = None, project: str | None = None,
+              multiplayer: bool = True, enet_ports: Iterable[int] = (), enet_control: bool = False,
+              enet_compression: str | None = None) -> Iterator[Record]:
     """Every Godot message in a pcap/pcapng (gzip too) capture, in capture order per conversation.
 
     ``dialect="auto"`` guesses per conversation (see ``godot_dissect.detect``); ``ports`` are
     UDP/TCP ports that carry Godot Variants for sure; other ports are found by a heuristic unless
     ``heuristics=False``.
+
+    High-level multiplayer (Godot 3 MultiplayerAPI, Godot 4 SceneMultiplayer over WebSocket and
+    ENet) becomes records of the kinds in ``records.MULTIPLAYER_KINDS`` (``multiplayer=False``:
+    read those conversations as plain Variants). Godot 4 RPC method ids get their names from
+    ``rpc_names`` ({node path: [@rpc method names]}) and/or a project folder (``project``), each
+    checked against the md5 the sender announced. UDP conversations that read as ENet (or use one
+    of ``enet_ports``) are parsed and reassembled as ENet; ``enet_control=True`` also gives a record
+    per ACKNOWLEDGE/PING/... (by default only CONNECT, VERIFY_CONNECT and DISCONNECT);
+    ``enet_compression`` names the codec of compressed datagrams (it is not on the wire).
     """
-    return iter(PcapReader(path, dialect, ports, debugger_ports, heuristics))
+    return iter(PcapReader(path, dialect, ports, debugger_ports, heuristics, rpc_names=rpc_names,
+                           project=project, multiplayer=multiplayer, enet_ports=enet_ports,
+                           enet_control=enet_control, enet_compression=enet_compression))

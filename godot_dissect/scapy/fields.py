@@ -50,6 +50,11 @@ class _Sentinel:
     def __reduce__(self) -> str:
         return self.label
 
+    def __iter__(self) -> Any:
+        # a list field the bytes ended before holds no packets: scapy's getlayer()/haslayer()
+        # (``Layer in pkt``) walk every list of packets and would fail on it
+        return iter(())
+
 
 #: "compute me when building" (lengths, counts, padding, type id, header flags)
 AUTO = _Sentinel("AUTO")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import struct
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,9 +25,12 @@ from scapy.packet import Packet
 from ..codec import decode_prefix, encode
 from ..detect import CANDIDATES as _DETECT_CANDIDATES
 from ..detect import plausible
+from ..enet import looks_like_enet, parse_datagram
 from ..errors import DecodeError
 from ..pcap.framing import MAX_PDU
+from ..spec import enet as ENET
 from ..spec import get_dialect
+from .mpsettings import port_compression
 
 #: dialects tried on traffic, in preference order (the docs-table dialect exists only on paper)
 CANDIDATES = tuple(d for d in _DETECT_CANDIDATES if not get_dialect(d).doc_only)
@@ -36,10 +40,12 @@ _U32 = struct.Struct("<I")
 
 @dataclass(slots=True)
 class Flow:
-    kind: str | None = None  # "variant" | "pdu" | "debugger" | "websocket" | "ignore"
+    kind: str | None = None  # "variant" | "pdu" | "debugger" | "websocket" | "enet" | "ignore"
     dialect: str | None = None
     clear: bool = False  # the dialect was settled by a message only one engine family reads
     confirmed: bool = False  # a whole message was seen (heuristic flows)
+    major: int | None = None  # Godot major of a multiplayer flow (ENet CONNECT, WebSocket first message)
+    ws_peer_msg: bytes | None = None  # a Godot 4 WebSocket flow's peer-id message (read as such again)
 
 
 class FlowTable:
@@ -185,9 +191,13 @@ STASH: list[Any] = [None, None, None]
 
 
 def _udp_payload_class(self: Packet, payload: bytes) -> Any:
+    key = flow_key(self)
+    flow = TABLE.get(key)
+    if flow is not None and flow.kind == "enet" or (flow is None or flow.kind is None) and _enet_like(self, payload):
+        TABLE.add(key).kind = "enet"  # ENet (Godot's high-level multiplayer), once seen for a flow
+        return KIND_CLASSES["enet"]
     if len(payload) >= 4:
-        ctx = (flow_key(self), fixed_dialect(self))
-        flow = TABLE.get(ctx[0])
+        ctx = (key, fixed_dialect(self))
         if (flow is not None and flow.kind == "variant") or plausible(payload):
             d, r = choose(payload, ctx)
             if r[1] == len(payload):
@@ -195,6 +205,20 @@ def _udp_payload_class(self: Packet, payload: bytes) -> Any:
                 STASH[:] = [payload, d, r]
                 return KIND_CLASSES["variant"]
     return _ORIGINAL[UDP](self, payload)
+
+
+def _enet_like(udp: Packet, payload: bytes) -> bool:
+    """ENet as ENet sends it; a compressed datagram only with the codec its port is set up with."""
+    if looks_like_enet(payload):
+        return True
+    codec = port_compression(udp.getfieldval("sport"), udp.getfieldval("dport"))
+    if not codec or len(payload) < 2 or not ENET.FLAG_COMPRESSED.get(int.from_bytes(payload[:2], "big")):
+        return False
+    dg = parse_datagram(payload, compression=codec)
+    if dg.decompressed is None:
+        return False
+    word = (int.from_bytes(payload[:2], "big") & ~ENET.FLAG_COMPRESSED.mask).to_bytes(2, "big")
+    return looks_like_enet(word + payload[2:dg.header_size] + dg.decompressed[:len(dg.decompressed) - dg.padding])
 
 
 def pdu_start_plausible(payload: bytes) -> str:
@@ -261,6 +285,19 @@ def enable_heuristics(enabled: bool = True) -> None:
         UDP.default_payload_class = _ORIGINAL[UDP]  # type: ignore[method-assign]
         TCP.default_payload_class = _ORIGINAL[TCP]  # type: ignore[method-assign]
     _state["enabled"] = enabled
+
+
+#: functions (WebSocket message layer, binary message) -> layer class or None, asked before a binary
+#: message is read as a Variant (the multiplayer layers add theirs)
+BINARY_WS_HOOKS: list[Callable[[Packet, bytes], Any]] = []
+
+
+def websocket_binary_class(ws: Packet, payload: bytes) -> Any:
+    for hook in BINARY_WS_HOOKS:
+        cls = hook(ws, payload)
+        if cls is not None:
+            return cls
+    return None
 
 
 def confirm(ctx: Context, kind: str, ok: bool) -> None:

@@ -512,7 +512,7 @@ class GodotWebSocket(_Framing):
     def guess_payload_class(self, payload: bytes) -> Any:
         op = self.opcode()
         if op == 2:
-            return GodotVariant
+            return flows.websocket_binary_class(self, payload) or GodotVariant  # multiplayer flows: hook
         if op == 1:
             return WebSocketText
         return Raw

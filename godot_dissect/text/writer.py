@@ -20,16 +20,18 @@ import math
 import struct
 from collections.abc import Callable as _Fn
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import values as V
+from ..codec import fast as _fast
 from ..codec.structs import compile_flattener
 from ..deep import deep_recursion
 from ..errors import EncodeError
 from ..spec import Dialect, get_dialect
 from ..spec import layouts as L
 
-__all__ = ["f32", "godot_sort", "num_scientific", "real_is_double", "s64", "to_text"]
+__all__ = ["STYLES", "Style", "compiled_writer", "f32", "godot_sort", "num_scientific", "real_is_double", "s64",
+           "to_text"]
 
 _M64 = (1 << 64) - 1
 _MAX_RECURSION = 100  # VariantWriter::MAX_RECURSION in Godot 4.6 (measured: 101 levels are written)
@@ -373,6 +375,27 @@ def godot_sort(items: list, less: _Fn[[Any, Any], bool]) -> list:
 # --------------------------------------------------------------------------- writer
 
 
+class Style(NamedTuple):
+    """The punctuation of one engine family's writer (codec/_render.c gets the same strings)."""
+
+    call_open: str  # Name( ... )
+    call_close: str
+    sep: str  # between constructor arguments and array elements
+    array_open: str
+    array_close: str
+    dict_open: str
+    dict_sep: str  # between entries
+    kv: str  # between a key and its value
+    dict_close: str
+    dict_empty: str  # an empty (or cut-off) Dictionary
+
+
+STYLES = {
+    3: Style("( ", " )", ", ", "[ ", " ]", "{\n", ",\n", ": ", "\n}", "{\n\n}"),
+    4: Style("(", ")", ", ", "[", "]", "{\n", ",\n", ": ", "\n}", "{}"),
+}
+
+
 def _flatten(value: Any, fields: tuple[str, ...]) -> tuple:
     return _flattener(fields)(value)
 
@@ -395,6 +418,8 @@ class _Writer:
     def __init__(self, dialect: Dialect) -> None:
         self.d = dialect
         self.g3 = dialect.family == 3
+        self.style = STYLES[3 if self.g3 else 4]
+        self.max_depth = None if self.g3 else _MAX_RECURSION  # deeper containers print empty
         self.double = real_is_double(dialect)
         self.order = _Order(dialect)
         # math value class -> (engine name, Struct layout), for the fast path in expand()
@@ -403,9 +428,12 @@ class _Writer:
             if e.typedef.layout.kind == "struct" and (cls := V.KEY_CLASSES.get(e.key)) is not None}
 
     # numbers ------------------------------------------------------------------------------
+    def single(self, scalar: L.Scalar) -> bool:
+        """Components of this scalar are printed as the float32 the engine holds."""
+        return scalar is L.F32 or (scalar is L.REAL and not self.double)
+
     def real(self, x: float, scalar: L.Scalar) -> str:
-        single = scalar is L.F32 or (scalar is L.REAL and not self.double)
-        if single:
+        if self.single(scalar):
             x = f32(x)
         return rtos_fix3(x) if self.g3 else rtos_fix4(x)
 
@@ -426,9 +454,8 @@ class _Writer:
         return s
 
     def call(self, name: str, parts: list[str]) -> str:
-        if self.g3:
-            return f"{name}( {', '.join(parts)} )"
-        return f"{name}({', '.join(parts)})"
+        s = self.style
+        return name + s.call_open + s.sep.join(parts) + s.call_close
 
     # dispatch -----------------------------------------------------------------------------
     def expand(self, value: Any, depth: int) -> str | list[_Item]:
@@ -482,7 +509,7 @@ class _Writer:
             if self.g3:
                 return ""  # Godot 3's writer has no case for RID
             rid = s64(value.id)
-            return f"RID({rid})" if rid else "RID()"
+            return self.call(entry.name, [str(rid)] if rid else [])
         if key == "OBJECT":
             return self.object(value, depth)
         if key == "CALLABLE":
@@ -505,7 +532,7 @@ class _Writer:
 
     def resource_ref(self, ref: V.ResourceRef) -> str:
         arg = _quote(ref.id) if isinstance(ref.id, str) else str(ref.id)
-        return f"{ref.kind}( {arg} )" if self.g3 else f"{ref.kind}({arg})"
+        return self.call(ref.kind, [arg])
 
     def object(self, value: V.ObjectID | V.Object, depth: int) -> str | list[_Item]:
         if isinstance(value, V.ObjectID):
@@ -535,19 +562,15 @@ class _Writer:
         typed = isinstance(value, V.TypedArray) and not self.g3
         head = f"Array[{self.container_type(value.element)}](" if typed else ""
         tail = ")" if typed else ""
-        if not self.g3 and depth > _MAX_RECURSION:
-            return [head + "[]" + tail]
-        if self.g3:
-            if not value:
-                return ["[  ]"]
-            items: list[_Item] = ["[ "]
-        else:
-            items = [head + "["]
+        s = self.style
+        if self.max_depth is not None and depth > self.max_depth:
+            return [head + s.array_open + s.array_close + tail]
+        items: list[_Item] = [head + s.array_open]
         for i, v in enumerate(value):
             if i:
-                items.append(", ")
+                items.append(s.sep)
             items.append((v, depth + 1))
-        items.append((" ]" if self.g3 else "]") + tail)
+        items.append(s.array_close + tail)
         return items
 
     def dictionary(self, value: Mapping, depth: int) -> list[_Item]:
@@ -557,16 +580,17 @@ class _Writer:
         if typed:
             head = f"Dictionary[{self.container_type(value.key_type)}, {self.container_type(value.value_type)}]("
             tail = ")"
-        if not self.g3 and (depth > _MAX_RECURSION or not value):
-            return [head + "{}" + tail]
+        s = self.style
+        if not value or (self.max_depth is not None and depth > self.max_depth):
+            return [head + s.dict_empty + tail]
         with deep_recursion():
             keys = godot_sort(list(value.keys()), self.order.less)
-        items: list[_Item] = [head + "{\n"]
+        items: list[_Item] = [head + s.dict_open]
         for i, k in enumerate(keys):
             if i:
-                items.append(",\n")
-            items += [(k, depth + 1), ": ", (value[k], depth + 1)]
-        items.append("\n}" + tail)
+                items.append(s.dict_sep)
+            items += [(k, depth + 1), s.kv, (value[k], depth + 1)]
+        items.append(s.dict_close + tail)
         return items
 
     def write(self, root: Any) -> str:
@@ -585,16 +609,69 @@ class _Writer:
         return "".join(out)
 
 
+    def compiled(self) -> tuple[dict[type, tuple], dict[str, Any]]:
+        """This writer as codec/_render.c takes it: per value class ``(kind, rank, keyable, name,
+        plan, is_int, single)`` (classes left out are written here), and the dialect's rules."""
+        entries: dict[type, tuple] = {}
+        for cls, key in V.CLASS_KEYS.items():
+            e = self.d.by_key(key)
+            if e is None or cls in _WRITTEN_HERE:
+                continue
+            layout = e.typedef.layout
+            kind = _COMPILED_KINDS.get(key) or layout.kind
+            name: str | None = e.name
+            plan, is_int, single = None, False, False
+            if kind == "const":  # the text does not depend on the value
+                name = self.write(cls())
+            elif kind == "struct":
+                plan = _fast.struct_plan(key, layout)
+            if kind in ("struct", "packed"):
+                is_int, single = layout.component in (L.I32, L.I64), self.single(layout.component)
+            entries[cls] = (kind, e.id, key in _KEYABLE, name, plan, is_int, single)
+        # C sorts keys as a total order: every string-like key after every other key type
+        ranks = {k: e.id for k in _KEYABLE if (e := self.d.by_key(k)) is not None}
+        if max(r for k, r in ranks.items() if k not in _STRINGLIKE) > min(ranks[k] for k in ranks if k in _STRINGLIKE):
+            entries = {c: (*t[:2], False, *t[3:]) for c, t in entries.items()}
+        rules = {"family4": not self.g3, "float_single": self.g3 and not self.double,
+                 "max_depth": -1 if self.max_depth is None else self.max_depth, "style": self.style,
+                 "esc_string": _ESC_MULTILINE, "esc_name": _ESC4, "esc_path": _ESC3 if self.g3 else _ESC4,
+                 "powers": tuple(_POWERS)}
+        return entries, rules
+
+
+#: classes whose text needs this module (NodePath's string form, Objects, typed containers, ...)
+_WRITTEN_HERE = frozenset({memoryview, V.NodePath, V.Object, V.TypedArray, V.TypedDictionary, V.FrozenDict})
+#: the compiled writer's kind for a type key (else the layout kind: struct, packed, ...)
+_COMPILED_KINDS = {"NIL": "nil", "BOOL": "bool", "INT": "int", "FLOAT": "float", "STRING": "string",
+                   "STRING_NAME": "string_name", "RID": "rid", "OBJECT": "object_id", "CALLABLE": "const",
+                   "SIGNAL": "const", "ARRAY": "array", "DICTIONARY": "dict"}
+#: Dictionary key types the compiled writer sorts (the others go to godot_sort here)
+_KEYABLE = ("NIL", "BOOL", "INT", "FLOAT", "STRING", "STRING_NAME")
+
+
+def writer(dialect: Dialect | str) -> _Writer:
+    """The (stateless, cached) pure writer of a dialect."""
+    d = get_dialect(dialect)
+    w = _WRITERS.get(d.name)
+    if w is None:
+        w = _WRITERS[d.name] = _Writer(d)
+    return w
+
+
+def compiled_writer(dialect: Dialect | str) -> tuple[dict[type, tuple], dict[str, Any]]:
+    """Entries and rules of the compiled writer for ``dialect`` (see ``_Writer.compiled``)."""
+    return writer(dialect).compiled()
+
+
 def to_text(value: Any, dialect: Dialect | str = "godot4") -> str:
     """What the engine of ``dialect``'s family prints for ``value`` with var2str / var_to_str.
 
     Raises :class:`~godot_dissect.errors.EncodeError` for a value that has no type in the dialect.
     """
     d = get_dialect(dialect)
-    w = _WRITERS.get(d.name)
-    if w is None:
-        w = _WRITERS[d.name] = _Writer(d)  # holds no per-call state: one per dialect
-    return w.write(value)
+    if _fast.fast_text is not None and (s := _fast.fast_text(value, d)) is not None:
+        return s  # the compiled writer (codec/_render.c); None: it left this value to Python
+    return writer(d).write(value)
 
 
 _WRITERS: dict[str, _Writer] = {}

@@ -1,0 +1,1798 @@
+/*
+ * _render.c - compiled writers for decoded values: the engine's text notation (var2str /
+ * var_to_str, text/writer.py) and the lossless JSON form (jsonform.py).  Part of the _speedups
+ * extension; fast.py builds the writers from the pure writers' own tables.
+ *
+ * Same contract as the codec: TextWriter.render(value) / JsonWriter.render(value) return exactly
+ * the str that writer.to_text / jsonform.dumps return, or None ("bail out") and the caller does the
+ * whole job in Python.  Everything rare bails: classes without an entry (NodePath, full Objects,
+ * typed containers, FrozenDict, subclasses, ...), Dictionary keys other than null/bool/int/float/
+ * String/StringName, ints beyond 64 bits in the text form, strings with lone surrogates, nesting
+ * deeper than RENDER_MAX_DEPTH, and any internal error (the exception is cleared).
+ *
+ * Nothing Godot-specific is written here: type names, the punctuation of each engine family
+ * (Style), escape tables, which classes print as a constant, float widths and type ranks for key
+ * order all arrive from Python.  What is here is the algorithms: the engines' float formatting
+ * (Godot 3 "%g" as Python's format() prints it, Godot 4 Grisu2 ported from writer.py with its
+ * cached powers handed over), Python's float repr (Ryu's shortest digits, tables from fast.py;
+ * "%g" is derived from them too, see put_g6), the dictionary key order (see sort_pairs) and
+ * JSON's string escaping (as the json module does it).
+ *
+ * Safety: no Python code runs while a value is walked (only exact builtin types are compared), so
+ * containers cannot change under the walker; recursion is bounded by RENDER_MAX_DEPTH.
+ */
+#include "_speedups.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define RENDER_MAX_DEPTH 256 /* deeper values bail: the pure writers have room for 1024 levels */
+#define BUF_LOCAL 4096       /* output bytes kept on the C stack before the buffer moves to the heap */
+#define TYPE_CACHE 64        /* class -> entry cache slots (a power of two) */
+#define PAIRS_LOCAL 16       /* dictionary entries sorted without a heap allocation */
+#define ESC_MAX 7            /* longest escape sequence of one ASCII character */
+#define ESC_CHUNK 4096       /* bytes escaped per buffer reservation */
+
+/* ---------------------------------------------------------------------------------------------
+ * Output buffer: UTF-8 bytes, made into a str once at the end.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct {
+    char *p;
+    Py_ssize_t len, cap;
+    int ascii; /* every byte so far is < 0x80: the str is built with one memcpy */
+    char local[BUF_LOCAL];
+} Buf;
+
+static void buf_init(Buf *b)
+{
+    b->p = b->local;
+    b->len = 0;
+    b->cap = BUF_LOCAL;
+    b->ascii = 1;
+}
+
+static void buf_free(Buf *b)
+{
+    if (b->p != b->local)
+        PyMem_Free(b->p);
+}
+
+static int buf_grow(Buf *b, Py_ssize_t extra)
+{
+    Py_ssize_t want, cap;
+    char *np;
+    if (extra > PY_SSIZE_T_MAX / 4 - b->len)
+        return -1;
+    want = b->len + extra;
+    cap = b->cap * 2;
+    if (cap < want)
+        cap = want;
+    if (b->p == b->local) {
+        np = PyMem_Malloc((size_t)cap);
+        if (np != NULL)
+            memcpy(np, b->p, (size_t)b->len);
+    } else {
+        np = PyMem_Realloc(b->p, (size_t)cap);
+    }
+    if (np == NULL)
+        return -1;
+    b->p = np;
+    b->cap = cap;
+    return 0;
+}
+
+#define RESERVE(b, n) ((b)->cap - (b)->len >= (Py_ssize_t)(n) ? 0 : buf_grow((b), (Py_ssize_t)(n)))
+
+static inline int put(Buf *b, const char *s, Py_ssize_t n)
+{
+    if (RESERVE(b, n) < 0)
+        return -1;
+    memcpy(b->p + b->len, s, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+static inline int put_ch(Buf *b, char c)
+{
+    if (RESERVE(b, 1) < 0)
+        return -1;
+    b->p[b->len++] = c;
+    return 0;
+}
+
+#define PUT_LIT(b, s) put((b), (s), (Py_ssize_t)sizeof(s) - 1)
+
+static PyObject *buf_str(Buf *b)
+{
+    PyObject *s;
+    if (!b->ascii)
+        return PyUnicode_DecodeUTF8(b->p, b->len, NULL);
+    if ((s = PyUnicode_New(b->len, 127)) != NULL)
+        memcpy(PyUnicode_DATA(s), b->p, (size_t)b->len);
+    return s;
+}
+
+/* A piece of fixed text from Python (style punctuation, names, constants): ASCII, owned. */
+typedef struct {
+    char *s;
+    Py_ssize_t n;
+} Str;
+
+static int str_set(Str *dst, PyObject *o)
+{
+    const char *p;
+    Py_ssize_t n;
+    if (!PyUnicode_Check(o) || (p = PyUnicode_AsUTF8AndSize(o, &n)) == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "expected a str");
+        return -1;
+    }
+    if (!PyUnicode_IS_ASCII(o)) {
+        PyErr_SetString(PyExc_ValueError, "writer text must be ASCII");
+        return -1;
+    }
+    if ((dst->s = PyMem_Malloc((size_t)n + 1)) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(dst->s, p, (size_t)n + 1);
+    dst->n = n;
+    return 0;
+}
+
+static void str_free(Str *s)
+{
+    PyMem_Free(s->s);
+    s->s = NULL;
+}
+
+#define PUT_STR(b, x) put((b), (x).s, (x).n)
+
+/* The UTF-8 of a str: its own bytes when ASCII, else CPython's cached UTF-8 (lone surrogates
+ * fail: the caller bails). */
+static inline const char *utf8_of(PyObject *s, Py_ssize_t *n, int *ascii)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(s) < 0)
+        return NULL;
+#endif
+    if (PyUnicode_IS_ASCII(s)) {
+        *n = PyUnicode_GET_LENGTH(s);
+        *ascii = 1;
+        return (const char *)PyUnicode_DATA(s);
+    }
+    *ascii = 0;
+    return PyUnicode_AsUTF8AndSize(s, n);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Numbers.
+ * ------------------------------------------------------------------------------------------- */
+static int put_ll(Buf *b, long long v)
+{
+    char tmp[24], *end = tmp + sizeof tmp, *q = end;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        *--q = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--q = '-';
+    return put(b, q, end - q);
+}
+
+/* Any Python int, as str() writes it. */
+static int put_pyint(Buf *b, PyObject *v)
+{
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    PyObject *s;
+    const char *p;
+    Py_ssize_t n;
+    int rc;
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    if (!overflow)
+        return put_ll(b, x);
+    if ((s = PyLong_Type.tp_repr(v)) == NULL)
+        return -1;
+    p = PyUnicode_AsUTF8AndSize(s, &n);
+    rc = p == NULL ? -1 : put(b, p, n);
+    Py_DECREF(s);
+    return rc;
+}
+
+/* An int the engine holds in int64 (anything wider: the pure writer raises, so bail). */
+static int put_int64(Buf *b, PyObject *v)
+{
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred()))
+        return -1;
+    return put_ll(b, x);
+}
+
+static int put_pyos(Buf *b, double x, char code, int precision, int flags)
+{
+    char *s = PyOS_double_to_string(x, code, precision, flags, NULL);
+    int rc;
+    if (s == NULL)
+        return -1;
+    rc = put(b, s, (Py_ssize_t)strlen(s));
+    PyMem_Free(s);
+    return rc;
+}
+
+/* ---- Ryu: the shortest digits that read back as the same double (and the closest of those,
+ * ties to even), which is what Python's repr prints.  The algorithm of Ulf Adams, "Ryu: fast
+ * float-to-string conversion" (PLDI 2018; reference code Apache-2.0 / Boost-1.0), its d2d step;
+ * the two tables of 125-bit powers of 5 are computed by fast.py and set once with
+ * set_float_tables(). ---- */
+#define RYU_POW5_BITS 125
+#define RYU_POW5_COUNT 326
+#define RYU_POW5_INV_COUNT 342
+static uint64_t ryu_pow5[RYU_POW5_COUNT][2], ryu_pow5_inv[RYU_POW5_INV_COUNT][2];
+static int ryu_ready;
+
+static inline uint32_t pow5bits(int32_t e) { return (uint32_t)(((e * 1217359) >> 19) + 1); }
+static inline uint32_t log10_pow2(int32_t e) { return (uint32_t)((e * 78913) >> 18); }
+static inline uint32_t log10_pow5(int32_t e) { return (uint32_t)((e * 732923) >> 20); }
+
+static inline int pow5_factor_at_least(uint64_t v, uint32_t p)
+{
+    uint32_t n = 0;
+    while (v % 5 == 0 && n < p) {
+        v /= 5;
+        n++;
+    }
+    return n >= p;
+}
+
+static inline uint64_t mul_shift64(uint64_t m, const uint64_t *mul, int32_t j)
+{
+    unsigned __int128 b0 = (unsigned __int128)m * mul[0], b2 = (unsigned __int128)m * mul[1];
+    return (uint64_t)(((b0 >> 64) + b2) >> (j - 64));
+}
+
+/* x finite and > 0: x ~ *digits * 10^*exp10 with the fewest digits. */
+static void ryu(double x, uint64_t *digits, int *exp10)
+{
+    uint64_t bits, mantissa, m2, mv, vr, vp, vm, output;
+    uint32_t exponent, mm_shift;
+    int32_t e2, e10, removed = 0;
+    int accept, vm_tz = 0, vr_tz = 0;
+    uint8_t last = 0;
+    memcpy(&bits, &x, 8);
+    mantissa = bits & ((1ull << 52) - 1);
+    exponent = (uint32_t)((bits >> 52) & 0x7FF);
+    if (exponent == 0) {
+        e2 = 1 - 1023 - 52 - 2;
+        m2 = mantissa;
+    } else {
+        e2 = (int32_t)exponent - 1023 - 52 - 2;
+        m2 = (1ull << 52) | mantissa;
+    }
+    accept = (m2 & 1) == 0;
+    mv = 4 * m2;
+    mm_shift = mantissa != 0 || exponent <= 1;
+    if (e2 >= 0) {
+        uint32_t q = log10_pow2(e2) - (e2 > 3);
+        int32_t k = RYU_POW5_BITS + (int32_t)pow5bits((int32_t)q) - 1, i = -e2 + (int32_t)q + k;
+        e10 = (int32_t)q;
+        vr = mul_shift64(4 * m2, ryu_pow5_inv[q], i);
+        vp = mul_shift64(4 * m2 + 2, ryu_pow5_inv[q], i);
+        vm = mul_shift64(4 * m2 - 1 - mm_shift, ryu_pow5_inv[q], i);
+        if (q <= 21) {
+            if (mv % 5 == 0)
+                vr_tz = pow5_factor_at_least(mv, q);
+            else if (accept)
+                vm_tz = pow5_factor_at_least(mv - 1 - mm_shift, q);
+            else
+                vp -= pow5_factor_at_least(mv + 2, q);
+        }
+    } else {
+        uint32_t q = log10_pow5(-e2) - (-e2 > 1);
+        int32_t i = -e2 - (int32_t)q, k = (int32_t)pow5bits(i) - RYU_POW5_BITS, j = (int32_t)q - k;
+        e10 = (int32_t)q + e2;
+        vr = mul_shift64(4 * m2, ryu_pow5[i], j);
+        vp = mul_shift64(4 * m2 + 2, ryu_pow5[i], j);
+        vm = mul_shift64(4 * m2 - 1 - mm_shift, ryu_pow5[i], j);
+        if (q <= 1) {
+            vr_tz = 1;
+            if (accept)
+                vm_tz = mm_shift == 1;
+            else
+                --vp;
+        } else if (q < 63) {
+            vr_tz = (mv & ((1ull << q) - 1)) == 0;
+        }
+    }
+    if (vm_tz || vr_tz) { /* the general case (rare) */
+        while (vp / 10 > vm / 10) {
+            vm_tz &= vm % 10 == 0;
+            vr_tz &= last == 0;
+            last = (uint8_t)(vr % 10);
+            vr /= 10;
+            vp /= 10;
+            vm /= 10;
+            removed++;
+        }
+        if (vm_tz) {
+            while (vm % 10 == 0) {
+                vr_tz &= last == 0;
+                last = (uint8_t)(vr % 10);
+                vr /= 10;
+                vp /= 10;
+                vm /= 10;
+                removed++;
+            }
+        }
+        if (vr_tz && last == 5 && vr % 2 == 0)
+            last = 4; /* exactly .5: round to even */
+        output = vr + ((vr == vm && (!accept || !vm_tz)) || last >= 5);
+    } else {
+        int round_up = 0;
+        if (vp / 100 > vm / 100) {
+            round_up = vr % 100 >= 50;
+            vr /= 100;
+            vp /= 100;
+            vm /= 100;
+            removed += 2;
+        }
+        while (vp / 10 > vm / 10) {
+            round_up = vr % 10 >= 5;
+            vr /= 10;
+            vp /= 10;
+            vm /= 10;
+            removed++;
+        }
+        output = vr + (vr == vm || round_up);
+    }
+    *digits = output;
+    *exp10 = e10 + removed;
+}
+
+/* The decimal digits of v (> 0) into d (room for 20); returns how many. */
+static int u64_digits(uint64_t v, char *d)
+{
+    char tmp[20];
+    int n = 0, i;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (i = 0; i < n; i++)
+        d[i] = tmp[n - 1 - i];
+    return n;
+}
+
+static int put_zeros(Buf *b, Py_ssize_t n)
+{
+    if (n <= 0)
+        return 0;
+    if (RESERVE(b, n) < 0)
+        return -1;
+    memset(b->p + b->len, '0', (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+/* d[0].d[1..k) e x, as Python writes exponents: a sign and at least two digits */
+static int put_exp_form(Buf *b, const char *d, int k, int x)
+{
+    char tail[8];
+    int len;
+    if (put_ch(b, d[0]) < 0 || (k > 1 && (put_ch(b, '.') < 0 || put(b, d + 1, k - 1) < 0)))
+        return -1;
+    len = snprintf(tail, sizeof tail, "e%c%02d", x < 0 ? '-' : '+', x < 0 ? -x : x);
+    return put(b, tail, len);
+}
+
+/* float.__repr__ (what json writes for a float): integral values below 1e16 directly, the
+ * others with Ryu's digits laid out as Python's format_float_short does for mode 'r'. */
+static int put_repr(Buf *b, double x)
+{
+    uint64_t m;
+    char d[20];
+    int k, e10, decpt;
+    if (x == 0)
+        return signbit(x) ? PUT_LIT(b, "-0.0") : PUT_LIT(b, "0.0");
+    if (fabs(x) < 1e16 && x == (double)(long long)x)
+        return (put_ll(b, (long long)x) < 0 || PUT_LIT(b, ".0") < 0) ? -1 : 0;
+    if (!ryu_ready || !isfinite(x))
+        return put_pyos(b, x, 'r', 0, Py_DTSF_ADD_DOT_0);
+    if (x < 0 && put_ch(b, '-') < 0)
+        return -1;
+    ryu(fabs(x), &m, &e10);
+    k = u64_digits(m, d);
+    decpt = k + e10;
+    if (decpt <= -4 || decpt > 16)
+        return put_exp_form(b, d, k, decpt - 1);
+    if (decpt <= 0)
+        return (PUT_LIT(b, "0.") < 0 || put_zeros(b, -decpt) < 0) ? -1 : put(b, d, k);
+    if (decpt >= k)
+        return (put(b, d, k) < 0 || put_zeros(b, decpt - k) < 0) ? -1 : PUT_LIT(b, ".0");
+    return (put(b, d, decpt) < 0 || put_ch(b, '.') < 0) ? -1 : put(b, d + decpt, k - decpt);
+}
+
+/* C "%g" (6 significant digits; Python's format(x, "g")) from the shortest digits S of a
+ * normal double: no 7-digit rounding boundary lies between x and S (it would be a shorter, or
+ * closer, candidate than S), so rounding S to 6 digits is rounding x - unless S is exactly 7
+ * digits ending in 5 (a tie in S need not be one in x).  That case and subnormals (whose
+ * precision is below 6 digits) go to PyOS_double_to_string. */
+static int put_g6(Buf *b, double x)
+{
+    uint64_t m;
+    char d[20];
+    int k, e10, x10, i;
+    if (!ryu_ready || !isfinite(x) || fabs(x) < DBL_MIN)
+        return put_pyos(b, x, 'g', 6, 0);
+    ryu(fabs(x), &m, &e10);
+    k = u64_digits(m, d);
+    x10 = k + e10 - 1; /* exponent of the first digit */
+    if (k > 6) {
+        if (k == 7 && d[6] == '5')
+            return put_pyos(b, x, 'g', 6, 0);
+        k = 6;
+        if (d[6] >= '5') { /* round up, carrying */
+            for (i = 5; i >= 0 && d[i] == '9'; i--)
+                d[i] = '0';
+            if (i >= 0) {
+                d[i]++;
+            } else {
+                d[0] = '1';
+                x10++;
+            }
+        }
+    }
+    while (k > 1 && d[k - 1] == '0')
+        k--;
+    if (x < 0 && put_ch(b, '-') < 0)
+        return -1;
+    if (x10 < -4 || x10 >= 6)
+        return put_exp_form(b, d, k, x10);
+    if (x10 < 0)
+        return (PUT_LIT(b, "0.") < 0 || put_zeros(b, -x10 - 1) < 0) ? -1 : put(b, d, k);
+    if (k <= x10 + 1)
+        return (put(b, d, k) < 0) ? -1 : put_zeros(b, x10 + 1 - k);
+    return (put(b, d, x10 + 1) < 0 || put_ch(b, '.') < 0) ? -1 : put(b, d + x10 + 1, k - x10 - 1);
+}
+
+/* (float)x as C (and ctypes) do it. */
+static inline double f32(double x)
+{
+    return (double)(float)x;
+}
+
+/* Godot 3 rtosfix: "0" for zeros, the sign of a NaN, else C "%g" - which is Python's format(x,
+ * "g"), PyOS_double_to_string; integral values below 1e6 print as the integer there. */
+static int put_fix3(Buf *b, double x)
+{
+    if (x == 0)
+        return put_ch(b, '0');
+    if (isnan(x))
+        return signbit(x) ? PUT_LIT(b, "-nan") : PUT_LIT(b, "nan");
+    if (fabs(x) < 1e6 && x == (double)(long long)x)
+        return put_ll(b, (long long)x);
+    return put_g6(b, x);
+}
+
+/* ---- Grisu2 (Godot 4's String::num_scientific), a port of writer._grisu2 and friends ---- */
+typedef struct {
+    uint64_t f;
+    int e, k;
+} Power;
+
+static inline int bit_length(uint64_t x)
+{
+    return x ? 64 - __builtin_clzll(x) : 0;
+}
+
+static inline uint64_t mul_hi(uint64_t a, uint64_t b)
+{
+    return (uint64_t)(((unsigned __int128)a * b + ((unsigned __int128)1 << 63)) >> 64);
+}
+
+/* writer._round: walks the last digit down towards w; a digit that would leave 0-9 fails. */
+static int grisu_round(char *digits, int n, uint64_t dist, uint64_t delta, uint64_t rest, uint64_t ten_k)
+{
+    while (rest < dist && delta - rest >= ten_k && (rest + ten_k < dist || dist - rest > rest + ten_k - dist)) {
+        if (digits[n - 1] == '0')
+            return -1;
+        digits[n - 1]--;
+        rest += ten_k;
+    }
+    return 0;
+}
+
+/* writer._digit_gen: digits (ASCII) into `digits` (room for 32), their count, and the exponent. */
+static int grisu_digits(uint64_t lo, uint64_t w, uint64_t hi, int e, int exp10, char *digits, int *count,
+                        int *exponent)
+{
+    uint64_t delta = hi - lo, dist = hi - w, one, p1, p2, pow10 = 1, rest;
+    int sh = -e, n = 0, kappa, m = 0;
+    if (sh <= 0 || sh >= 64)
+        return -1;
+    one = 1ull << sh;
+    p1 = hi >> sh;
+    p2 = hi & (one - 1);
+    kappa = 1; /* digits of p1 (1 for 0), pow10 = 10^(kappa - 1) */
+    for (uint64_t t = p1 / 10; t; t /= 10) {
+        kappa++;
+        pow10 *= 10;
+    }
+    while (kappa > 0) {
+        uint64_t d = p1 / pow10;
+        p1 %= pow10;
+        if (d > 9 || n >= 30)
+            return -1;
+        digits[n++] = (char)('0' + d);
+        kappa--;
+        rest = (p1 << sh) + p2;
+        if (rest <= delta) {
+            if (grisu_round(digits, n, dist, delta, rest, pow10 << sh) < 0)
+                return -1;
+            *count = n;
+            *exponent = exp10 + kappa;
+            return 0;
+        }
+        pow10 /= 10;
+    }
+    for (;;) {
+        uint64_t d;
+        p2 *= 10;
+        d = p2 >> sh;
+        if (d > 9 || n >= 30)
+            return -1;
+        digits[n++] = (char)('0' + d);
+        p2 &= one - 1;
+        m++;
+        delta *= 10;
+        dist *= 10;
+        if (p2 <= delta)
+            break;
+    }
+    if (grisu_round(digits, n, dist, delta, p2, one) < 0)
+        return -1;
+    *count = n;
+    *exponent = exp10 - m;
+    return 0;
+}
+
+/* writer._grisu2 of a finite x > 0; `single`: x is a float32 and gets float32 boundaries. */
+static int grisu2(const Power *powers, int npowers, double x, int single, char *digits, int *count,
+                  int *exponent)
+{
+    uint64_t bits, hidden, big_e, frac, vf, mpf, mmf, wf;
+    int p, bias, ve, mpe, mme, shift, f, k, idx;
+    const Power *c;
+    if (single) {
+        float fx = (float)x;
+        uint32_t b32;
+        memcpy(&b32, &fx, 4);
+        bits = b32;
+        p = 24;
+        bias = 150;
+    } else {
+        memcpy(&bits, &x, 8);
+        p = 53;
+        bias = 1075;
+    }
+    hidden = 1ull << (p - 1);
+    big_e = bits >> (p - 1);
+    frac = bits & (hidden - 1);
+    if (big_e == 0) {
+        vf = frac;
+        ve = 1 - bias;
+    } else {
+        vf = frac + hidden;
+        ve = (int)big_e - bias;
+    }
+    if (vf == 0)
+        return -1;
+    /* m_plus = normalize(2v + 1, e - 1) */
+    mpf = 2 * vf + 1;
+    shift = 64 - bit_length(mpf);
+    mpe = ve - 1 - shift;
+    mpf <<= shift;
+    if (frac == 0 && big_e > 1) {
+        mmf = 4 * vf - 1;
+        mme = ve - 2;
+    } else {
+        mmf = 2 * vf - 1;
+        mme = ve - 1;
+    }
+    if (mme - mpe < 0 || mme - mpe > 63)
+        return -1;
+    mmf <<= (mme - mpe);
+    shift = 64 - bit_length(vf);
+    wf = vf << shift;
+    f = -60 - mpe - 1;
+    k = (int)(((long long)(f < 0 ? -f : f) * 78913) >> 18);
+    k = (f < 0 ? -k : k) + (f > 0);
+    idx = 300 + k + 7;
+    idx = idx >= 0 ? idx / 8 : -((-idx + 7) / 8); /* Python's floor division */
+    if (idx < 0 || idx >= npowers)
+        return -1;
+    c = &powers[idx];
+    {
+        uint64_t w = mul_hi(wf, c->f);
+        uint64_t lo = mul_hi(mmf, c->f) + 1;
+        uint64_t hi = mul_hi(mpf, c->f) - 1;
+        int e = mpe + c->e + 64;
+        return grisu_digits(lo, w, hi, e, -c->k, digits, count, exponent);
+    }
+}
+
+/* writer._format_buffer */
+static int put_grisu_format(Buf *b, const char *digits, int k, int exp10)
+{
+    int n = k + exp10;
+    if (k <= n && n <= 15) {
+        if (put(b, digits, k) < 0 || RESERVE(b, n - k) < 0)
+            return -1;
+        memset(b->p + b->len, '0', (size_t)(n - k));
+        b->len += n - k;
+        return 0;
+    }
+    if (0 < n && n <= 15)
+        return (put(b, digits, n) < 0 || put_ch(b, '.') < 0 || put(b, digits + n, k - n) < 0) ? -1 : 0;
+    if (-4 < n && n <= 0) {
+        if (PUT_LIT(b, "0.") < 0 || RESERVE(b, -n) < 0)
+            return -1;
+        memset(b->p + b->len, '0', (size_t)-n);
+        b->len += -n;
+        return put(b, digits, k);
+    }
+    {
+        char tail[8];
+        int x = n - 1, len;
+        if (put_ch(b, digits[0]) < 0)
+            return -1;
+        if (k > 1 && (put_ch(b, '.') < 0 || put(b, digits + 1, k - 1) < 0))
+            return -1;
+        len = snprintf(tail, sizeof tail, "e%c%02d", x < 0 ? '-' : '+', x < 0 ? -x : x);
+        return put(b, tail, len);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Class -> entry lookup, shared by both writers: a direct-mapped cache in front of a dict that
+ * keeps every cached class alive (so a cached type pointer is never a recycled address).
+ * ------------------------------------------------------------------------------------------- */
+typedef struct {
+    PyTypeObject *type;
+    const void *entry;
+} Slot;
+
+static const void *lookup(Slot *cache, PyObject *index, const char *entries, size_t size, PyTypeObject *tp)
+{
+    size_t slot = ((uintptr_t)tp >> 4) & (TYPE_CACHE - 1);
+    PyObject *idx;
+    if (cache[slot].type == tp)
+        return cache[slot].entry;
+    if ((idx = PyDict_GetItemWithError(index, (PyObject *)tp)) == NULL)
+        return NULL;
+    cache[slot].type = tp;
+    cache[slot].entry = entries + size * (size_t)PyLong_AsSsize_t(idx);
+    return cache[slot].entry;
+}
+
+/* dict {class: entry tuple} -> index dict {class: i} and the tuples in order, for a parser. */
+static PyObject *index_entries(PyObject *entries, PyObject **index)
+{
+    PyObject *k, *v, *list;
+    Py_ssize_t pos = 0, i = 0;
+    if (!PyDict_Check(entries)) {
+        PyErr_SetString(PyExc_TypeError, "entries must be a dict {class: tuple}");
+        return NULL;
+    }
+    if ((*index = PyDict_New()) == NULL || (list = PyList_New(0)) == NULL) {
+        Py_CLEAR(*index);
+        return NULL;
+    }
+    while (PyDict_Next(entries, &pos, &k, &v)) {
+        PyObject *n;
+        if (!PyType_Check(k) || !PyTuple_Check(v)) {
+            PyErr_SetString(PyExc_TypeError, "entries must be a dict {class: tuple}");
+            goto fail;
+        }
+        if ((n = PyLong_FromSsize_t(i++)) == NULL || PyDict_SetItem(*index, k, n) < 0
+            || PyList_Append(list, v) < 0) {
+            Py_XDECREF(n);
+            goto fail;
+        }
+        Py_DECREF(n);
+    }
+    return list;
+fail:
+    Py_CLEAR(*index);
+    Py_DECREF(list);
+    return NULL;
+}
+
+/* array.array storage of a packed array: its buffer (format f, d, i or q), else -1. */
+static int packed_buffer(PyObject *v, PyObject *attr, Py_buffer *view, char *format, PyObject **arr)
+{
+    if ((*arr = PyObject_GetAttr(v, attr)) == NULL)
+        return -1;
+    if (PyObject_GetBuffer(*arr, view, PyBUF_FORMAT) < 0) {
+        Py_CLEAR(*arr);
+        return -1;
+    }
+    *format = (view->format && view->format[0] && !view->format[1]) ? view->format[0] : 0;
+    if (!((*format == 'f' && view->itemsize == 4) || (*format == 'd' && view->itemsize == 8)
+          || (*format == 'i' && view->itemsize == 4) || (*format == 'q' && view->itemsize == 8))) {
+        PyBuffer_Release(view);
+        Py_CLEAR(*arr);
+        return -1;
+    }
+    return 0;
+}
+
+static inline double packed_real(const char *p, char format)
+{
+    float f;
+    double d;
+    if (format == 'f') {
+        memcpy(&f, p, 4);
+        return f;
+    }
+    memcpy(&d, p, 8);
+    return d;
+}
+
+static inline long long packed_int(const char *p, char format)
+{
+    int32_t i;
+    long long q;
+    if (format == 'i') {
+        memcpy(&i, p, 4);
+        return i;
+    }
+    memcpy(&q, p, 8);
+    return q;
+}
+
+static PyObject *str_array; /* interned "array": PackedArray's storage attribute */
+
+/* =============================================================================================
+ * Text notation
+ * =========================================================================================== */
+enum {
+    TK_NIL, TK_BOOL, TK_INT, TK_FLOAT, TK_STRING, TK_STRING_NAME, TK_STRUCT, TK_RID, TK_OBJECT_ID,
+    TK_CONST, TK_ARRAY, TK_DICT, TK_PACKED_BYTES, TK_PACKED_STRINGS, TK_PACKED, TK_COUNT
+};
+
+static const char *const TEXT_KIND_NAMES[TK_COUNT] = {
+    "nil", "bool", "int", "float", "string", "string_name", "struct", "rid", "object_id", "const",
+    "array", "dict", "packed_bytes", "packed_strings", "packed",
+};
+
+typedef struct {
+    int kind;
+    int rank;       /* Variant type id: the first criterion of the key order */
+    int keyable;    /* may be a Dictionary key here (see sort_pairs) */
+    Str name;       /* engine type name; TK_CONST: the whole text */
+    PyObject *plan; /* TK_STRUCT */
+    Py_ssize_t n;   /* TK_STRUCT: components */
+    int is_int;     /* TK_STRUCT, TK_PACKED: integer components */
+    int single;     /* TK_STRUCT, TK_PACKED: real components rounded to float32 first */
+} TEntry;
+
+typedef struct {
+    unsigned char n;
+    char s[ESC_MAX];
+} Esc;
+
+/* The punctuation of one engine family (writer.Style; fast.py passes it in STYLE_FIELDS order). */
+enum { ST_CALL_OPEN, ST_CALL_CLOSE, ST_SEP, ST_ARRAY_OPEN, ST_ARRAY_CLOSE, ST_DICT_OPEN, ST_DICT_SEP,
+       ST_KV, ST_DICT_CLOSE, ST_DICT_EMPTY, ST_COUNT };
+
+static const char *const STYLE_FIELD_NAMES[ST_COUNT] = {
+    "call_open", "call_close", "sep", "array_open", "array_close", "dict_open", "dict_sep", "kv",
+    "dict_close", "dict_empty",
+};
+
+typedef struct {
+    PyObject_HEAD
+    TEntry *entries;
+    Py_ssize_t nentries;
+    PyObject *index;
+    Slot cache[TYPE_CACHE];
+    int g4;           /* Godot 4 number formatting and String/StringName keys compared as text */
+    int float_single; /* float values rounded to float32 before printing (Godot 3 single builds) */
+    int max_depth;    /* containers deeper than this print empty; -1: no limit */
+    Str style[ST_COUNT];
+    Esc esc_string[128], esc_name[128], esc_path[128];
+    Power *powers;
+    int npowers;
+} TextWriter;
+
+static int put_real(TextWriter *w, Buf *b, double x);
+
+/* writer.num_scientific */
+static int put_scientific(TextWriter *w, Buf *b, double x, int single)
+{
+    char digits[32];
+    int k, exp10;
+    if (isnan(x))
+        return PUT_LIT(b, "nan");
+    if (isinf(x))
+        return x > 0 ? PUT_LIT(b, "inf") : PUT_LIT(b, "-inf");
+    if (x == 0)
+        return signbit(x) ? PUT_LIT(b, "-0") : put_ch(b, '0');
+    if (grisu2(w->powers, w->npowers, fabs(x), single, digits, &k, &exp10) < 0)
+        return -1;
+    if (x < 0 && put_ch(b, '-') < 0)
+        return -1;
+    return put_grisu_format(b, digits, k, exp10);
+}
+
+/* writer.rtos_fix3 / rtos_fix4 */
+static int put_real(TextWriter *w, Buf *b, double x)
+{
+    if (!w->g4)
+        return put_fix3(b, x);
+    if (x == 0)
+        return put_ch(b, '0');
+    if (isinf(x) && x < 0)
+        return PUT_LIT(b, "inf_neg");
+    return put_scientific(w, b, x, f32(x) == x);
+}
+
+/* writer._Writer.float_text: ".0" unless inf/nan or the text has a point or an exponent */
+static int put_float_text(TextWriter *w, Buf *b, double x)
+{
+    Py_ssize_t start = b->len, i;
+    const char *s;
+    if (put_real(w, b, w->float_single ? f32(x) : x) < 0)
+        return -1;
+    s = b->p + start;
+    if (b->len - start == 3 && (memcmp(s, "inf", 3) == 0 || memcmp(s, "nan", 3) == 0))
+        return 0;
+    for (i = 0; i < b->len - start; i++)
+        if (s[i] == '.' || s[i] == 'e' || s[i] == 'E')
+            return 0;
+    return PUT_LIT(b, ".0");
+}
+
+/* A component of a struct or packed element (writer._Writer.component). */
+static int put_component_obj(TextWriter *w, Buf *b, PyObject *c, const TEntry *e)
+{
+    if (e->is_int)
+        return PyLong_CheckExact(c) ? put_pyint(b, c) : -1;
+    if (!PyFloat_CheckExact(c))
+        return -1;
+    return put_real(w, b, e->single ? f32(PyFloat_AS_DOUBLE(c)) : PyFloat_AS_DOUBLE(c));
+}
+
+/* s.translate(esc) between the quotes the caller writes */
+static int put_escaped(Buf *b, PyObject *s, const Esc *esc)
+{
+    Py_ssize_t n, i, run = 0;
+    int ascii;
+    const char *p;
+    if (!PyUnicode_Check(s) || (p = utf8_of(s, &n, &ascii)) == NULL)
+        return -1;
+    if (!ascii)
+        b->ascii = 0;
+    for (run = 0; run < n; run += ESC_CHUNK) { /* room for the worst case, a chunk at a time */
+        Py_ssize_t end = n - run < ESC_CHUNK ? n : run + ESC_CHUNK;
+        char *o;
+        if (RESERVE(b, (end - run) * ESC_MAX) < 0)
+            return -1;
+        o = b->p + b->len;
+        for (i = run; i < end; i++) {
+            unsigned char c = (unsigned char)p[i];
+            if (c < 128 && esc[c].n) {
+                memcpy(o, esc[c].s, ESC_MAX);
+                o += esc[c].n;
+            } else {
+                *o++ = (char)c;
+            }
+        }
+        b->len = o - b->p;
+    }
+    return 0;
+}
+
+typedef struct {
+    PyObject *k, *v;
+    const TEntry *e;
+    double d; /* float keys */
+} Pair;
+
+/* Key order: Variant::operator< as writer._Order.less has it for the keys allowed here (null,
+ * bool, int, float, String, StringName).  Those are totally ordered (fast.py checks that their
+ * ranks put the string-like ones last) and dictionary keys are distinct, so any correct sort
+ * gives the engine's introsort result.  1: a < b, 0: not, -1: error. */
+static int pair_less(const TextWriter *w, const Pair *a, const Pair *b)
+{
+    int sa = a->e->kind == TK_STRING || a->e->kind == TK_STRING_NAME;
+    int sb = b->e->kind == TK_STRING || b->e->kind == TK_STRING_NAME;
+    if (!(w->g4 && sa && sb) && a->e->rank != b->e->rank)
+        return a->e->rank < b->e->rank;
+    if (sa) {
+        int c = PyUnicode_Compare(a->k, b->k);
+        return (c == -1 && PyErr_Occurred()) ? -1 : c < 0;
+    }
+    switch (a->e->kind) {
+    case TK_FLOAT: return a->d < b->d;
+    case TK_INT: return PyObject_RichCompareBool(a->k, b->k, Py_LT);
+    case TK_BOOL: return a->k == Py_False && b->k == Py_True;
+    }
+    return 0;
+}
+
+static int sort_pairs(const TextWriter *w, Pair *a, Py_ssize_t n, Pair *tmp)
+{
+    Py_ssize_t width, i, j, lo, mid, hi, o;
+    if (n <= PAIRS_LOCAL) { /* insertion sort */
+        for (i = 1; i < n; i++) {
+            Pair x = a[i];
+            for (j = i; j > 0; j--) {
+                int lt = pair_less(w, &x, &a[j - 1]);
+                if (lt < 0)
+                    return -1;
+                if (!lt)
+                    break;
+                a[j] = a[j - 1];
+            }
+            a[j] = x;
+        }
+        return 0;
+    }
+    for (width = 1; width < n; width *= 2) { /* bottom-up merge sort */
+        for (lo = 0; lo < n; lo += 2 * width) {
+            mid = lo + width < n ? lo + width : n;
+            hi = lo + 2 * width < n ? lo + 2 * width : n;
+            i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) {
+                int lt = pair_less(w, &a[j], &a[i]);
+                if (lt < 0)
+                    return -1;
+                tmp[o++] = lt ? a[j++] : a[i++];
+            }
+            while (i < mid)
+                tmp[o++] = a[i++];
+            while (j < hi)
+                tmp[o++] = a[j++];
+        }
+        memcpy(a, tmp, (size_t)n * sizeof(Pair));
+    }
+    return 0;
+}
+
+static const TEntry *text_entry(TextWriter *w, PyTypeObject *tp)
+{
+    return lookup(w->cache, w->index, (const char *)w->entries, sizeof(TEntry), tp);
+}
+
+static int text_value(TextWriter *w, Buf *b, PyObject *v, int depth);
+
+static int text_dict(TextWriter *w, Buf *b, PyObject *v, int depth)
+{
+    Pair local[PAIRS_LOCAL], *pairs = local, *tmp = NULL;
+    Py_ssize_t n = PyDict_GET_SIZE(v), pos = 0, i = 0;
+    PyObject *k, *x;
+    int rc = -1;
+    if (n == 0 || (w->max_depth >= 0 && depth > w->max_depth))
+        return PUT_STR(b, w->style[ST_DICT_EMPTY]);
+    if (n > PAIRS_LOCAL) {
+        if ((size_t)n > PY_SSIZE_T_MAX / (2 * sizeof(Pair))
+            || (pairs = PyMem_Malloc((size_t)n * 2 * sizeof(Pair))) == NULL)
+            return -1;
+        tmp = pairs + n;
+    }
+    while (PyDict_Next(v, &pos, &k, &x)) {
+        const TEntry *e = text_entry(w, Py_TYPE(k));
+        if (e == NULL || !e->keyable || i >= n)
+            goto done;
+        pairs[i].k = k;
+        pairs[i].v = x;
+        pairs[i].e = e;
+        if (e->kind == TK_FLOAT && isnan(pairs[i].d = PyFloat_AS_DOUBLE(k)))
+            goto done; /* NaN keys do not compare */
+        i++;
+    }
+    if (i != n || sort_pairs(w, pairs, n, tmp) < 0 || PUT_STR(b, w->style[ST_DICT_OPEN]) < 0)
+        goto done;
+    for (i = 0; i < n; i++) {
+        if ((i && PUT_STR(b, w->style[ST_DICT_SEP]) < 0) || text_value(w, b, pairs[i].k, depth + 1) < 0
+            || PUT_STR(b, w->style[ST_KV]) < 0 || text_value(w, b, pairs[i].v, depth + 1) < 0)
+            goto done;
+    }
+    rc = PUT_STR(b, w->style[ST_DICT_CLOSE]);
+done:
+    if (pairs != local)
+        PyMem_Free(pairs);
+    return rc;
+}
+
+static int text_array(TextWriter *w, Buf *b, PyObject *v, int depth)
+{
+    Py_ssize_t i;
+    if (PUT_STR(b, w->style[ST_ARRAY_OPEN]) < 0)
+        return -1;
+    if (w->max_depth < 0 || depth <= w->max_depth) {
+        for (i = 0; i < Py_SIZE(v); i++) {
+            PyObject *x = PyList_Check(v) ? PyList_GET_ITEM(v, i) : PyTuple_GET_ITEM(v, i);
+            if ((i && PUT_STR(b, w->style[ST_SEP]) < 0) || text_value(w, b, x, depth + 1) < 0)
+                return -1;
+        }
+    }
+    return PUT_STR(b, w->style[ST_ARRAY_CLOSE]);
+}
+
+/* name(open) part, part, ...(close) for struct and packed values */
+static int text_struct(TextWriter *w, Buf *b, PyObject *v, const TEntry *e)
+{
+    PyObject *vals[MAX_LEAVES];
+    Py_ssize_t i;
+    if (plan_flatten(e->plan, v, vals) < 0 || PUT_STR(b, e->name) < 0 || PUT_STR(b, w->style[ST_CALL_OPEN]) < 0)
+        return -1;
+    for (i = 0; i < e->n; i++)
+        if ((i && PUT_STR(b, w->style[ST_SEP]) < 0) || put_component_obj(w, b, vals[i], e) < 0)
+            return -1;
+    return PUT_STR(b, w->style[ST_CALL_CLOSE]);
+}
+
+static int text_packed(TextWriter *w, Buf *b, PyObject *v, const TEntry *e)
+{
+    Py_buffer view;
+    PyObject *arr;
+    Py_ssize_t i, count;
+    char format;
+    int rc = -1;
+    if (packed_buffer(v, str_array, &view, &format, &arr) < 0)
+        return -1;
+    if ((format == 'i' || format == 'q') != e->is_int)
+        goto done; /* int(x) / float(x) conversions: Python's */
+    if (PUT_STR(b, e->name) < 0 || PUT_STR(b, w->style[ST_CALL_OPEN]) < 0)
+        goto done;
+    count = view.len / view.itemsize;
+    for (i = 0; i < count; i++) {
+        const char *p = (const char *)view.buf + i * view.itemsize;
+        if (i && PUT_STR(b, w->style[ST_SEP]) < 0)
+            goto done;
+        if (e->is_int ? put_ll(b, packed_int(p, format)) < 0
+                      : put_real(w, b, e->single ? f32(packed_real(p, format)) : packed_real(p, format)) < 0)
+            goto done;
+    }
+    rc = PUT_STR(b, w->style[ST_CALL_CLOSE]);
+done:
+    PyBuffer_Release(&view);
+    Py_DECREF(arr);
+    return rc;
+}
+
+static int text_packed_bytes(TextWriter *w, Buf *b, PyObject *v, const TEntry *e)
+{
+    const unsigned char *p = (const unsigned char *)(PyBytes_Check(v) ? PyBytes_AS_STRING(v) : PyByteArray_AS_STRING(v));
+    Py_ssize_t i, n = PyBytes_Check(v) ? PyBytes_GET_SIZE(v) : PyByteArray_GET_SIZE(v);
+    if (PUT_STR(b, e->name) < 0 || PUT_STR(b, w->style[ST_CALL_OPEN]) < 0)
+        return -1;
+    for (i = 0; i < n; i++)
+        if ((i && PUT_STR(b, w->style[ST_SEP]) < 0) || put_ll(b, p[i]) < 0)
+            return -1;
+    return PUT_STR(b, w->style[ST_CALL_CLOSE]);
+}
+
+static int text_packed_strings(TextWriter *w, Buf *b, PyObject *v, const TEntry *e)
+{
+    Py_ssize_t i;
+    if (PUT_STR(b, e->name) < 0 || PUT_STR(b, w->style[ST_CALL_OPEN]) < 0)
+        return -1;
+    for (i = 0; i < PyTuple_GET_SIZE(v); i++) {
+        PyObject *s = PyTuple_GET_ITEM(v, i);
+        if ((i && PUT_STR(b, w->style[ST_SEP]) < 0) || !PyUnicode_CheckExact(s) || put_ch(b, '"') < 0
+            || put_escaped(b, s, w->esc_path) < 0 || put_ch(b, '"') < 0)
+            return -1;
+    }
+    return PUT_STR(b, w->style[ST_CALL_CLOSE]);
+}
+
+/* Field 0 of a one-field NamedTuple (RID, ObjectID) as an int (`exact`: a plain int), or NULL. */
+static PyObject *id_field(PyObject *v, int exact)
+{
+    PyObject *id;
+    if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 1)
+        return NULL;
+    id = PyTuple_GET_ITEM(v, 0);
+    return (exact ? PyLong_CheckExact(id) : PyLong_Check(id)) ? id : NULL;
+}
+
+static int text_value(TextWriter *w, Buf *b, PyObject *v, int depth)
+{
+    PyTypeObject *tp = Py_TYPE(v);
+    const TEntry *e;
+    PyObject *id;
+    if (depth > RENDER_MAX_DEPTH)
+        return -1;
+    /* the common leaves first, as the pure writer does */
+    if (tp == &PyUnicode_Type)
+        return (put_ch(b, '"') < 0 || put_escaped(b, v, w->esc_string) < 0) ? -1 : put_ch(b, '"');
+    if (tp == &PyLong_Type)
+        return put_int64(b, v);
+    if (tp == &PyFloat_Type)
+        return put_float_text(w, b, PyFloat_AS_DOUBLE(v));
+    if (tp == &PyBool_Type)
+        return v == Py_True ? PUT_LIT(b, "true") : PUT_LIT(b, "false");
+    if ((e = text_entry(w, tp)) == NULL)
+        return -1; /* not a type of this dialect, or one Python writes */
+    switch (e->kind) {
+    case TK_NIL:
+        return PUT_LIT(b, "null");
+    case TK_INT:
+        return put_int64(b, v);
+    case TK_FLOAT:
+        return put_float_text(w, b, PyFloat_AS_DOUBLE(v));
+    case TK_STRING:
+        return (put_ch(b, '"') < 0 || put_escaped(b, v, w->esc_string) < 0) ? -1 : put_ch(b, '"');
+    case TK_STRING_NAME:
+        return (PUT_LIT(b, "&\"") < 0 || put_escaped(b, v, w->esc_name) < 0) ? -1 : put_ch(b, '"');
+    case TK_STRUCT:
+        return text_struct(w, b, v, e);
+    case TK_RID: {
+        long long rid;
+        if (!w->g4)
+            return 0; /* Godot 3's writer has no case for RID: nothing */
+        if ((id = id_field(v, 0)) == NULL)
+            return -1;
+        rid = (long long)PyLong_AsUnsignedLongLongMask(id);
+        if (rid == -1 && PyErr_Occurred())
+            return -1;
+        if (PUT_STR(b, e->name) < 0 || PUT_STR(b, w->style[ST_CALL_OPEN]) < 0 || (rid && put_ll(b, rid) < 0))
+            return -1;
+        return PUT_STR(b, w->style[ST_CALL_CLOSE]);
+    }
+    case TK_OBJECT_ID: { /* null for id 0; the EncodedObjectAsID form is Python's */
+        int zero;
+        if ((id = id_field(v, 0)) == NULL || (zero = PyObject_Not(id)) != 1)
+            return -1;
+        return PUT_LIT(b, "null");
+    }
+    case TK_CONST:
+        return PUT_STR(b, e->name);
+    case TK_ARRAY:
+        return text_array(w, b, v, depth);
+    case TK_DICT:
+        return text_dict(w, b, v, depth);
+    case TK_PACKED_BYTES:
+        return text_packed_bytes(w, b, v, e);
+    case TK_PACKED_STRINGS:
+        return text_packed_strings(w, b, v, e);
+    case TK_PACKED:
+        return text_packed(w, b, v, e);
+    }
+    return -1;
+}
+
+static PyObject *TextWriter_render(TextWriter *self, PyObject *value)
+{
+    Buf b;
+    PyObject *s = NULL;
+    buf_init(&b);
+    if (text_value(self, &b, value, 0) == 0)
+        s = buf_str(&b);
+    buf_free(&b);
+    if (s == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return s;
+}
+
+static int parse_esc(Esc *esc, PyObject *map)
+{
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    memset(esc, 0, 128 * sizeof(Esc));
+    if (!PyDict_Check(map)) {
+        PyErr_SetString(PyExc_TypeError, "escape table must be a dict {code point: str}");
+        return -1;
+    }
+    while (PyDict_Next(map, &pos, &k, &v)) {
+        long c = PyLong_Check(k) ? PyLong_AsLong(k) : -1;
+        const char *p;
+        Py_ssize_t n;
+        if (c < 0 || c > 127 || !PyUnicode_Check(v) || !PyUnicode_IS_ASCII(v)
+            || (p = PyUnicode_AsUTF8AndSize(v, &n)) == NULL || n < 1 || n > ESC_MAX) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "escapes: ASCII characters to short ASCII text");
+            return -1;
+        }
+        esc[c].n = (unsigned char)n;
+        memcpy(esc[c].s, p, (size_t)n);
+    }
+    return 0;
+}
+
+/* entry tuple: (kind, rank, keyable, name, plan, is_int, single) */
+static int parse_text_entry(TEntry *e, PyObject *t)
+{
+    PyObject *name, *plan;
+    if (!PyArg_ParseTuple(t, "iipOOpp", &e->kind, &e->rank, &e->keyable, &name, &plan, &e->is_int, &e->single))
+        return -1;
+    if (e->kind < 0 || e->kind >= TK_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "unknown text kind");
+        return -1;
+    }
+    if (name != Py_None && str_set(&e->name, name) < 0)
+        return -1;
+    if ((e->kind == TK_STRUCT || e->kind == TK_PACKED || e->kind == TK_PACKED_BYTES || e->kind == TK_PACKED_STRINGS
+         || e->kind == TK_RID || e->kind == TK_CONST) && e->name.s == NULL) {
+        PyErr_SetString(PyExc_ValueError, "this text kind needs a name");
+        return -1;
+    }
+    if (e->kind == TK_STRUCT) {
+        if (plan_leaves(plan, &e->n) < 0)
+            return -1;
+        Py_INCREF(plan);
+        e->plan = plan;
+    }
+    return 0;
+}
+
+static void TextWriter_dealloc(TextWriter *self)
+{
+    Py_ssize_t i;
+    for (i = 0; self->entries != NULL && i < self->nentries; i++) {
+        str_free(&self->entries[i].name);
+        Py_XDECREF(self->entries[i].plan);
+    }
+    PyMem_Free(self->entries);
+    for (i = 0; i < ST_COUNT; i++)
+        str_free(&self->style[i]);
+    PyMem_Free(self->powers);
+    Py_XDECREF(self->index);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* TextWriter(entries, family4, float_single, max_depth, style, esc_string, esc_name, esc_path,
+ *            powers) - see fast.text_writer */
+static PyObject *TextWriter_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"entries", "family4", "float_single", "max_depth", "style", "esc_string",
+                             "esc_name", "esc_path", "powers", NULL};
+    PyObject *entries, *style, *esc_string, *esc_name, *esc_path, *powers, *list = NULL;
+    int g4, float_single, max_depth;
+    Py_ssize_t i;
+    TextWriter *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OppiO!OOOO!", kwlist, &entries, &g4, &float_single, &max_depth,
+                                     &PyTuple_Type, &style, &esc_string, &esc_name, &esc_path, &PyTuple_Type,
+                                     &powers))
+        return NULL;
+    if ((self = (TextWriter *)type->tp_alloc(type, 0)) == NULL)
+        return NULL;
+    self->g4 = g4;
+    self->float_single = float_single;
+    self->max_depth = max_depth;
+    if ((list = index_entries(entries, &self->index)) == NULL)
+        goto fail;
+    self->nentries = PyList_GET_SIZE(list);
+    if ((self->entries = PyMem_Calloc((size_t)self->nentries + 1, sizeof(TEntry))) == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (i = 0; i < self->nentries; i++)
+        if (parse_text_entry(&self->entries[i], PyList_GET_ITEM(list, i)) < 0)
+            goto fail;
+    if (PyTuple_GET_SIZE(style) != ST_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "style has the wrong number of strings");
+        goto fail;
+    }
+    for (i = 0; i < ST_COUNT; i++)
+        if (str_set(&self->style[i], PyTuple_GET_ITEM(style, i)) < 0)
+            goto fail;
+    if (parse_esc(self->esc_string, esc_string) < 0 || parse_esc(self->esc_name, esc_name) < 0
+        || parse_esc(self->esc_path, esc_path) < 0)
+        goto fail;
+    self->npowers = (int)PyTuple_GET_SIZE(powers);
+    if ((self->powers = PyMem_Calloc((size_t)self->npowers + 1, sizeof(Power))) == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (i = 0; i < self->npowers; i++) {
+        unsigned long long f;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(powers, i), "Kii", &f, &self->powers[i].e, &self->powers[i].k))
+            goto fail;
+        self->powers[i].f = f;
+    }
+    Py_DECREF(list);
+    return (PyObject *)self;
+fail:
+    Py_XDECREF(list);
+    Py_DECREF(self);
+    return NULL;
+}
+
+static PyMethodDef TextWriter_methods[] = {
+    {"render", (PyCFunction)TextWriter_render, METH_O,
+     "render(value) -> the text notation, or None to let text/writer.py do it"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject TextWriterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "godot_dissect.codec._speedups.TextWriter",
+    .tp_doc = "One dialect's var2str / var_to_str writer, built by godot_dissect.codec.fast.",
+    .tp_basicsize = sizeof(TextWriter),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = TextWriter_new,
+    .tp_dealloc = (destructor)TextWriter_dealloc,
+    .tp_methods = TextWriter_methods,
+};
+
+/* =============================================================================================
+ * JSON form (jsonform.dumps: json.dumps(to_json(v), ensure_ascii=False))
+ * =========================================================================================== */
+enum {
+    JK_WIDE_INT, JK_FLOAT_BITS, JK_STRING_NAME, JK_MATH, JK_PACKED, JK_BYTES, JK_STRINGS, JK_ID, JK_CONST,
+    JK_COUNT
+};
+
+static const char *const JSON_KIND_NAMES[JK_COUNT] = {
+    "wide_int", "float_bits", "string_name", "math", "packed", "bytes", "strings", "id", "const",
+};
+
+typedef struct {
+    int kind;
+    Str name;     /* the "type" name; JK_CONST: the whole JSON text */
+    Py_ssize_t n; /* JK_FLOAT_BITS: bits; JK_PACKED: components per element */
+} JEntry;
+
+typedef struct {
+    PyObject_HEAD
+    JEntry *entries;
+    Py_ssize_t nentries;
+    PyObject *index;
+    Slot cache[TYPE_CACHE];
+} JsonWriter;
+
+static const char HEX[] = "0123456789abcdef";
+
+/* json's string escaping with ensure_ascii=False: " \ and the C0 controls. */
+static int json_str(Buf *b, PyObject *s)
+{
+    Py_ssize_t n, i, run;
+    int ascii;
+    const char *p;
+    if ((p = utf8_of(s, &n, &ascii)) == NULL)
+        return -1;
+    if (!ascii)
+        b->ascii = 0;
+    if (put_ch(b, '"') < 0)
+        return -1;
+    for (run = 0; run < n; run += ESC_CHUNK) { /* room for the worst case, a chunk at a time */
+        Py_ssize_t end = n - run < ESC_CHUNK ? n : run + ESC_CHUNK;
+        char *o;
+        if (RESERVE(b, (end - run) * 6) < 0)
+            return -1;
+        o = b->p + b->len;
+        for (i = run; i < end; i++) {
+            unsigned char c = (unsigned char)p[i];
+            if (c >= 0x20 && c != '"' && c != '\\') {
+                *o++ = (char)c;
+                continue;
+            }
+            *o++ = '\\';
+            switch (c) {
+            case '"': *o++ = '"'; break;
+            case '\\': *o++ = '\\'; break;
+            case '\n': *o++ = 'n'; break;
+            case '\r': *o++ = 'r'; break;
+            case '\t': *o++ = 't'; break;
+            case '\b': *o++ = 'b'; break;
+            case '\f': *o++ = 'f'; break;
+            default:
+                memcpy(o, "u00", 3);
+                o[3] = HEX[c >> 4];
+                o[4] = HEX[c & 15];
+                o += 5;
+            }
+        }
+        b->len = o - b->p;
+    }
+    return put_ch(b, '"');
+}
+
+/* jsonform._num: finite floats as repr, the others as the strings "nan", "inf", "-inf" */
+static int json_num(Buf *b, double x)
+{
+    if (isnan(x))
+        return PUT_LIT(b, "\"nan\"");
+    if (isinf(x))
+        return x > 0 ? PUT_LIT(b, "\"inf\"") : PUT_LIT(b, "\"-inf\"");
+    return put_repr(b, x);
+}
+
+static int json_head(Buf *b, const Str *name)
+{
+    return (PUT_LIT(b, "{\"type\": \"") < 0 || PUT_STR(b, *name) < 0) ? -1 : PUT_LIT(b, "\", ");
+}
+
+/* jsonform._flat: components depth-first (floats through _num, ints as they are) */
+static int json_flat(Buf *b, PyObject *v, int *first, int depth)
+{
+    Py_ssize_t i;
+    if (depth > 8)
+        return -1;
+    for (i = 0; i < PyTuple_GET_SIZE(v); i++) {
+        PyObject *c = PyTuple_GET_ITEM(v, i);
+        if (PyTuple_Check(c)) {
+            if (json_flat(b, c, first, depth + 1) < 0)
+                return -1;
+            continue;
+        }
+        if (!*first && PUT_LIT(b, ", ") < 0)
+            return -1;
+        *first = 0;
+        if (PyFloat_CheckExact(c)) {
+            if (json_num(b, PyFloat_AS_DOUBLE(c)) < 0)
+                return -1;
+        } else if (!PyLong_CheckExact(c) || put_pyint(b, c) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int json_packed(Buf *b, PyObject *v, const JEntry *e)
+{
+    Py_buffer view;
+    PyObject *arr;
+    Py_ssize_t i, count;
+    char format;
+    int rc = -1, real;
+    if (packed_buffer(v, str_array, &view, &format, &arr) < 0)
+        return -1;
+    real = format == 'f' || format == 'd';
+    count = view.len / view.itemsize;
+    if ((e->n > 1 && (!real || count % e->n)) || json_head(b, &e->name) < 0 || PUT_LIT(b, "\"value\": [") < 0)
+        goto done; /* elements of ints, or a partial element: Python's */
+    for (i = 0; i < count; i++) {
+        const char *p = (const char *)view.buf + i * view.itemsize;
+        if (i && PUT_LIT(b, ", ") < 0)
+            goto done;
+        if (e->n > 1 && i % e->n == 0 && put_ch(b, '[') < 0)
+            goto done;
+        if (real ? json_num(b, packed_real(p, format)) < 0 : put_ll(b, packed_int(p, format)) < 0)
+            goto done;
+        if (e->n > 1 && i % e->n == e->n - 1 && put_ch(b, ']') < 0)
+            goto done;
+    }
+    rc = PUT_LIT(b, "]}");
+done:
+    PyBuffer_Release(&view);
+    Py_DECREF(arr);
+    return rc;
+}
+
+static int json_value(JsonWriter *w, Buf *b, PyObject *v, int depth)
+{
+    PyTypeObject *tp = Py_TYPE(v);
+    const JEntry *e;
+    Py_ssize_t i;
+    if (depth > RENDER_MAX_DEPTH)
+        return -1;
+    if (tp == &PyUnicode_Type)
+        return json_str(b, v);
+    if (tp == &PyLong_Type)
+        return put_pyint(b, v);
+    if (tp == &PyFloat_Type) {
+        double x = PyFloat_AS_DOUBLE(v);
+        if (isfinite(x))
+            return put_repr(b, x);
+        return (PUT_LIT(b, "{\"type\": \"float\", \"value\": ") < 0 || json_num(b, x) < 0) ? -1 : put_ch(b, '}');
+    }
+    if (tp == &PyBool_Type)
+        return v == Py_True ? PUT_LIT(b, "true") : PUT_LIT(b, "false");
+    if (v == Py_None)
+        return PUT_LIT(b, "null");
+    if (tp == &PyList_Type || tp == &PyTuple_Type) {
+        if (put_ch(b, '[') < 0)
+            return -1;
+        for (i = 0; i < Py_SIZE(v); i++) {
+            PyObject *x = tp == &PyList_Type ? PyList_GET_ITEM(v, i) : PyTuple_GET_ITEM(v, i);
+            if ((i && PUT_LIT(b, ", ") < 0) || json_value(w, b, x, depth + 1) < 0)
+                return -1;
+        }
+        return put_ch(b, ']');
+    }
+    if (tp == &PyDict_Type) {
+        PyObject *k, *x;
+        Py_ssize_t pos = 0;
+        if (PUT_LIT(b, "{\"type\": \"Dictionary\", \"items\": [") < 0)
+            return -1;
+        for (i = 0; PyDict_Next(v, &pos, &k, &x); i++) {
+            if ((i && PUT_LIT(b, ", ") < 0) || put_ch(b, '[') < 0 || json_value(w, b, k, depth + 1) < 0
+                || PUT_LIT(b, ", ") < 0 || json_value(w, b, x, depth + 1) < 0 || put_ch(b, ']') < 0)
+                return -1;
+        }
+        return PUT_LIT(b, "]}");
+    }
+    e = lookup(w->cache, w->index, (const char *)w->entries, sizeof(JEntry), tp);
+    if (e == NULL)
+        return -1;
+    switch (e->kind) {
+    case JK_WIDE_INT:
+        return (PUT_LIT(b, "{\"type\": \"int\", \"value\": ") < 0 || put_pyint(b, v) < 0)
+            ? -1 : PUT_LIT(b, ", \"wide\": true}");
+    case JK_FLOAT_BITS:
+        if (PUT_LIT(b, "{\"type\": \"float\", \"value\": ") < 0 || json_num(b, PyFloat_AS_DOUBLE(v)) < 0
+            || PUT_LIT(b, ", \"bits\": ") < 0 || put_ll(b, e->n) < 0)
+            return -1;
+        return put_ch(b, '}');
+    case JK_STRING_NAME:
+        return (PUT_LIT(b, "{\"type\": \"StringName\", \"value\": ") < 0 || json_str(b, v) < 0) ? -1 : put_ch(b, '}');
+    case JK_MATH: {
+        int first = 1;
+        if (json_head(b, &e->name) < 0 || PUT_LIT(b, "\"value\": [") < 0 || json_flat(b, v, &first, 0) < 0)
+            return -1;
+        return PUT_LIT(b, "]}");
+    }
+    case JK_PACKED:
+        return json_packed(b, v, e);
+    case JK_BYTES: {
+        const unsigned char *p = (const unsigned char *)(PyBytes_Check(v) ? PyBytes_AS_STRING(v) : PyByteArray_AS_STRING(v));
+        Py_ssize_t n = PyBytes_Check(v) ? PyBytes_GET_SIZE(v) : PyByteArray_GET_SIZE(v);
+        if (PUT_LIT(b, "{\"type\": \"PackedByteArray\", \"hex\": \"") < 0 || n > PY_SSIZE_T_MAX / 4 || RESERVE(b, 2 * n) < 0)
+            return -1;
+        for (i = 0; i < n; i++) {
+            b->p[b->len++] = HEX[p[i] >> 4];
+            b->p[b->len++] = HEX[p[i] & 15];
+        }
+        return PUT_LIT(b, "\"}");
+    }
+    case JK_STRINGS:
+        if (PUT_LIT(b, "{\"type\": \"PackedStringArray\", \"value\": [") < 0)
+            return -1;
+        for (i = 0; i < PyTuple_GET_SIZE(v); i++) {
+            PyObject *s = PyTuple_GET_ITEM(v, i);
+            if ((i && PUT_LIT(b, ", ") < 0) || !PyUnicode_CheckExact(s) || json_str(b, s) < 0)
+                return -1;
+        }
+        return PUT_LIT(b, "]}");
+    case JK_ID: {
+        PyObject *id = id_field(v, 1); /* json writes a bool id as true */
+        if (id == NULL || json_head(b, &e->name) < 0 || PUT_LIT(b, "\"id\": ") < 0 || put_pyint(b, id) < 0)
+            return -1;
+        return put_ch(b, '}');
+    }
+    case JK_CONST:
+        return PUT_STR(b, e->name);
+    }
+    return -1;
+}
+
+static PyObject *JsonWriter_render(JsonWriter *self, PyObject *value)
+{
+    Buf b;
+    PyObject *s = NULL;
+    buf_init(&b);
+    if (json_value(self, &b, value, 0) == 0)
+        s = buf_str(&b);
+    buf_free(&b);
+    if (s == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return s;
+}
+
+/* A plain JSON scalar as json.dumps writes it (record fields): str, int, finite float, bool, None. */
+static int json_plain(Buf *b, PyObject *v)
+{
+    PyTypeObject *tp = Py_TYPE(v);
+    if (tp == &PyUnicode_Type)
+        return json_str(b, v);
+    if (tp == &PyLong_Type)
+        return put_pyint(b, v);
+    if (tp == &PyFloat_Type)
+        return isfinite(PyFloat_AS_DOUBLE(v)) ? put_repr(b, PyFloat_AS_DOUBLE(v)) : -1;
+    if (tp == &PyBool_Type)
+        return v == Py_True ? PUT_LIT(b, "true") : PUT_LIT(b, "false");
+    if (v == Py_None)
+        return PUT_LIT(b, "null");
+    return -1;
+}
+
+/* JsonWriter.line(head, text, value) -> json.dumps({**head, "text": text, "value": to_json(value)},
+ * ensure_ascii=False), or of head alone when text is None; None when a head field is not a plain
+ * scalar or the value is one Python writes. */
+static PyObject *JsonWriter_line(JsonWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Buf b;
+    PyObject *head, *text, *k, *v, *s = NULL;
+    Py_ssize_t pos = 0;
+    int first = 1;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "line(head, text, value)");
+        return NULL;
+    }
+    head = args[0];
+    text = args[1];
+    if (!PyDict_CheckExact(head) || (text != Py_None && !PyUnicode_CheckExact(text)))
+        Py_RETURN_NONE;
+    buf_init(&b);
+    if (put_ch(&b, '{') < 0)
+        goto done;
+    while (PyDict_Next(head, &pos, &k, &v)) {
+        if ((!first && PUT_LIT(&b, ", ") < 0) || !PyUnicode_CheckExact(k) || json_str(&b, k) < 0
+            || PUT_LIT(&b, ": ") < 0 || json_plain(&b, v) < 0)
+            goto done;
+        first = 0;
+    }
+    if (text != Py_None) {
+        if ((!first && PUT_LIT(&b, ", ") < 0) || PUT_LIT(&b, "\"text\": ") < 0 || json_str(&b, text) < 0
+            || PUT_LIT(&b, ", \"value\": ") < 0 || json_value(self, &b, args[2], 0) < 0)
+            goto done;
+    }
+    if (put_ch(&b, '}') == 0)
+        s = buf_str(&b);
+done:
+    buf_free(&b);
+    if (s == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return s;
+}
+
+static void JsonWriter_dealloc(JsonWriter *self)
+{
+    Py_ssize_t i;
+    for (i = 0; self->entries != NULL && i < self->nentries; i++)
+        str_free(&self->entries[i].name);
+    PyMem_Free(self->entries);
+    Py_XDECREF(self->index);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* JsonWriter(entries: {class: (kind, name, n)}) - see fast.json_writer */
+static PyObject *JsonWriter_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"entries", NULL};
+    PyObject *entries, *list;
+    Py_ssize_t i;
+    JsonWriter *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O", kwlist, &entries))
+        return NULL;
+    if ((self = (JsonWriter *)type->tp_alloc(type, 0)) == NULL)
+        return NULL;
+    if ((list = index_entries(entries, &self->index)) == NULL)
+        goto fail;
+    self->nentries = PyList_GET_SIZE(list);
+    if ((self->entries = PyMem_Calloc((size_t)self->nentries + 1, sizeof(JEntry))) == NULL) {
+        PyErr_NoMemory();
+        goto fail_list;
+    }
+    for (i = 0; i < self->nentries; i++) {
+        JEntry *e = &self->entries[i];
+        PyObject *name;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(list, i), "iOn", &e->kind, &name, &e->n))
+            goto fail_list;
+        if (e->kind < 0 || e->kind >= JK_COUNT || (e->kind == JK_PACKED && (e->n < 1 || e->n > MAX_LEAVES))) {
+            PyErr_SetString(PyExc_ValueError, "bad JSON writer entry");
+            goto fail_list;
+        }
+        if (name != Py_None && str_set(&e->name, name) < 0)
+            goto fail_list;
+        if (e->name.s == NULL && (e->kind == JK_MATH || e->kind == JK_PACKED || e->kind == JK_ID || e->kind == JK_CONST)) {
+            PyErr_SetString(PyExc_ValueError, "this JSON kind needs a name");
+            goto fail_list;
+        }
+    }
+    Py_DECREF(list);
+    return (PyObject *)self;
+fail_list:
+    Py_DECREF(list);
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static PyMethodDef JsonWriter_methods[] = {
+    {"render", (PyCFunction)JsonWriter_render, METH_O,
+     "render(value) -> the JSON form as JSON text, or None to let jsonform.py do it"},
+    {"line", (PyCFunction)(void (*)(void))JsonWriter_line, METH_FASTCALL,
+     "line(head, text, value) -> one JSON line of a record, or None to let jsonform.py do it"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject JsonWriterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "godot_dissect.codec._speedups.JsonWriter",
+    .tp_doc = "The lossless JSON form as text, built by godot_dissect.codec.fast from jsonform.",
+    .tp_basicsize = sizeof(JsonWriter),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = JsonWriter_new,
+    .tp_dealloc = (destructor)JsonWriter_dealloc,
+    .tp_methods = JsonWriter_methods,
+};
+
+static int add_names(PyObject *m, const char *attr, const char *const *names, int n)
+{
+    PyObject *t = PyTuple_New(n);
+    int i;
+    if (t == NULL)
+        return -1;
+    for (i = 0; i < n; i++) {
+        PyObject *s = PyUnicode_FromString(names[i]);
+        if (s == NULL) {
+            Py_DECREF(t);
+            return -1;
+        }
+        PyTuple_SET_ITEM(t, i, s);
+    }
+    if (PyModule_AddObject(m, attr, t) < 0) {
+        Py_DECREF(t);
+        return -1;
+    }
+    return 0;
+}
+
+/* set_float_tables(pow5, pow5_inv): Ryu's tables as (low, high) 64-bit halves (fast.py). */
+static PyObject *set_float_tables(PyObject *module, PyObject *args)
+{
+    PyObject *pow5, *inv;
+    Py_ssize_t i;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyTuple_Type, &pow5, &PyTuple_Type, &inv))
+        return NULL;
+    if (PyTuple_GET_SIZE(pow5) != RYU_POW5_COUNT || PyTuple_GET_SIZE(inv) != RYU_POW5_INV_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "Ryu tables of the wrong size");
+        return NULL;
+    }
+    ryu_ready = 0;
+    for (i = 0; i < RYU_POW5_COUNT; i++) {
+        unsigned long long lo, hi;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(pow5, i), "KK", &lo, &hi))
+            return NULL;
+        ryu_pow5[i][0] = lo;
+        ryu_pow5[i][1] = hi;
+    }
+    for (i = 0; i < RYU_POW5_INV_COUNT; i++) {
+        unsigned long long lo, hi;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(inv, i), "KK", &lo, &hi))
+            return NULL;
+        ryu_pow5_inv[i][0] = lo;
+        ryu_pow5_inv[i][1] = hi;
+    }
+    ryu_ready = 1;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef render_functions[] = {
+    {"set_float_tables", set_float_tables, METH_VARARGS,
+     "set_float_tables(pow5, pow5_inv): the 125-bit powers of 5 of the shortest-digits algorithm"},
+    {NULL, NULL, 0, NULL},
+};
+
+int render_init(PyObject *m)
+{
+    if (PyModule_AddFunctions(m, render_functions) < 0)
+        return -1;
+    if (PyType_Ready(&TextWriterType) < 0 || PyType_Ready(&JsonWriterType) < 0)
+        return -1;
+    if (str_array == NULL && (str_array = PyUnicode_InternFromString("array")) == NULL)
+        return -1;
+    if (add_names(m, "TEXT_KINDS", TEXT_KIND_NAMES, TK_COUNT) < 0
+        || add_names(m, "JSON_KINDS", JSON_KIND_NAMES, JK_COUNT) < 0
+        || add_names(m, "STYLE_FIELDS", STYLE_FIELD_NAMES, ST_COUNT) < 0)
+        return -1;
+    Py_INCREF(&TextWriterType);
+    if (PyModule_AddObject(m, "TextWriter", (PyObject *)&TextWriterType) < 0) {
+        Py_DECREF(&TextWriterType);
+        return -1;
+    }
+    Py_INCREF(&JsonWriterType);
+    if (PyModule_AddObject(m, "JsonWriter", (PyObject *)&JsonWriterType) < 0) {
+        Py_DECREF(&JsonWriterType);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,542 @@
+-- ENet 1.3 as Godot bundles it: a template appended to godot.lua by godot_dissect/lua/mp_generator.py.
+-- Everything here walks MP_SPEC.enet (spec/enet.py): header bits, command table, body fields, the
+-- acceptance checks; no command number, field width or limit is written here.
+-- The Godot payloads the commands carry go to MP.payload (multiplayer.lua).
+-- @MP_SPEC@
+local ES = MP_SPEC.enet
+-- what these templates use of engine.lua (its main-chunk locals): fail at load time, not per packet,
+-- if the engine stops offering one of them
+local ENGINE_NAMES = { "show", "F", "godot", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
+                       "tconcat", "tsort", "floor", "band", "bor", "rshift", "lshift" }
+local ENGINE_VALUES = { show, F, godot, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
+                        band, bor, rshift, lshift }
+for i, name in ipairs(ENGINE_NAMES) do
+  assert(ENGINE_VALUES[i] ~= nil, "godot.lua: engine.lua no longer defines " .. name)
+end
+
+local enet = Proto("enet", "ENet")
+MP.enet = enet
+
+local function titled(name) return (name:gsub("_", " "):gsub("^%l", string.upper)) end
+
+-- ProtoFields from the spec -------------------------------------------------------------------------
+local UINT = { [1] = ProtoField.uint8, [2] = ProtoField.uint16, [4] = ProtoField.uint32 }
+local EF = {}        -- abbrev -> ProtoField
+local efields = {}
+local function field(abbrev, make)
+  if EF[abbrev] == nil then EF[abbrev] = make(); efields[#efields + 1] = EF[abbrev] end
+  return EF[abbrev]
+end
+
+local CMD_BY_NUMBER, CMD_NAMES = {}, {}
+for _, c in ipairs(ES.commands) do CMD_BY_NUMBER[c.number] = c; CMD_NAMES[c.number] = c.name end
+
+local function int_field(f, names)
+  return field(f.abbrev, function()
+    return UINT[f.size](f.abbrev, titled(f.name), base.DEC, names, nil, f.meaning)
+  end)
+end
+
+local HW = ES.header_word
+local HEADER_BITS = {}
+for _, b in ipairs(ES.header_bits) do
+  local abbrev = "enet." .. b.name
+  HEADER_BITS[#HEADER_BITS + 1] = { spec = b, f = field(abbrev, function()
+    if b.bits == 1 then return ProtoField.bool(abbrev, titled(b.name), HW.size * 8, nil, b.mask, b.meaning) end
+    return UINT[HW.size](abbrev, titled(b.name), base.DEC, nil, b.mask, b.meaning)
+  end) }
+end
+local F_SENT_TIME = int_field(ES.sent_time)
+
+-- the command byte: its number (with the command names) and its flag bits
+local CH = {}
+for _, f in ipairs(ES.command_header) do CH[f.name] = f end
+local CMD_BITS = {}
+for _, b in ipairs(ES.command_bits) do
+  local abbrev = b.name == "number" and "enet.command" or ("enet." .. b.name)
+  CMD_BITS[#CMD_BITS + 1] = { spec = b, f = field(abbrev, function()
+    if b.bits == 1 then return ProtoField.bool(abbrev, titled(b.name), CH.command.size * 8, nil, b.mask, b.meaning) end
+    return UINT[CH.command.size](abbrev, "Command", base.DEC, CMD_NAMES, b.mask, b.meaning)
+  end) }
+end
+local NUMBER_BITS
+for _, b in ipairs(ES.command_bits) do if b.name == "number" then NUMBER_BITS = b end end
+local F_CHANNEL = int_field(CH.channel)
+local F_RELIABLE_SEQ = int_field(CH.reliable_seq)
+for _, c in ipairs(ES.commands) do
+  for _, f in ipairs(c.fields) do int_field(f) end
+end
+
+local F_DATA = field("enet.data", function() return ProtoField.bytes("enet.data", "Data") end)
+local F_COMPRESSED_BODY = field("enet.compressed_body", function()
+  return ProtoField.bytes("enet.compressed_body", "Compressed body") end)
+local F_ERROR = field("enet.error", function() return ProtoField.string("enet.error", "Malformed") end)
+local F_DELIVERY = field("enet.delivery", function() return ProtoField.string("enet.delivery", "Delivery") end)
+local F_GODOT = field("enet.godot_major", function()
+  return ProtoField.uint8("enet.godot_major", "Godot major version", base.DEC) end)
+local F_DUP = field("enet.retransmission", function()
+  return ProtoField.bool("enet.retransmission", "Already delivered (retransmission)") end)
+local F_FRAGMENTS = field("enet.fragments", function()
+  return ProtoField.string("enet.fragments", "Fragment group") end)
+local F_REASSEMBLED_IN = field("enet.reassembled_in", function()
+  return ProtoField.framenum("enet.reassembled_in", "Reassembled in frame") end)
+enet.fields = efields
+
+local EE = {
+  malformed = ProtoExpert.new("enet.malformed", "Malformed ENet datagram", expert.group.MALFORMED, expert.severity.ERROR),
+  compressed = ProtoExpert.new("enet.compressed.undecoded", "Compressed ENet datagram not decoded",
+                               expert.group.UNDECODED, expert.severity.NOTE),
+  reassembled = ProtoExpert.new("enet.reassembled", "Fragments reassembled", expert.group.REASSEMBLE, expert.severity.CHAT),
+  dropped = ProtoExpert.new("enet.dropped", "Fragment group dropped", expert.group.REASSEMBLE, expert.severity.WARN),
+}
+enet.experts = { EE.malformed, EE.compressed, EE.reassembled, EE.dropped }
+
+-- Preferences ---------------------------------------------------------------------------------------
+local CODEC_ENUM, CODEC_BY_ENUM = {}, {}
+for i, c in ipairs(ES.compressions) do
+  CODEC_ENUM[#CODEC_ENUM + 1] = { i, c.name, i }
+  CODEC_BY_ENUM[i] = c.name
+end
+local MAJOR_ENUM = { { 1, "auto", 0 }, { 2, "Godot 3", 3 }, { 3, "Godot 4", 4 } }
+enet.prefs.udp_ports = Pref.range("UDP ports", "", "UDP ports that carry ENet for sure", 65535)
+enet.prefs.heuristic = Pref.bool("Heuristic", true, "Find ENet on any UDP port (the Python reader's looks_like_enet)")
+enet.prefs.compression = Pref.enum("Compression", 1, "The hosts' compressor (not on the wire). Decoded here: "
+  .. "range_coder and fastlz; zlib and zstd need C libraries Wireshark's Lua does not have",
+  CODEC_ENUM, false)
+enet.prefs.godot_major = Pref.enum("Godot version", 1, "auto: from the CONNECT channel count", MAJOR_ENUM, false)
+enet.prefs.max_reassembly = Pref.uint("Reassembly limit (bytes)", ES.max_waiting_data,
+  "Fragment data held per direction of a conversation; groups beyond it are dropped")
+
+local EP = { compression = "none", major = 0, heuristic = true, max_reassembly = ES.max_waiting_data }
+local function read_enet_prefs()
+  EP.compression = CODEC_BY_ENUM[enet.prefs.compression] or "none"
+  EP.major = ({ 0, 3, 4 })[enet.prefs.godot_major] or 0
+  EP.heuristic = enet.prefs.heuristic
+  EP.max_reassembly = enet.prefs.max_reassembly
+end
+
+-- Reading ---------------------------------------------------------------------------------------------
+local function read_int(raw, pos, size) -- big-endian, 1-based pos
+  local v = 0
+  for i = 0, size - 1 do v = v * 256 + sbyte(raw, pos + i) end
+  return v
+end
+
+local OPS = {
+  ["<"] = function(a, b) return a < b end, ["<="] = function(a, b) return a <= b end,
+  [">"] = function(a, b) return a > b end, [">="] = function(a, b) return a >= b end,
+  ["=="] = function(a, b) return a == b end, ["~="] = function(a, b) return a ~= b end,
+  ["!="] = function(a, b) return a ~= b end,
+}
+local function operand(r, v)
+  if type(r) == "number" then return r end
+  if type(r) == "string" then return v[r] end
+  if r[2] == "-" then return v[r[1]] - v[r[3]] end
+  return v[r[1]] + v[r[3]]
+end
+-- the first broken check, described as the Python parser does (enet/checks.py)
+local function first_failure(checks, v)
+  for _, k in ipairs(checks) do
+    local rhs = operand(k.right, v)
+    if not OPS[k.op](v[k.left], rhs) then
+      local r = k.right
+      local rtext
+      if type(r) == "number" then rtext = tostring(r)
+      elseif type(r) == "string" then rtext = r .. "=" .. rhs
+      else rtext = sfmt("%s %s %s=%d", r[1], r[2], r[3], rhs) end
+      return sfmt("%s (%s=%d, must be %s %s)", k.reason, k.left, v[k.left], k.op, rtext)
+    end
+  end
+  return nil
+end
+
+-- One datagram as ENet's receiver reads it: { peer_id, session_id, compressed, has_sent_time,
+-- sent_time, header_size, commands = { {def, number, byte, channel, seq, values, off, size, data_off,
+-- data_len} }, err_off, err }. `raw`: the bytes after the header when `body` (decompressed) is given.
+local HEADER = {}
+for _, b in ipairs(ES.header_bits) do HEADER[b.name] = b end
+local function bits_of(b, w) return band(rshift(w, b.shift), lshift(1, b.bits) - 1) end
+
+local function parse(raw, body)
+  local dg = { commands = {} }
+  local n = #raw
+  if n < HW.size then
+    dg.err_off, dg.err = 0, sfmt("%d bytes: shorter than the %d-byte ENet header", n, HW.size)
+    return dg
+  end
+  local w = read_int(raw, 1, HW.size)
+  dg.word = w
+  for name, b in pairs(HEADER) do dg[name] = bits_of(b, w) end
+  local pos = HW.size
+  dg.header_size = pos
+  if dg.has_sent_time == 1 then
+    if n < pos + ES.sent_time.size then
+      dg.err_off, dg.err = pos, "header has the sent-time flag but the datagram ends before the sent time"
+      return dg
+    end
+    dg.sent_time = read_int(raw, pos + 1, ES.sent_time.size)
+    pos = pos + ES.sent_time.size
+  end
+  dg.header_size = pos
+  local buf, base = ssub(raw, pos + 1), pos
+  if dg.compressed == 1 then
+    if buf == "" then dg.err_off, dg.err = pos, "compressed flag set but nothing follows the header"; return dg end
+    if body == nil then dg.opaque = true; return dg end
+    buf = body -- offsets stay datagram offsets (header + decompressed body), as in the Python parser
+  end
+  if buf == "" then dg.err_off, dg.err = pos, "no commands after the header (ENet never sends that)"; return dg end
+  local have_peer = dg.peer_id ~= ES.unassigned_peer_id
+  local p, stop = 0, #buf
+  local chs = ES.command_header_size
+  while p < stop do
+    local at, left = base + p, stop - p
+    local padding = body ~= nil and not ssub(buf, p + 1):find("[^%z]")
+    if left < chs then
+      if padding then dg.padding = left; break end
+      dg.err_off, dg.err = at, sfmt("%d bytes left: too short for a command header (%d bytes)", left, chs)
+      break
+    end
+    local byte = sbyte(buf, p + 1)
+    local number = bits_of(NUMBER_BITS, byte)
+    local d = CMD_BY_NUMBER[number]
+    if d == nil then
+      if padding then dg.padding = left; break end
+      dg.err_off, dg.err = at, sfmt("unknown command number %d (command byte 0x%02x)", number, byte)
+      break
+    end
+    if left < d.size then
+      dg.err_off, dg.err = at, sfmt("%s needs %d bytes, only %d left", d.name, d.size, left)
+      break
+    end
+    local v = {}
+    local q = p + 1 + CH.command.size
+    v.channel = read_int(buf, q, CH.channel.size); q = q + CH.channel.size
+    v.reliable_seq = read_int(buf, q, CH.reliable_seq.size); q = q + CH.reliable_seq.size
+    for _, f in ipairs(d.fields) do v[f.name] = read_int(buf, q, f.size); q = q + f.size end
+    if d.needs_peer and not have_peer then
+      dg.err_off, dg.err = at, sfmt("%s in a datagram from the unassigned peer id 0x%x: ENet accepts only CONNECT from it",
+                                    d.name, ES.unassigned_peer_id)
+      break
+    end
+    if not d.needs_peer and have_peer then
+      dg.err_off, dg.err = at, sfmt("%s from a peer that already has an id: ENet rejects it", d.name)
+      break
+    end
+    local cmd = { def = d, number = number, byte = byte, values = v, off = base + p, at = p, size = d.size }
+    if d.data_length then
+      local dn = v[d.data_length]
+      if left < d.size + dn then
+        dg.err_off, dg.err = at, sfmt("%s claims %d data bytes, only %d left in the datagram", d.name, dn, left - d.size)
+        break
+      end
+      cmd.data_off, cmd.data_len = base + p + d.size, dn
+      cmd.size = d.size + dn
+    end
+    local bad = first_failure(d.checks, v)
+    if bad then dg.err_off, dg.err = at, d.name .. ": " .. bad; break end
+    cmd.flags = byte - number
+    dg.commands[#dg.commands + 1] = cmd
+    p = p + cmd.size
+    have_peer = true
+    for _, b in ipairs(ES.command_bits) do
+      if b.name == "ack_requested" and bits_of(b, byte) == 1 and dg.has_sent_time ~= 1 then
+        dg.err_off = at
+        dg.err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
+      end
+    end
+    if dg.err then break end
+  end
+  if dg.err and body then dg.err = dg.err .. " (offset in the decompressed datagram)" end
+  dg.buf, dg.base = buf, base
+  return dg
+end
+MP.enet_parse = parse
+
+-- the detection rule of enet/detect.py looks_like_enet
+local function in_list(list, x) for _, y in ipairs(list) do if y == x then return true end end return false end
+local function looks_like_enet(raw)
+  if #raw < HW.size + ES.command_header_size then return false end
+  local dg = parse(raw, nil)
+  if dg.opaque and EP.compression ~= "none" then -- checked after decompressing with the hosts' codec
+    local body = MP.decompress(EP.compression, ssub(raw, dg.header_size + 1), ES.max_mtu - dg.header_size)
+    if body == nil then return false end
+    dg = parse(raw, body)
+  end
+  if dg.opaque or dg.err or #dg.commands == 0 or #dg.commands > ES.max_packet_commands then return false end
+  for _, c in ipairs(dg.commands) do
+    local d, v = c.def, c.values
+    if not in_list(d.sent_flags, c.flags) then return false end
+    if d.delivery == nil and d.name ~= "ACKNOWLEDGE" and v.channel ~= ES.control_channel then return false end
+    if v.mtu and not (ES.min_mtu <= v.mtu and v.mtu <= ES.max_mtu and ES.min_window_size <= v.window_size
+                      and v.window_size <= ES.max_window_size) then return false end
+  end
+  return true
+end
+MP.looks_like_enet = looks_like_enet
+
+-- Conversations, delivery, reassembly ----------------------------------------------------------------
+local econvs, plans = {}, {}
+local MAX_GROUPS = ES.max_groups
+local SEEN_WINDOW = ES.seen_window
+
+local function recent() return { n = 0, set = {}, order = {}, head = 1 } end
+local function recent_add(r, key)
+  if r.set[key] then return false end
+  r.set[key] = true
+  r.order[#r.order + 1] = key
+  if #r.order - r.head + 1 > SEEN_WINDOW then r.set[r.order[r.head]] = nil; r.order[r.head] = nil; r.head = r.head + 1 end
+  return true
+end
+
+local function new_direction()
+  return { reliable = {}, unreliable = {}, unsequenced = recent(), groups = {}, ngroups = 0, pending = 0 }
+end
+
+local function econv_of(pinfo)
+  local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
+  local b = tostring(pinfo.dst) .. ":" .. pinfo.dst_port
+  local key = a < b and (a .. " " .. b) or (b .. " " .. a)
+  local c = econvs[key]
+  if c == nil then c = { key = key, dirs = {} }; econvs[key] = c end
+  return c, a
+end
+
+local function dir_of(c, sender)
+  local d = c.dirs[sender]
+  if d == nil then d = new_direction(); c.dirs[sender] = d end
+  return d
+end
+
+-- one delivery decision per data command, made once (first pass) and kept by frame number:
+-- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first }
+local function fragment(dir, cmd, frame, raw_data)
+  local d, v = cmd.def, cmd.values
+  local parts = {}
+  for _, k in ipairs(d.fragment_key) do parts[#parts + 1] = tostring(v[k]) end
+  local key = d.number .. ":" .. tconcat(parts, ":")
+  local g = dir.groups[key]
+  if g == nil then
+    if dir.ngroups >= MAX_GROUPS or dir.pending + v.total_length > EP.max_reassembly then
+      return { what = "dropped", why = "too many open fragment groups or bytes held" }
+    end
+    g = { count = v.fragment_count, total = v.total_length, got = 0, have = {}, parts = {}, first = frame }
+    dir.groups[key] = g
+    dir.ngroups = dir.ngroups + 1
+  elseif g.count ~= v.fragment_count or g.total ~= v.total_length then
+    return { what = "dropped", why = "fragment disagrees with its group's count or length" }
+  end
+  if g.have[v.fragment_number] then return { what = "duplicate" } end
+  g.have[v.fragment_number] = true
+  g.got = g.got + 1
+  g.parts[#g.parts + 1] = { v.fragment_offset, raw_data }
+  dir.pending = dir.pending + #raw_data
+  if g.got < g.count then return { what = "fragment", got = g.got, count = g.count, first = g.first } end
+  table.sort(g.parts, function(x, y) return x[1] < y[1] end)
+  local out, at = {}, 0
+  for _, part in ipairs(g.parts) do
+    if part[1] > at then out[#out + 1] = srep("\0", part[1] - at); at = part[1] end
+    if part[1] + #part[2] > at then out[#out + 1] = ssub(part[2], at - part[1] + 1); at = part[1] + #part[2] end
+  end
+  dir.groups[key] = nil
+  dir.ngroups = dir.ngroups - 1
+  dir.pending = dir.pending - g.total
+  if dir.pending < 0 then dir.pending = 0 end
+  local data = ssub(tconcat(out), 1, g.total)
+  return { what = "reassembled", data = data, count = g.count, first = g.first }
+end
+
+local function decide(conv, dir, cmd, frame, raw_data)
+  local d, v = cmd.def, cmd.values
+  if d.delivery == "reliable" then
+    dir.reliable[v.channel] = dir.reliable[v.channel] or recent()
+    if not recent_add(dir.reliable[v.channel], v.reliable_seq) then return { what = "duplicate" } end
+  end
+  if d.fragment_key then return fragment(dir, cmd, frame, raw_data) end
+  if d.delivery == "unsequenced" then
+    if not recent_add(dir.unsequenced, v.unsequenced_group) then return { what = "duplicate" } end
+  elseif d.delivery == "unreliable" then
+    dir.unreliable[v.channel] = dir.unreliable[v.channel] or recent()
+    if not recent_add(dir.unreliable[v.channel], v.reliable_seq .. ":" .. (v.unreliable_seq or "")) then
+      return { what = "duplicate" }
+    end
+  end
+  return { what = "deliver" }
+end
+
+-- Showing --------------------------------------------------------------------------------------------
+local function show_command(ctree, ctvb, cmd)
+  local d, v = cmd.def, cmd.values
+  local r = ctvb(cmd.off, d.size)
+  local item = ctree:add(enet, ctvb(cmd.off, cmd.size), d.name)
+  item:set_text(d.name)
+  local byte_range = r(0, CH.command.size)
+  for _, b in ipairs(CMD_BITS) do item:add(b.f, byte_range) end
+  item:add(F_CHANNEL, r(CH.command.size, CH.channel.size))
+  item:add(F_RELIABLE_SEQ, r(CH.command.size + CH.channel.size, CH.reliable_seq.size))
+  local q = ES.command_header_size
+  for _, f in ipairs(d.fields) do
+    item:add(EF[f.abbrev], r(q, f.size))
+    q = q + f.size
+  end
+  if cmd.data_len and cmd.data_len > 0 then item:add(F_DATA, ctvb(cmd.data_off, cmd.data_len)) end
+  if v.channel_count then
+    local major = ES.godot_major_by_channel_count[v.channel_count]
+    if major then item:add(F_GODOT, r, major):set_generated() end
+  end
+  item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq))
+  if d.data_length then item:append_text(sfmt(", %d bytes", cmd.data_len)) end
+  return item
+end
+
+local function conv_major(conv)
+  if EP.major ~= 0 then return EP.major, "chosen by the user (preference enet.godot_major)" end
+  return conv.major, conv.major_evidence
+end
+
+local function dissect(tvb, pinfo, tree)
+  local raw = tvb:raw()
+  local conv, sender = econv_of(pinfo)
+  local root = tree:add(enet, tvb())
+  pinfo.cols.protocol = "ENet"
+  local body
+  local dg0 = parse(raw, nil)
+  local ctvb = tvb
+  local info = {}
+  if dg0.opaque and EP.compression ~= "none" and MP.decompress then
+    local ok, out, err_off, err = pcall(MP.decompress, EP.compression, ssub(raw, dg0.header_size + 1), ES.max_mtu - dg0.header_size)
+    if ok and out then
+      body = out
+    else
+      dg0.err_off, dg0.err = dg0.header_size + (err_off or 0),
+        sfmt("compressed body could not be decoded as %s: %s", EP.compression, tostring(err or out))
+    end
+  end
+  local dg = body and parse(raw, body) or dg0
+  if dg.word then
+    local hrange = tvb(0, HW.size)
+    for _, b in ipairs(HEADER_BITS) do root:add(b.f, hrange) end
+    if dg.sent_time then root:add(F_SENT_TIME, tvb(HW.size, ES.sent_time.size)) end
+  end
+  root:append_text(sfmt(", peer %s", dg.peer_id and sfmt("0x%03x", dg.peer_id) or "?"))
+  if body then
+    ctvb = ByteArray.new(ssub(raw, 1, dg.header_size) .. body, true):tvb("Decompressed ENet datagram")
+  end
+  if dg.opaque then
+    local it = root:add(F_COMPRESSED_BODY, tvb(dg.header_size))
+    it:add_proto_expert_info(EE.compressed, "compressed ENet datagram; the codec is not on the wire (choose one in "
+      .. "the preference enet.compression)")
+    info[#info + 1] = sfmt("compressed (%d bytes)", tvb:len() - dg.header_size)
+  end
+  -- the conversation's client and Godot version, from CONNECT / VERIFY_CONNECT
+  for _, c in ipairs(dg.commands) do
+    local d = c.def
+    if d.name == "CONNECT" then
+      if conv.client ~= sender or conv.connect_id ~= c.values.connect_id then
+        conv.client, conv.connect_id, conv.client_id = sender, c.values.connect_id, c.values.data
+        conv.connect_seen = true -- the client's side is known for sure
+        for _, dir in pairs(conv.dirs) do for k, x in pairs(new_direction()) do dir[k] = x end end
+      end
+    end
+    local major = c.values.channel_count and ES.godot_major_by_channel_count[c.values.channel_count]
+    if major and not pinfo.visited then
+      conv.major = major
+      conv.major_evidence = sfmt("ENet multiplayer: %s channel count %d = Godot %d", d.name, c.values.channel_count, major)
+    end
+  end
+  if conv.client == nil and not pinfo.visited then conv.client = sender end
+  local direction = conv.client == sender and "c2s" or "s2c"
+  local dir = dir_of(conv, sender)
+  local plan = plans[pinfo.number]
+  local fresh = plan == nil
+  if fresh then plan = {}; plans[pinfo.number] = plan end
+  local deliveries = {}
+  for i, c in ipairs(dg.commands) do
+    local item = show_command(root, ctvb, c)
+    info[#info + 1] = c.def.name
+    if c.def.delivery then
+      local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
+      -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
+      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data) end
+      local p = plan[i]
+      item:add(F_DELIVERY, ctvb(c.off, c.size), c.def.delivery):set_generated()
+      if p.what == "duplicate" then
+        item:add(F_DUP, ctvb(c.off, c.size), true):set_generated()
+      elseif p.what == "fragment" then
+        item:add(F_FRAGMENTS, ctvb(c.off, c.size), sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
+          :set_generated()
+        info[#info] = sfmt("%s %d/%d", c.def.name, p.got, p.count)
+      elseif p.what == "dropped" then
+        item:add_proto_expert_info(EE.dropped, p.why)
+      elseif p.what == "reassembled" then
+        local rtvb = ByteArray.new(p.data, true):tvb("Reassembled ENet packet")
+        local it = item:add(F_FRAGMENTS, ctvb(c.off, c.size), sfmt("%d fragments, %d bytes (first in frame %d)",
+                                                                    p.count, #p.data, p.first))
+        it:set_generated()
+        it:add_proto_expert_info(EE.reassembled, sfmt("%d fragments reassembled: %d bytes", p.count, #p.data))
+        deliveries[#deliveries + 1] = { tvb = rtvb, range = rtvb(), data = p.data, channel = c.values.channel,
+                                        delivery = c.def.delivery }
+      else
+        deliveries[#deliveries + 1] = { tvb = ctvb, range = ctvb(c.data_off, c.data_len), off = c.data_off, data = data,
+                                        channel = c.values.channel, delivery = c.def.delivery }
+      end
+    end
+  end
+  if dg.err then
+    local at = dg.err_off
+    local len = (body and (#body + dg.header_size) or tvb:len()) - at
+    local etvb = body and ctvb or tvb
+    local it
+    if len > 0 then it = root:add(F_ERROR, etvb(at, len), sfmt("offset %d: %s", at, dg.err))
+    else it = root:add(F_ERROR, etvb(0, 0), sfmt("offset %d: %s", at, dg.err)) end
+    it:add_proto_expert_info(EE.malformed, sfmt("offset %d: %s", at, dg.err))
+    info[#info + 1] = "malformed"
+  end
+  pinfo.cols.info = "ENet " .. tconcat(info, ", ")
+  local major, evidence = conv_major(conv)
+  if major then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
+  for i, p in ipairs(deliveries) do
+    if MP.payload then
+      MP.payload(p, pinfo, tree, { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
+                                   client_id = conv.client_id, transport = "enet", conv = conv,
+                                   direction_known = conv.connect_seen or false,
+                                   msg_key = pinfo.number .. ":" .. i })
+    end
+  end
+  return tvb:len()
+end
+
+-- Registration ---------------------------------------------------------------------------------------
+function enet.dissector(tvb, pinfo, tree) return dissect(tvb, pinfo, tree) end
+
+local function heur_enet(tvb, pinfo, tree)
+  if not EP.heuristic then return false end
+  local c = econv_of(pinfo)
+  if not c.confirmed then
+    if not looks_like_enet(tvb:raw()) then return false end
+    c.confirmed = true
+  end
+  pinfo.conversation = enet
+  dissect(tvb, pinfo, tree)
+  return true
+end
+
+local enet_registered = ""
+local function register_enet_ports()
+  local t = DissectorTable.get("udp.port")
+  if enet_registered ~= "" then t:remove(enet_registered, enet) end
+  local want = tostring(enet.prefs.udp_ports or "")
+  if want ~= "" then t:add(want, enet) end
+  enet_registered = want
+end
+
+function enet.prefs_changed() read_enet_prefs(); register_enet_ports() end
+function enet.init()
+  read_enet_prefs()
+  econvs, plans = {}, {}
+  if MP.reset then MP.reset() end
+end
+
+read_enet_prefs()
+register_enet_ports()
+DissectorTable.get("udp.port"):add_for_decode_as(enet)
+enet:register_heuristic("udp", heur_enet)

@@ -1,0 +1,999 @@
+-- Godot high-level multiplayer: a template appended to godot.lua by godot_dissect/lua/mp_generator.py.
+-- One generic walker reads the field tuples of MP_SPEC.mp (spec/multiplayer.py: Int, Choice, Text,
+-- Blob, When, Repeat, Switch) into a tree; Variants are shown by engine.lua's `show`. Transports:
+-- ENet channels (from enet.lua, MP.payload) and WebSocket messages (heuristic on "ws").
+-- Path caches are kept per conversation and sending peer; what a message resolved on the first
+-- pass is kept by frame, so a second pass shows the same tree.
+-- @MP_SPEC@
+local MS = MP_SPEC.mp
+
+-- ProtoFields: one per item name of every layout, plus the filterable summary fields -----------------
+local IF, BF = {}, {}  -- item name -> ProtoField; bits name -> ProtoField
+local WIDE = {}        -- item names whose field is 64-bit: values are passed as Int64/UInt64
+local int_kinds = {}   -- name -> { size, signed, mixed }
+local text_names, blob_names, bits_names = {}, {}, {}
+local SKIP = { command = true } -- the command byte has its own fields (godot.mp.command is its name)
+
+local function note_int(name, code)
+  local k = int_kinds[name]
+  if k == nil then int_kinds[name] = { size = code.size, signed = code.signed }; return end
+  if k.signed ~= code.signed then k.mixed = true end
+  if code.size > k.size then k.size = code.size end
+end
+
+local collect
+local function collect_bits(list)
+  for _, b in ipairs(list or {}) do bits_names[b.name] = bits_names[b.name] or b end
+end
+collect = function(items)
+  for _, it in ipairs(items) do
+    local k = it.kind
+    if k == "when" then collect({ it.item })
+    elseif k == "int" then
+      if not SKIP[it.name] then note_int(it.name, it.code) end
+      collect_bits(it.bits)
+    elseif k == "choice" then
+      for _, code in pairs(it.codes) do note_int(it.name, code) end
+      for _, bb in ipairs(it.bits) do collect_bits(bb.bits) end
+    elseif k == "text" then text_names[it.name] = true
+    elseif k == "blob" then blob_names[it.name] = it
+    elseif k == "repeat" then collect(it.items)
+    elseif k == "switch" then for _, form in pairs(it.cases) do collect(form.items) end
+    end
+  end
+end
+for _, proto in pairs(MS.protocols) do
+  for _, c in ipairs(proto.commands) do
+    collect_bits(c.flags)
+    for _, form in ipairs(c.forms) do collect(form.items) end
+  end
+end
+for _, form in ipairs(MS.enet3_peer_header) do collect(form.items) end
+for _, form in ipairs({ MS.enet3_sysmsg, MS.ws3_header, MS.ws3_sys, MS.ws4_peer_id }) do collect(form.items) end
+
+local function label(name) return (name:gsub("_", " "):gsub("^%l", string.upper)) end
+local mfields = {}
+local function add_field(f) mfields[#mfields + 1] = f; return f end
+for name, k in pairs(int_kinds) do
+  local abbrev = "godot.mp." .. name
+  if k.mixed or k.size > 4 then
+    WIDE[name] = (k.signed or k.mixed) and Int64 or UInt64
+    IF[name] = add_field((k.signed or k.mixed) and ProtoField.int64(abbrev, label(name), base.DEC)
+                         or ProtoField.uint64(abbrev, label(name), base.DEC))
+  elseif k.signed then
+    IF[name] = add_field(ProtoField.int32(abbrev, label(name), base.DEC))
+  else
+    IF[name] = add_field(ProtoField.uint32(abbrev, label(name), base.DEC))
+  end
+end
+for name in pairs(text_names) do
+  if IF[name] == nil then IF[name] = add_field(ProtoField.string("godot.mp." .. name, label(name))) end
+end
+local TEXT_BLOB = {} -- blob names whose bytes are text (shown as a string field)
+for name, it in pairs(blob_names) do
+  if IF[name] == nil then
+    if it.content == "utf8" then
+      TEXT_BLOB[name] = true
+      IF[name] = add_field(ProtoField.string("godot.mp." .. name, label(name)))
+    else
+      IF[name] = add_field(ProtoField.bytes("godot.mp." .. name, label(name)))
+    end
+  end
+end
+for name, b in pairs(bits_names) do
+  if IF[name] == nil and not SKIP[name] then
+    BF[name] = add_field(ProtoField.uint32("godot.mp." .. name, label(name), base.DEC, b.values, nil, b.meaning))
+  elseif not SKIP[name] then
+    BF[name] = IF[name]
+  end
+end
+
+local MF = {
+  kind = add_field(ProtoField.string("godot.mp.kind", "Multiplayer kind")),
+  command = add_field(ProtoField.string("godot.mp.command", "Command")),
+  command_id = add_field(ProtoField.uint8("godot.mp.command_id", "Command number", base.DEC)),
+  protocol = add_field(ProtoField.string("godot.mp.protocol", "Protocol")),
+  sender = add_field(ProtoField.int32("godot.mp.sender", "Sending peer", base.DEC)),
+  channel = add_field(ProtoField.uint8("godot.mp.channel", "ENet channel", base.DEC)),
+  channel_name = add_field(ProtoField.string("godot.mp.channel_name", "Channel")),
+  relay = add_field(ProtoField.string("godot.mp.relay", "Relay")),
+  error = add_field(ProtoField.string("godot.mp.error", "Malformed")),
+  unresolved = add_field(ProtoField.string("godot.mp.unresolved", "Unresolved")),
+  node = add_field(ProtoField.string("godot.rpc.node", "Node")),
+  node_id = add_field(ProtoField.uint32("godot.rpc.node_id", "Node cache id", base.DEC)),
+  method = add_field(ProtoField.string("godot.rpc.method", "Method")),
+  method_id = add_field(ProtoField.uint16("godot.rpc.method_id", "Method id", base.DEC)),
+  property = add_field(ProtoField.string("godot.rset.property", "Property")),
+  argc = add_field(ProtoField.uint8("godot.rpc.argc", "Arguments", base.DEC)),
+  arg = add_field(ProtoField.string("godot.rpc.arg", "Argument")),
+  peer = add_field(ProtoField.int32("godot.mp.peer", "Peer", base.DEC)),
+  evidence = add_field(ProtoField.string("godot.mp.evidence", "Protocol evidence")),
+}
+godot.fields = mfields -- appended to the godot protocol's fields (Proto.fields adds, it does not replace)
+
+local ME = {
+  malformed = ProtoExpert.new("godot.mp.malformed", "Malformed Godot multiplayer packet", expert.group.MALFORMED,
+                              expert.severity.ERROR),
+  unresolved = ProtoExpert.new("godot.mp.unresolved.expert", "Path cache id not announced in the capture",
+                               expert.group.SEQUENCE, expert.severity.NOTE),
+}
+godot.experts = { ME.malformed, ME.unresolved }
+
+-- Reading ---------------------------------------------------------------------------------------------
+local MPFAIL = {}
+local function mfail(ctx, off, reason) ctx.err_off, ctx.err = off, reason; error(MPFAIL, 0) end
+
+local function read_code(raw, pos, code) -- pos 0-based; code {size, signed, le}
+  local n, v = code.size, 0
+  if code.le then
+    for i = n, 1, -1 do v = v * 256 + sbyte(raw, pos + i) end
+  else
+    for i = 1, n do v = v * 256 + sbyte(raw, pos + i) end
+  end
+  if code.signed and v >= 2 ^ (8 * n - 1) then v = v - 2 ^ (8 * n) end
+  return v
+end
+
+local function scope_new(parent) return { v = {}, at = {}, parent = parent } end
+local function get(s, name)
+  while s do
+    local x = s.v[name]
+    if x ~= nil then return x end
+    s = s.parent
+  end
+  return nil
+end
+local function span_of(s, name)
+  while s do
+    if s.at[name] then return s.at[name] end
+    s = s.parent
+  end
+  return nil
+end
+local function holds(conds, s)
+  for _, c in ipairs(conds or {}) do
+    local v = get(s, c.name)
+    if type(v) ~= "number" then return false end
+    if c.op == "==" and v ~= c.operand then return false end
+    if c.op == "!=" and v == c.operand then return false end
+    if c.op == "&" and band(v, c.operand) == 0 then return false end
+  end
+  return true
+end
+
+local function check_size(ctx, form, size, at, what)
+  if form.exact_size and size ~= form.exact_size then
+    mfail(ctx, at, sfmt("%s: %d bytes, the engine takes exactly %d", what, size, form.exact_size))
+  end
+  if size < (form.min_size or 0) then
+    mfail(ctx, at, sfmt("%s: %d bytes, the engine needs at least %d", what, size, form.min_size))
+  end
+end
+
+-- ctx: { tvb, off (tvb offset of raw byte 0), raw, d (dialect), tree items, args = {} }
+local function rng(ctx, s, e) return ctx.tvb(ctx.off + s, e - s) end
+
+local BLOB = {}    -- content -> function(ctx, blob item, s, e, scope, tree)
+local read_items
+
+local function read_text(ctx, it, pos, stop, scope, tree)
+  local start = pos
+  if it.at then
+    start = ctx.base + get(scope, it.at) -- offsets in the packet are from its first byte
+    if start >= stop then mfail(ctx, pos, sfmt("%s: offset %d is not inside the packet (%d bytes)", it.name, start, stop)) end
+  end
+  local raw, e
+  if it.size then
+    if stop - start < it.size then
+      mfail(ctx, start, sfmt("%s: needs %d bytes, %d left", it.name, it.size, math.max(stop - start, 0)))
+    end
+    raw, e = ssub(ctx.raw, start + 1, start + it.size - 1), start + it.size
+  else
+    local nul = sfind(ctx.raw, "\0", start + 1, true)
+    if nul == nil or nul > stop then
+      if not it.to_end then mfail(ctx, start, it.name .. ": no NUL before the end of the packet") end
+      raw, e = ssub(ctx.raw, start + 1, stop), stop
+    else
+      raw, e = ssub(ctx.raw, start + 1, nul - 1), it.to_end and stop or nul
+    end
+  end
+  local cut = sfind(raw, "\0", 1, true)
+  if cut then raw = ssub(raw, 1, cut - 1) end
+  scope.v[it.name], scope.at[it.name] = raw, { start, e }
+  if tree then tree:add(IF[it.name], rng(ctx, start, e), raw) end
+  if pos > e then return pos end
+  return e
+end
+
+local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
+  if stop - pos < code.size then
+    mfail(ctx, pos, sfmt("%s: needs %d bytes, %d left", it.name, code.size, math.max(stop - pos, 0)))
+  end
+  local v = read_code(ctx.raw, pos, code)
+  scope.v[it.name], scope.at[it.name] = v, { pos, pos + code.size }
+  local item
+  if tree and IF[it.name] then
+    local w = WIDE[it.name]
+    item = tree:add(IF[it.name], rng(ctx, pos, pos + code.size), w and w.new(v) or v)
+  end
+  for _, b in ipairs(bits or {}) do
+    local bv = band(rshift(v, b.shift), lshift(1, b.width) - 1)
+    if b.width >= 31 then bv = v % 2 ^ (b.shift + b.width) ; bv = floor(bv / 2 ^ b.shift) end
+    scope.v[b.name] = bv
+    if item and BF[b.name] then item:add(BF[b.name], rng(ctx, pos, pos + code.size), bv) end
+  end
+  if item and it.values and it.values[v] then item:append_text(" (" .. it.values[v] .. ")") end
+  return pos + code.size
+end
+
+local function read_item(ctx, it, pos, stop, scope, tree)
+  local k = it.kind
+  if k == "when" then
+    if holds(it.conds, scope) then return read_item(ctx, it.item, pos, stop, scope, tree) end
+    return pos
+  elseif k == "int" then
+    return read_int_item(ctx, it, it.code, it.bits, pos, stop, scope, tree)
+  elseif k == "choice" then
+    local sel = get(scope, it.selector)
+    local code = sel ~= nil and it.codes[sel]
+    if not code then mfail(ctx, pos, sfmt("%s: no width for %s = %s", it.name, it.selector, tostring(sel))) end
+    local bits
+    for _, bb in ipairs(it.bits) do if bb.size == code.size then bits = bb.bits end end
+    return read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
+  elseif k == "text" then
+    return read_text(ctx, it, pos, stop, scope, tree)
+  elseif k == "blob" then
+    local e = stop
+    if it.size then
+      local n = get(scope, it.size)
+      if n > stop - pos then
+        local at = (span_of(scope, it.size) or { pos })[1]
+        mfail(ctx, at, sfmt("%s: %s = %d but %d bytes are left", it.name, it.size, n, math.max(stop - pos, 0)))
+      end
+      e = pos + n
+    elseif it["end"] and holds(it.end_when, scope) then
+      e = ctx.base + get(scope, it["end"])
+      if e > stop then mfail(ctx, pos, sfmt("%s %d is past the end of the packet (%d bytes)", it["end"], e, stop - ctx.base)) end
+      if e < pos then mfail(ctx, pos, sfmt("%s %d points inside the header (before offset %d)", it["end"], e, pos)) end
+    end
+    scope.v[it.name], scope.at[it.name] = ssub(ctx.raw, pos + 1, e), { pos, e }
+    local item
+    if tree and TEXT_BLOB[it.name] then
+      local text = ssub(ctx.raw, pos + 1, e)
+      local cut = sfind(text, "\0", 1, true)
+      item = tree:add(IF[it.name], rng(ctx, pos, e), cut and ssub(text, 1, cut - 1) or text)
+    elseif tree then
+      item = tree:add(IF[it.name], rng(ctx, pos, e))
+    end
+    local show_blob = BLOB[it.content]
+    if show_blob then show_blob(ctx, it, pos, e, scope, item) end
+    return e
+  elseif k == "repeat" then
+    local groups = {}
+    if it.count then
+      local n = get(scope, it.count)
+      local min = 0
+      for _, x in ipairs(it.items) do if x.kind == "int" then min = min + x.code.size end end
+      if n * min > stop - pos then
+        local at = (span_of(scope, it.count) or { pos })[1]
+        mfail(ctx, at, sfmt("%s = %d needs %d bytes, %d left", it.count, n, n * min, math.max(stop - pos, 0)))
+      end
+      for i = 1, n do
+        local g = scope_new(scope)
+        local sub = tree and tree:add(IF[it.name] or MF.arg, rng(ctx, pos, pos), "")
+        local p0 = pos
+        pos = read_items(ctx, it.items, pos, stop, g, sub)
+        if sub then sub:set_len(pos - p0); sub:set_text(sfmt("%s [%d]", label(it.name), i - 1)) end
+        groups[#groups + 1] = g
+      end
+    else
+      while pos + it.more_than < stop do
+        local g = scope_new(scope)
+        local sub = tree and tree:add(MF.arg, rng(ctx, pos, pos), "")
+        local p0 = pos
+        pos = read_items(ctx, it.items, pos, stop, g, sub)
+        if sub then sub:set_len(pos - p0); sub:set_text(sfmt("%s [%d]", label(it.name), #groups)) end
+        groups[#groups + 1] = g
+      end
+    end
+    scope.v[it.name] = groups
+    return pos
+  elseif k == "switch" then
+    local sel = get(scope, it.selector)
+    local form = sel ~= nil and it.cases[sel]
+    if not form then mfail(ctx, pos - 1, sfmt("unknown %s %s", it.selector, tostring(sel))) end
+    check_size(ctx, form, stop - ctx.base, ctx.base, form.name)
+    scope.v[it.selector .. ":case"] = form.name
+    scope.form_name = form.name
+    return read_items(ctx, form.items, pos, stop, scope, tree)
+  end
+  error("not a layout item: " .. tostring(k))
+end
+
+read_items = function(ctx, items, pos, stop, scope, tree)
+  for _, it in ipairs(items) do pos = read_item(ctx, it, pos, stop, scope, tree) end
+  return pos
+end
+
+-- Variants ---------------------------------------------------------------------------------------------
+local CV = MS.compressed_variant
+
+-- one standard Variant at raw[pos..e): its text; fails like the engine
+local function one_variant(ctx, pos, e, tree, prefix)
+  local ok, used, text, err_off, err = show(ctx.tvb, ctx.off + pos, ssub(ctx.raw, pos + 1, e), ctx.d, tree, prefix)
+  if not ok then mfail(ctx, pos + (err_off or 0), "argument: " .. tostring(err)) end
+  return pos + used, text
+end
+
+local function bits_get(b, v) return band(rshift(v, b.shift), lshift(1, b.width) - 1) end
+
+-- one compressed Variant (MultiplayerAPI::decode_and_decompress_variant)
+local function one_compressed(ctx, pos, e, tree, prefix)
+  if e - pos < 1 then mfail(ctx, pos, "compressed Variant: needs 1 byte, 0 left") end
+  local d = ctx.d
+  local meta = sbyte(ctx.raw, pos + 1)
+  local t = bits_get(CV.type_bits, meta)
+  if t >= d.vmax then mfail(ctx, pos, sfmt("compressed Variant: type id %d is not below %d", t, d.vmax)) end
+  local bool_t, int_t = d.by_key.BOOL, d.by_key.INT
+  if t == bool_t.id then
+    local v = bits_get(CV.bool_value_bits, meta) == 1
+    local text = bool_t.name .. ": " .. tostring(v)
+    if tree then
+      local it = tree:add(F.type, rng(ctx, pos, pos + 1), t, (prefix or "") .. text)
+      it:add(F.bool, rng(ctx, pos, pos + 1), v)
+    end
+    return pos + 1, text
+  end
+  if t == int_t.id then
+    local code = { size = 0, signed = true, le = true }
+    local c = CV.int_codes[bits_get(CV.mode_bits, meta)]
+    code.size = c.size
+    if e - pos - 1 < code.size then
+      mfail(ctx, pos + 1, sfmt("compressed int (%d-bit): needs %d bytes, %d left", code.size * 8, code.size, e - pos - 1))
+    end
+    local r = rng(ctx, pos + 1, pos + 1 + code.size)
+    local v = code.size == 8 and r:le_int64() or read_code(ctx.raw, pos + 1, code)
+    local text = int_t.name .. ": " .. tostring(v)
+    if tree then
+      local it = tree:add(F.type, rng(ctx, pos, pos + 1 + code.size), t, (prefix or "") .. text)
+      it:add(F.int, r, type(v) == "number" and Int64.new(v) or v)
+    end
+    return pos + 1 + code.size, text
+  end
+  return one_variant(ctx, pos, e, tree, prefix)
+end
+
+local function show_args(ctx, it, s, e, scope, tree, count, reader)
+  local pos, texts = s, {}
+  local i = 0
+  while (count and i < count) or (not count and pos < e) do
+    if pos >= e then mfail(ctx, pos, sfmt("argument %d of %d: no bytes left", i, count)) end
+    local text
+    pos, text = reader(ctx, pos, e, tree, sfmt("[%d] ", i))
+    texts[#texts + 1] = text
+    i = i + 1
+  end
+  ctx.args = ctx.args or {}
+  for _, x in ipairs(texts) do ctx.args[#ctx.args + 1] = x end
+  return pos -- bytes after the last argument: the engine ignores them
+end
+
+BLOB.variants = function(ctx, it, s, e, scope, tree)
+  show_args(ctx, it, s, e, scope, tree, get(scope, "argc"), one_variant)
+end
+BLOB.variant = function(ctx, it, s, e, scope, tree) show_args(ctx, it, s, e, scope, tree, 1, one_variant) end
+BLOB.compressed_variant = function(ctx, it, s, e, scope, tree)
+  show_args(ctx, it, s, e, scope, tree, 1, one_compressed)
+end
+BLOB.compressed_variants = function(ctx, it, s, e, scope, tree)
+  show_args(ctx, it, s, e, scope, tree, nil, one_compressed)
+end
+BLOB.compressed_args = function(ctx, it, s, e, scope, tree)
+  if get(scope, "byte_only") == 1 then
+    ctx.args = ctx.args or {}
+    if e > s then
+      local pba = ctx.d.by_key.PACKED_BYTE_ARRAY
+      local text = sfmt("%s[%d]", pba and pba.name or "PackedByteArray", e - s)
+      if tree then tree:add(F.type, rng(ctx, s, e), pba and pba.id or 0, "[0] " .. text) end
+      ctx.args[#ctx.args + 1] = text
+    end
+    return
+  end
+  show_args(ctx, it, s, e, scope, tree, get(scope, "argc"), one_compressed)
+end
+BLOB.utf8 = function(ctx, it, s, e, scope, tree)
+  local raw = ssub(ctx.raw, s + 1, e)
+  local cut = sfind(raw, "\0", 1, true)
+  if cut then raw = ssub(raw, 1, cut - 1) end
+  scope.v[it.name] = raw
+end
+BLOB.packet = function(ctx, it, s, e, scope, tree)
+  ctx.inner = { s = s, e = e }
+end
+
+-- Godot 4 method names -------------------------------------------------------------------------------------
+-- Method ids index the node's RPC names sorted (node-level ones with NODE_RPC_FLAG); the names are not
+-- on the wire, but SIMPLIFY_PATH carries get_rpc_md5 (md5 of the node-level names sorted, then the
+-- script's sorted, concatenated). Names listed in the preference godot.rpc_names are used only when
+-- their md5 is the announced one (or, with no md5 in the capture, marked unverified): the rules of
+-- godot_dissect/multiplayer/rpcnames.py.
+godot.prefs.rpc_names = Pref.string("RPC method names (Godot 4)", "",
+  "NODE=name,name,node:name;NODE=... : the @rpc method names of a node (node: = rpc_config on the Node), "
+  .. "checked against the md5 of SIMPLIFY_PATH")
+
+local MD5_K, MD5_S = {}, { 7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21 }
+for i = 0, 63 do MD5_K[i] = floor(math.abs(math.sin(i + 1)) * 2 ^ 32) end
+local function md5_hex(msg) -- RFC 1321 with bit32
+  local bxor_, bnot_, lrot = bit32.bxor, bit32.bnot, bit32.lrotate
+  local n = #msg
+  local bits, tail = n * 8, {}
+  for i = 1, 8 do tail[i] = schar(bits % 256); bits = floor(bits / 256) end
+  msg = msg .. "\128" .. srep("\0", (55 - n) % 64) .. tconcat(tail)
+  local h = { 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476 }
+  local M = {}
+  for chunk = 1, #msg, 64 do
+    for i = 0, 15 do
+      local p = chunk + i * 4
+      local b1, b2, b3, b4 = sbyte(msg, p, p + 3)
+      M[i] = b1 + b2 * 256 + b3 * 65536 + b4 * 16777216
+    end
+    local A, B, C, D = h[1], h[2], h[3], h[4]
+    for i = 0, 63 do
+      local f, g
+      if i < 16 then f, g = bor(band(B, C), band(bnot_(B), D)), i
+      elseif i < 32 then f, g = bor(band(D, B), band(bnot_(D), C)), (5 * i + 1) % 16
+      elseif i < 48 then f, g = bxor_(B, C, D), (3 * i + 5) % 16
+      else f, g = bxor_(C, bor(B, bnot_(D))), (7 * i) % 16 end
+      f = (f + A + MD5_K[i] + M[g]) % 4294967296
+      A, D, C = D, C, B
+      B = (B + lrot(f, MD5_S[floor(i / 16) * 4 + i % 4 + 1])) % 4294967296
+    end
+    h[1], h[2], h[3], h[4] = (h[1] + A) % 4294967296, (h[2] + B) % 4294967296, (h[3] + C) % 4294967296,
+                             (h[4] + D) % 4294967296
+  end
+  local out = {}
+  for _, v in ipairs(h) do
+    for _ = 1, 4 do out[#out + 1] = sfmt("%02x", v % 256); v = floor(v / 256) end
+  end
+  return tconcat(out)
+end
+
+local function norm_path(p)
+  p = p:gsub("^/+", ""):gsub("/+$", "")
+  if ssub(p, 1, 5) == "root/" then p = ssub(p, 6) end
+  return p
+end
+
+local NODE_RPC_FLAG = MS.node_rpc_flag
+local rpc_pref, rpc_tables = nil, {}
+local function rpc_candidates(path)
+  local want = tostring(godot.prefs.rpc_names or "")
+  if want ~= rpc_pref then
+    rpc_pref, rpc_tables = want, {}
+    for entry in want:gmatch("[^;]+") do
+      local node, list = entry:match("^%s*(.-)%s*=(.*)$")
+      if node then
+        local script, native = {}, {}
+        for name in list:gmatch("[^,%s]+") do
+          if ssub(name, 1, 5) == "node:" then native[#native + 1] = ssub(name, 6) else script[#script + 1] = name end
+        end
+        tsort(script); tsort(native)
+        local t = { ids = {}, md5 = md5_hex(tconcat(native) .. tconcat(script)) }
+        for i, name in ipairs(native) do t.ids[bor(i - 1, NODE_RPC_FLAG)] = name end
+        for i, name in ipairs(script) do t.ids[i - 1] = name end
+        local key = norm_path(node)
+        rpc_tables[key] = rpc_tables[key] or {}
+        local list_ = rpc_tables[key]
+        list_[#list_ + 1] = t
+      end
+    end
+  end
+  return path and rpc_tables[norm_path(path)] or nil
+end
+
+-- name, verified (true / false = no md5 in the capture); nil when unknown or the md5 differs
+local function rpc_name(path, id, md5)
+  local cands = rpc_candidates(path)
+  if not cands then return nil end
+  if md5 then
+    for _, t in ipairs(cands) do if t.md5 == md5 then return t.ids[id], true end end
+    return nil
+  end
+  return cands[1].ids[id], false
+end
+
+-- Packets ------------------------------------------------------------------------------------------------
+local PROTOCOLS = MS.protocols
+
+local function command_of(proto, byte)
+  local cb = proto.command_byte.bits[1]
+  local n = bits_get(cb, byte)
+  for _, c in ipairs(proto.commands) do if c.id == n then return c, n end end
+  return nil, n
+end
+
+-- the form its flags select, else the one its size fits (CONFIRM_PATH 4.3+ is exactly 6 bytes), else the
+-- first without a fixed size; `hint`: the form the conversation was seen to use (packets.py pick_form)
+local function pick_form(c, scope, size, hint)
+  local forms = {}
+  for _, f in ipairs(c.forms) do if holds(f.when, scope) then forms[#forms + 1] = f end end
+  if #forms == 0 then forms = c.forms end
+  if hint then for _, f in ipairs(forms) do if f.name == hint then return f end end end
+  for _, f in ipairs(forms) do if f.exact_size and f.exact_size == size then return f end end
+  for _, f in ipairs(forms) do if f.exact_size == nil then return f end end
+  return forms[1]
+end
+
+-- state per conversation: path caches per sender, spawned nodes; memo of resolved names per message
+local mstates, memos = {}, {}
+local MAX_CACHE = MS.max_cache_entries
+local function state_of(key)
+  local s = mstates[key]
+  if s == nil then
+    s = { paths = {}, md5s = {}, spawned = {}, syncs = {}, received = {}, n = 0, first_s2c = true }
+    mstates[key] = s
+  end
+  return s
+end
+local function remember(st, tbl, sender, id, value)
+  local t = st[tbl][sender]
+  if t == nil then t = {}; st[tbl][sender] = t end
+  st.n = st.n + 1
+  if st.n > MAX_CACHE then
+    st.paths, st.md5s, st.spawned, st.syncs, st.received, st.n = {}, {}, {}, {}, {}, 0
+    return remember(st, tbl, sender, id, value)
+  end
+  t[id] = value
+end
+local function lookup(st, tbl, sender, id) local t = st[tbl][sender]; return t and t[id] end
+
+-- one SceneMultiplayer / MultiplayerAPI packet at raw[base, stop): its message { kind, command, node, ... }
+local decode_packet
+decode_packet = function(ctx, base, stop, tree, env, memo)
+  local proto = PROTOCOLS[env.major]
+  local msg = { args = nil, base = base }
+  ctx.base = base
+  local root = tree:add(godot, rng(ctx, base, stop))
+  msg.root, ctx.root = root, root
+  root:set_text("Godot multiplayer, " .. proto.name)
+  root:add(MF.protocol, rng(ctx, base, stop), proto.name):set_generated()
+  if stop - base < 1 then
+    root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)")
+    mfail(ctx, base, "empty packet")
+  end
+  local byte = sbyte(ctx.raw, base + 1)
+  local c, n = command_of(proto, byte)
+  root:add(MF.command_id, rng(ctx, base, base + 1), n)
+  if c == nil then
+    root:add(MF.command, rng(ctx, base, base + 1), ""):append_text("(unknown)")
+    mfail(ctx, base, sfmt("unknown command %d (byte 0x%02x)", n, byte))
+  end
+  msg.command, msg.kind = c.name, c.kind
+  local citem = root:add(MF.command, rng(ctx, base, base + 1), c.name)
+  root:add(MF.kind, rng(ctx, base, base + 1), c.kind):set_generated()
+  local scope = scope_new(nil)
+  for _, b in ipairs(c.flags or {}) do
+    local v = bits_get(b, byte)
+    scope.v[b.name] = v
+    if BF[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1), v) end
+  end
+  msg.scope = scope
+  local form = pick_form(c, scope, stop - base, ctx.hint)
+  msg.form = form.name
+  check_size(ctx, form, stop - base, base, c.name)
+  ctx.args = nil
+  ctx.inner = nil
+  read_items(ctx, form.items, base + 1, stop, scope, root)
+  msg.args = ctx.args
+  local v = scope.v
+  if c.name == "SPAWN" then -- the engine's name checks (String::validate_node_name)
+    local at = (scope.at.name or { base })[1]
+    if v.name_len == 0 then mfail(ctx, at, "zero spawn name size") end
+    if v.name and sfind(v.name, "[" .. MS.invalid_node_name_chars:gsub("%p", "%%%0") .. "]") then
+      mfail(ctx, at, sfmt("invalid node name '%s' (validate_node_name)", v.name))
+    end
+  end
+  if c.name == "SYS" and env.relay then -- SceneMultiplayer::_process_packet has no case for a relayed SYS
+    mfail(ctx, base, "a SYS packet inside a RELAY is not processed by the engine")
+  end
+  if c.name == "SYS" and env.direction == "c2s" and env.direction_known and not env.relay
+     and (scope.form_name == "ADD_PEER" or scope.form_name == "DEL_PEER") then
+    mfail(ctx, base + 1, sfmt("SYS %s from a client: only the server announces peers", scope.form_name))
+  end
+  return msg
+end
+
+-- names from the caches (first pass) or the memo (later passes)
+local function resolve(msg, st, env, memo)
+  if memo.done then for k, v in pairs(memo.r) do msg[k] = v end; return end
+  local s, sender, receiver = msg.scope, env.sender, env.receiver
+  local c = msg.command
+  local r = {}
+  local v = s.v
+  if env.major == 3 then
+    if c == "SIMPLIFY_PATH" then
+      r.node, r.node_id = v.node_path, v.path_id
+      remember(st, "paths", sender, v.path_id, v.node_path)
+    elseif c == "CONFIRM_PATH" then
+      r.node = v.node_path
+    elseif c == "REMOTE_CALL" or c == "REMOTE_SET" then
+      if v.inline_path == 1 then r.node = v.node_path
+      else
+        r.node_id = v.target
+        r.node = lookup(st, "paths", sender, v.target)
+        if r.node == nil then r.unresolved = sfmt("path id %d of peer %s not announced in the capture", v.target, tostring(sender)) end
+      end
+      if c == "REMOTE_CALL" then r.method = v.method else r.method = v.property end
+    end
+  else
+    if c == "SIMPLIFY_PATH" then
+      r.node, r.node_id = v.node_path, v.cache_id
+      local key = tostring(sender) .. ">" .. tostring(receiver) .. ">" .. v.cache_id
+      if st.received[key] then
+        r.err_off = msg.base + 1 + MS.md5_hex_size
+        r.err = sfmt("duplicate remote cache id %d for peer %s", v.cache_id, tostring(sender))
+      end
+      st.received[key] = true
+      remember(st, "paths", sender, v.cache_id, v.node_path)
+      remember(st, "md5s", sender, v.cache_id, v.md5)
+    elseif c == "CONFIRM_PATH" then
+      if v.node_path then r.node = v.node_path
+      elseif v.cache_id then r.node_id = v.cache_id; r.node = lookup(st, "paths", receiver, v.cache_id) end
+    elseif c == "REMOTE_CALL" then
+      r.method_id = v.method_id
+      local md5
+      if v.node_id ~= nil and v.inline_path == 1 and v.node_path then
+        r.node = v.node_path
+        for id, path in pairs(st.paths[sender] or {}) do
+          if path == r.node then md5 = lookup(st, "md5s", sender, id) end
+        end
+      else
+        r.node_id = v.node_id
+        r.node = lookup(st, "paths", sender, v.node_id)
+        md5 = lookup(st, "md5s", sender, v.node_id)
+        if r.node == nil then r.unresolved = sfmt("cache id %d of peer %s not announced in the capture", v.node_id, tostring(sender)) end
+      end
+      r.method, r.method_verified = rpc_name(r.node, v.method_id, md5)
+    elseif c == "SPAWN" then
+      r.node_id = v.spawner_id
+      r.node = lookup(st, "paths", sender, v.spawner_id)
+      remember(st, "spawned", sender, v.net_id, { name = v.name, spawner = r.node })
+      for _, g in ipairs(v.sync_ids or {}) do remember(st, "syncs", sender, g.v.sync_id, v.name) end
+      r.name = v.name
+    elseif c == "DESPAWN" then
+      local sp = lookup(st, "spawned", sender, v.net_id)
+      if sp then r.node, r.name = sp.spawner, sp.name end
+    elseif c == "SYNC" then
+      local names = {}
+      for _, g in ipairs(v.entries or {}) do
+        local nid = g.v.net_id
+        if g.v.path_cache == 1 then names[#names + 1] = lookup(st, "paths", sender, g.v.id) or tostring(nid)
+        else names[#names + 1] = lookup(st, "syncs", sender, nid) or tostring(nid) end
+      end
+      r.entries = tconcat(names, ", ")
+    end
+  end
+  memo.r, memo.done = r, true
+  for k, x in pairs(r) do msg[k] = x end
+end
+
+local function summary(msg)
+  local args = tconcat(msg.args or {}, ", ")
+  local where = msg.node or (msg.node_id and ("node#" .. msg.node_id)) or "?"
+  local k = msg.kind
+  if k == "rpc" then
+    local name = msg.method or ("method#" .. tostring(msg.method_id))
+    return sfmt("RPC %s.%s(%s)", where, name, args)
+  elseif k == "rset" then return sfmt("RSET %s.%s = %s", where, msg.method or "?", args)
+  elseif k == "simplify_path" then return sfmt("SIMPLIFY_PATH %s id=%s", tostring(msg.node), tostring(msg.node_id))
+  elseif k == "confirm_path" then return "CONFIRM_PATH " .. tostring(msg.node)
+  elseif k == "spawn" then return sfmt("SPAWN %s by %s [%s]", tostring(msg.name), where, args)
+  elseif k == "despawn" then return "DESPAWN " .. tostring(msg.name or msg.scope.v.net_id)
+  elseif k == "sync" then return sfmt("SYNC %s: %s", msg.entries or "", args)
+  elseif k == "sys" then return "SYS " .. tostring(msg.scope.form_name or "") .. (msg.scope.v.peer and (" " .. msg.scope.v.peer) or "")
+  elseif k == "raw" then return sfmt("RAW %d bytes", #(msg.scope.v.data or ""))
+  end
+  return msg.command or "?"
+end
+
+local function show_resolved(msg, ctx, base, stop)
+  local root = msg.root
+  local whole = rng(ctx, base, stop)
+  if msg.node then root:add(MF.node, whole, msg.node):set_generated() end
+  if msg.node_id then root:add(MF.node_id, whole, msg.node_id):set_generated() end
+  if msg.kind == "rpc" then
+    if msg.method then
+      local it = root:add(MF.method, whole, msg.method)
+      it:set_generated()
+      if msg.method_verified == false then it:append_text(" (not verified: no SIMPLIFY_PATH md5 in the capture)") end
+    end
+    if msg.method_id then root:add(MF.method_id, whole, msg.method_id):set_generated() end
+  elseif msg.kind == "rset" and msg.method then
+    root:add(MF.property, whole, msg.method):set_generated()
+  end
+  if msg.unresolved then
+    root:add(MF.unresolved, whole, msg.unresolved):set_generated()
+    root:add_proto_expert_info(ME.unresolved, msg.unresolved)
+  end
+  if msg.kind == "rpc" or msg.kind == "rset" then
+    root:add(MF.argc, whole, #(msg.args or {})):set_generated()
+    for i, a in ipairs(msg.args or {}) do root:add(MF.arg, whole, a):set_generated() end
+  end
+end
+
+local info_state = { number = -1 }
+local function add_info(pinfo, text)
+  if info_state.number ~= pinfo.number or info_state.visited ~= pinfo.visited then
+    info_state.number, info_state.visited = pinfo.number, pinfo.visited
+    pinfo.cols.info = text
+  else
+    pinfo.cols.info:append(" | " .. text)
+  end
+  pinfo.cols.protocol = "Godot MP"
+end
+
+-- a packet with its resolution and, for a SYS RELAY, the relayed packet
+local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
+  ctx.root = nil
+  if memo.hint == nil then memo.hint = (not env.relay and st.confirm_form) or false end
+  ctx.hint = memo.hint or nil
+  local ok, msg = pcall(decode_packet, ctx, base, stop, tree, env, memo)
+  if not ok then
+    if msg ~= MPFAIL then error(msg, 0) end
+    local text = sfmt("offset %d: %s", ctx.err_off, ctx.err)
+    local where = ctx.root or tree
+    if env.relay then where:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
+    local it = where:add(MF.error, rng(ctx, math.min(ctx.err_off, stop), stop), text)
+    it:add_proto_expert_info(ME.malformed, text)
+    add_info(pinfo, (prefix or "") .. "malformed: " .. ctx.err)
+    return
+  end
+  if msg.command == "CONFIRM_PATH" and not env.relay and st.confirm_form == nil and not pinfo.visited then
+    st.confirm_form = msg.form -- the conversation's CONFIRM_PATH form (4.0-4.2 path / 4.3+ id)
+  end
+  resolve(msg, st, env, memo)
+  if msg.err then
+    local text = sfmt("offset %d: %s", msg.err_off, msg.err)
+    msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
+  end
+  if env.sender_id then msg.root:add(MF.sender, rng(ctx, base, stop), env.sender_id):set_generated() end
+  if env.relay then msg.root:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
+  show_resolved(msg, ctx, base, stop)
+  local text = (prefix or "") .. summary(msg)
+  msg.root:append_text(": " .. text)
+  local inner = ctx.inner
+  if inner and msg.command == "SYS" then
+    local peer = msg.scope.v.peer
+    local env2 = { major = env.major }
+    if env.direction == "s2c" then
+      env2.sender, env2.receiver, env2.relay = peer, env.receiver, "from " .. peer
+    else
+      env2.sender, env2.receiver, env2.relay = env.sender, peer, "to " .. peer
+    end
+    env2.sender_id = type(env2.sender) == "number" and env2.sender or env.client_id
+    memo.inner = memo.inner or {}
+    packet(ctx, inner.s, inner.e, tree, env2, st, memo.inner, pinfo, "[relay " .. env2.relay .. "] ")
+    return
+  end
+  add_info(pinfo, text)
+end
+
+local function memo_of(key)
+  local m = memos[key]
+  if m == nil then m = {}; memos[key] = m end
+  return m
+end
+
+local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e)
+  local scope = scope_new(nil)
+  local root = tree:add(godot, rng(ctx, s, e))
+  root:set_text("Godot multiplayer, peer message")
+  ctx.base = s
+  local ok, err = pcall(function()
+    check_size(ctx, form, e - s, s, command_name)
+    read_items(ctx, form.items, s, e, scope, root)
+  end)
+  if not ok and err ~= MPFAIL then error(err, 0) end
+  if not ok then
+    local text = sfmt("offset %d: %s", ctx.err_off or s, ctx.err or "bad peer message")
+    root:add(MF.error, rng(ctx, s, e), text):add_proto_expert_info(ME.malformed, text)
+    add_info(pinfo, "malformed: " .. text)
+    return nil
+  end
+  local name = command_name
+  local first = form.items[1]
+  if first.values and first.values[scope.v[first.name]] then name = first.values[scope.v[first.name]] end
+  if values_name then name = values_name end
+  root:add(MF.command, rng(ctx, s, e), name)
+  root:add(MF.kind, rng(ctx, s, e), "peer"):set_generated()
+  local peer = scope.v.peer
+  if peer then root:add(MF.peer, rng(ctx, s, e), peer):set_generated() end
+  local text = name .. " " .. tostring(peer)
+  root:append_text(": " .. text)
+  add_info(pinfo, text)
+  scope.root, scope.name = root, name
+  return scope
+end
+
+-- ENet: one delivered packet. p: { tvb, off, data, channel }; env from enet.lua
+MP.payload = function(p, pinfo, tree, e)
+  local major = e.major
+  if major == nil then
+    -- no CONNECT seen: a Godot 3 peer header is 8 bytes with a MultiplayerAPI command (0-4) after it
+    local raw = p.data
+    major = (#raw >= 9 and sbyte(raw, 9) <= 4 and p.channel <= 2) and 3 or 4
+    e.conv.major, e.conv.major_evidence = major, "guessed from the first packet (no CONNECT in the capture)"
+  end
+  local proto = PROTOCOLS[major]
+  if not proto then return end
+  local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"] }
+  local st = state_of(e.key)
+  local memo = memo_of(e.msg_key)
+  local cmap = MS.enet_channels[major]
+  local cname
+  for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
+  cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
+  if major == 3 then
+    if p.channel == 0 then
+      local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data)
+      if scope and e.direction == "c2s" and e.direction_known then -- "Only server can send config messages"
+        local text = sfmt("offset 0: %s from a client on channel 0: the server drops it", scope.name or "SYSMSG")
+        scope.root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
+      end
+      return
+    end
+    if st.enet3_header == nil then
+      -- decided once per conversation, as the Python reader does: 3.0/3.1 put a small flags u32 where
+      -- 3.2+ has the command byte and the low bytes of the target
+      local raw = p.data
+      local old = #raw >= 13 and sbyte(raw, 9) <= 2 and ssub(raw, 10, 12) == "\0\0\0"
+      st.enet3_header = old and "3.0-3.1" or "3.2+"
+    end
+    local form
+    for _, f in ipairs(MS.enet3_peer_header) do if f.name == st.enet3_header then form = f end end
+    local scope = scope_new(nil)
+    ctx.base = 0
+    local ok, err = pcall(function()
+      check_size(ctx, form, #p.data, 0, "ENet peer header")
+      read_items(ctx, form.items, 0, #p.data, scope, nil)
+    end)
+    if not ok and err ~= MPFAIL then error(err, 0) end
+    if not ok then
+      local text = sfmt("offset %d: %s", ctx.err_off or 0, ctx.err or "bad header")
+      local root = tree:add(godot, p.range)
+      root:set_text("Godot 3 ENet peer header: " .. text)
+      root:add(MF.command, p.range, "ENET_PEER_HEADER")
+      root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
+      add_info(pinfo, "malformed: " .. text)
+      return
+    end
+    local hsize = 0
+    for _, it in ipairs(form.items) do hsize = hsize + it.code.size end
+    local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, direction = e.direction }
+    local htree = tree:add(godot, rng(ctx, 0, hsize), "Godot 3 ENet peer header")
+    read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
+    htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
+    htree:add(MF.channel_name, rng(ctx, 0, hsize), cname):set_generated()
+    packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
+    return
+  end
+  local env = { major = 4, direction = e.direction, client_id = e.client_id, direction_known = e.direction_known }
+  if e.direction == "s2c" then env.sender, env.receiver, env.sender_id = 1, "client", 1
+  else env.sender, env.receiver, env.sender_id = "client", 1, e.client_id end
+  packet(ctx, 0, #p.data, tree, env, st, memo, pinfo)
+end
+
+-- WebSocket ------------------------------------------------------------------------------------------------
+local f_ws_op = Field.new("websocket.opcode")
+local function ws_binary()
+  local ops = { f_ws_op() }
+  for i = #ops, 1, -1 do
+    local op = ops[i].value
+    if op == 1 then return false end
+    if op == 2 then return true end
+  end
+  return true -- a continuation: the opcode was in an earlier frame
+end
+
+local wsconvs = {}
+local ws_msg_index = { number = -1, n = 0 }
+local WS3_SYS_ID
+for id, name in pairs(MS.ws3_header.items[1].values) do if name == "SYS_ID" then WS3_SYS_ID = id end end
+
+local function ws_conv(pinfo)
+  local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
+  local b = tostring(pinfo.dst) .. ":" .. pinfo.dst_port
+  local key = a < b and (a .. " " .. b) or (b .. " " .. a)
+  local c = wsconvs[key]
+  if c == nil then c = { key = "w " .. key }; wsconvs[key] = c end
+  return c, a
+end
+
+-- the first binary message of a conversation decides: Godot 4 (4-byte peer id) or Godot 3 (SYS_ID)
+local function ws_detect(c, sender, raw)
+  local n = #raw
+  if n == MS.ws4_peer_id.exact_size then
+    local id = read_code(raw, 0, MS.ws4_peer_id.items[1].code)
+    if id >= MS.ws4_min_peer_id then
+      c.kind, c.server, c.client_id = "ws4", sender, id
+      c.evidence = sfmt("godot4 WebSocketMultiplayerPeer: the server's first binary message is 4 bytes, the client's peer id %d", id)
+      return true
+    end
+  end
+  local hsize = MS.ws3_header.min_size
+  if n == hsize + MS.ws3_sys.min_size and sbyte(raw, 1) == WS3_SYS_ID then
+    c.kind, c.server = "ws3", sender
+    c.evidence = "godot3 WebSocketMultiplayerPeer: 9-byte header, the server's first message is SYS_ID"
+    return true
+  end
+  return false
+end
+
+local function heur_ws_mp(tvb, pinfo, tree)
+  if not ws_binary() then return false end
+  local c, sender = ws_conv(pinfo)
+  local raw = tvb:raw()
+  if c.kind == nil then
+    if pinfo.visited or not ws_detect(c, sender, raw) then c.kind = c.kind or "no"; return false end
+  end
+  if c.kind == "no" then return false end
+  if ws_msg_index.number ~= pinfo.number or ws_msg_index.visited ~= pinfo.visited then
+    ws_msg_index.number, ws_msg_index.visited, ws_msg_index.n = pinfo.number, pinfo.visited, 0
+  end
+  ws_msg_index.n = ws_msg_index.n + 1
+  local mkey = "w" .. pinfo.number .. ":" .. ws_msg_index.n
+  local direction = sender == c.server and "s2c" or "c2s"
+  local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"] }
+  local st = state_of(c.key)
+  local memo = memo_of(mkey)
+  pinfo.conversation = godot
+  if c.kind == "ws4" then
+    if direction == "s2c" and (memo.peer_id or (not pinfo.visited and st.first_s2c)) then
+      st.first_s2c = false
+      memo.peer_id = true
+      peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw)
+      return true
+    end
+    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true }
+    if direction == "s2c" then env.sender, env.receiver, env.sender_id = 1, "client", 1
+    else env.sender, env.receiver, env.sender_id = "client", 1, c.client_id end
+    packet(ctx, 0, #raw, tree, env, st, memo, pinfo)
+    return true
+  end
+  -- Godot 3: the 9-byte header, then a system message or a MultiplayerAPI packet
+  local form = MS.ws3_header
+  local scope = scope_new(nil)
+  local hsize = form.min_size
+  local htree = tree:add(godot, tvb(0, math.min(hsize, #raw)), "Godot 3 WebSocket multiplayer header")
+  ctx.base = 0
+  local ok, err = pcall(function()
+    check_size(ctx, form, #raw, 0, "WebSocket multiplayer header")
+    read_items(ctx, form.items, 0, #raw, scope, htree)
+  end)
+  if not ok and err ~= MPFAIL then error(err, 0) end
+  if not ok then
+    local text = sfmt("offset %d: %s", ctx.err_off or 0, ctx.err or "bad header")
+    htree:add(MF.command, tvb(), "WS_HEADER")
+    htree:add(MF.error, tvb(), text):add_proto_expert_info(ME.malformed, text)
+    add_info(pinfo, "malformed: " .. text)
+    return true
+  end
+  local tname = form.items[1].values[scope.v.type]
+  if scope.v.type ~= 0 then
+    peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw)
+    return true
+  end
+  local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, direction = direction }
+  packet(ctx, hsize, #raw, tree, env, st, memo, pinfo)
+  return true
+end
+
+MP.reset = function()
+  mstates, memos, wsconvs = {}, {}, {}
+  info_state = { number = -1 }
+  ws_msg_index = { number = -1, n = 0 }
+end
+
+-- a protocol of its own only to register a second "ws" heuristic (one per protocol); the tree is godot's
+local godot_ws = Proto("godot_mp_ws", "Godot WebSocket multiplayer")
+godot_ws:register_heuristic("ws", heur_ws_mp)

@@ -1,0 +1,44 @@
+"""One decoded multiplayer message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class MpMessage:
+    """A Godot multiplayer packet (or transport message) as the engine would understand it.
+
+    ``kind``: rpc, rset, simplify_path, confirm_path, spawn, despawn, sync, sys, raw, peer, enet.
+    ``command``: the engine's name (``REMOTE_CALL``, ``SYS``, ``SYSMSG_ADD_PEER``, ``PEER_ID`` ...).
+    ``node``: the node path (resolved through the sender's path cache, or carried inline);
+    ``node_id``: the id on the wire. ``method``: the method (3.x, or 4.x when the names are known)
+    or property name; ``method_id``: the 4.x id. ``args``: RPC arguments; ``value``: the RSET value
+    or other payload. ``fields``: everything else the packet carries (cache ids, md5, peer ids,
+    relay target, transport header...). ``error``: "offset N: reason" when the engine would reject
+    the packet; what was read before the error is kept.
+    """
+
+    kind: str
+    command: str = ""
+    node: str | None = None
+    node_id: int | None = None
+    method: str | None = None
+    method_id: int | None = None
+    args: list[Any] | None = None
+    value: Any = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    error_offset: int | None = None
+    raw: bytes = b""  # the Godot packet, transport header excluded
+    peer: int | None = None  # the peer a peer/sys message is about, or the relay peer
+    sender: int | None = None  # the peer id that sent it, when known
+    inner: MpMessage | None = None  # SYS RELAY: the relayed packet
+    #: wire span (start, stop) of each argument inside ``raw`` (RPCs), for checking against engines
+    arg_spans: list[tuple[int, int]] | None = None
+
+    def fail(self, offset: int, reason: str) -> MpMessage:
+        self.error_offset = offset
+        self.error = f"offset {offset}: {reason}"
+        return self

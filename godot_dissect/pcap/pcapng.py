@@ -1,0 +1,118 @@
+"""pcapng blocks: (timestamp, frame) of every packet, read as dpkt's pcapng reader reads them.
+
+Same rules as dpkt 1.9 (whose output the reader was built on): the first Interface Description
+Block gives the link type, time resolution and offset of every packet; Enhanced Packet Blocks
+and obsolete Packet Blocks are packets, every other block (later sections too) is skipped; a
+timestamp is ``tsoffset + ticks / divisor``. A block cut short raises EOFError; a block whose
+length fields make no sense raises ValueError. Blocks are read one at a time (memory does not
+grow with the file), big ones in pieces (a claimed length allocates nothing the file lacks).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from typing import BinaryIO
+
+MAGIC = b"\x0a\x0d\x0d\x0a"  # Section Header Block type
+_BOM = 0x1A2B3C4D
+_IDB, _PB, _EPB = 1, 2, 6
+_OPT_END, _OPT_TSRESOL, _OPT_TSOFFSET = 0, 9, 14
+_SHB_HEAD = 28  # type, length, byte-order magic, version, section length, trailing length
+_PACKET_HEAD = 20  # after type and length: interface, timestamp high/low, captured, original length
+_PIECE = 1 << 20  # bytes read at a time from a big block
+
+
+def read(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes]]]:
+    """Link type and packets of the pcapng file ``f`` (positioned at its start)."""
+    head = f.read(_SHB_HEAD)
+    if len(head) < _SHB_HEAD or head[:4] != MAGIC:
+        raise ValueError("invalid pcapng header")
+    if struct.unpack_from("<I", head, 8)[0] == _BOM:
+        order = "<"
+    elif struct.unpack_from(">I", head, 8)[0] == _BOM:
+        order = ">"
+    else:
+        raise ValueError("unknown endianness")
+    length, _, major = struct.unpack_from(order + "IIH", head, 4)
+    if major != 1:
+        raise ValueError(f"unknown pcapng version {major}")
+    if length < _SHB_HEAD or length % 4:
+        raise ValueError(f"bad section header length {length}")
+    _read(f, length - _SHB_HEAD)  # its options
+    while True:  # up to the first interface
+        btype, body = _block(f, struct.Struct(order + "II"))
+        if btype is None:
+            raise ValueError("IDB not found")
+        if btype == _IDB:
+            break
+    if len(body) < 12:
+        raise ValueError("interface description block too short")
+    link = struct.unpack_from(order + "H", body)[0]
+    divisor, offset = 1e6, 0
+    for code, value in _options(body[8:-4], order):
+        if code == _OPT_TSRESOL and value:
+            # MSB clear: a negative power of 10; set: a negative power of 2
+            divisor = float((2 if value[0] & 0x80 else 10) ** (value[0] & 0x7F))
+        elif code == _OPT_TSOFFSET:
+            offset = struct.unpack(order + "q", value)[0]
+    return link, _packets(f, order, divisor, offset)
+
+
+def _body(f: BinaryIO, n: int) -> bytes:
+    """A block's bytes after its type and length (n of them, the trailing length included)."""
+    if n < 4 or n % 4:
+        raise ValueError(f"bad pcapng block length {n + 8}")
+    return _read(f, n)
+
+
+def _read(f: BinaryIO, n: int) -> bytes:
+    """Up to n bytes; more than _PIECE in pieces, so that memory follows what the file holds."""
+    if n <= _PIECE:
+        return f.read(n)
+    parts = []
+    while n > 0 and (part := f.read(min(n, _PIECE))):
+        parts.append(part)
+        n -= len(part)
+    return b"".join(parts)
+
+
+def _block(f: BinaryIO, hdr: struct.Struct) -> tuple[int | None, bytes]:
+    h = f.read(8)
+    if len(h) < 8:
+        return None, b""
+    btype, length = hdr.unpack(h)
+    body = _body(f, length - 8)
+    if len(body) < length - 8:
+        raise EOFError(f"pcapng block cut short ({len(body) + 8} of {length} bytes)")
+    return btype, body
+
+
+def _options(data: bytes, order: str) -> Iterator[tuple[int, bytes]]:
+    tlv = struct.Struct(order + "HH")
+    pos = 0
+    while pos + 4 <= len(data):
+        code, n = tlv.unpack_from(data, pos)
+        if code == _OPT_END:
+            return
+        yield code, data[pos + 4:pos + 4 + n]
+        pos += 4 + n + (-n & 3)
+
+
+def _packets(f: BinaryIO, order: str, divisor: float, offset: int) -> Iterator[tuple[float, bytes]]:
+    hdr = struct.Struct(order + "II")
+    pkt = struct.Struct(order + "4xIII")  # timestamp high, low, captured length
+    read = f.read
+    while True:
+        h = read(8)
+        if len(h) < 8:
+            return
+        btype, length = hdr.unpack(h)
+        if btype != _EPB and btype != _PB:
+            _body(f, length - 8)
+            continue
+        body = _body(f, length - 8)
+        if len(body) < length - 8 or len(body) < _PACKET_HEAD + 4:
+            raise EOFError(f"pcapng packet block cut short ({len(body) + 8} of {length} bytes)")
+        high, low, caplen = pkt.unpack_from(body)
+        yield offset + (((high << 32) | low) / divisor), body[_PACKET_HEAD:_PACKET_HEAD + caplen]

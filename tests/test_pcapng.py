@@ -1,0 +1,126 @@
+"""The pcapng reader (``pcap/pcapng.py``) gives what dpkt's gives on real and hand-made captures,
+and a damaged file is a CaptureError: never a crash, a hang or an allocation it does not hold."""
+
+from __future__ import annotations
+
+import io
+import struct
+from pathlib import Path
+
+import dpkt
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from godot_dissect.pcap import pcapng
+from godot_dissect.pcap.packets import CaptureError, segments
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPTURES = sorted((ROOT / "captures").glob("*.pcapng"))
+
+
+def ours(data: bytes) -> tuple[int, list]:
+    link, packets = pcapng.read(io.BytesIO(data))
+    return link, list(packets)
+
+
+def theirs(data: bytes) -> tuple[int, list]:
+    r = dpkt.pcapng.Reader(io.BytesIO(data))
+    return r.datalink(), list(r)
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=[p.stem for p in CAPTURES])
+def test_real_captures_read_like_dpkt(capture: Path) -> None:
+    data = capture.read_bytes()
+    assert ours(data) == theirs(data)
+
+
+def _block(order: str, btype: int, body: bytes) -> bytes:
+    body += bytes(-len(body) % 4)
+    n = len(body) + 12
+    return struct.pack(order + "II", btype, n) + body + struct.pack(order + "I", n)
+
+
+def _option(order: str, code: int, value: bytes) -> bytes:
+    return struct.pack(order + "HH", code, len(value)) + value + bytes(-len(value) % 4)
+
+
+def _capture(order: str = "<", tsresol: int | None = None, tsoffset: int | None = None, link: int = 1,
+             frames: tuple[bytes, ...] = (b"\x00" * 60, b"\x01" * 61), extra: bytes = b"") -> bytes:
+    shb = _block(order, 0x0A0D0D0A, struct.pack(order + "IHHq", 0x1A2B3C4D, 1, 0, -1)
+                 + _option(order, 1, b"a comment") + _option(order, 0, b""))
+    opts = b""
+    if tsresol is not None:
+        opts += _option(order, 9, bytes([tsresol]))
+    if tsoffset is not None:
+        opts += _option(order, 14, struct.pack(order + "q", tsoffset))
+    idb = _block(order, 1, struct.pack(order + "HHI", link, 0, 65535) + opts + _option(order, 0, b""))
+    out = shb + extra + idb
+    for i, frame in enumerate(frames):
+        ticks = 1_700_000_000_123_456 + i * 1_000_001
+        if i % 2:  # the obsolete Packet Block
+            out += _block(order, 2, struct.pack(order + "HHIIII", 0, 0, ticks >> 32, ticks & 0xFFFFFFFF,
+                                                len(frame), len(frame)) + frame)
+        else:
+            out += _block(order, 6, struct.pack(order + "IIIII", 0, ticks >> 32, ticks & 0xFFFFFFFF,
+                                                len(frame), len(frame)) + frame)
+        out += _block(order, 5, b"statistics, skipped")
+    return out
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+@pytest.mark.parametrize(("tsresol", "tsoffset"), [(None, None), (9, None), (0x8A, 7), (3, -100), (0, 0)])
+def test_hand_made_captures_read_like_dpkt(order: str, tsresol: int | None, tsoffset: int | None) -> None:
+    data = _capture(order, tsresol, tsoffset, link=113, extra=_block(order, 0x0BAD, b"custom block"))
+    got = ours(data)
+    assert got == theirs(data)
+    assert got[0] == 113 and [len(f) for _, f in got[1]] == [60, 61]
+
+
+def test_not_pcapng_and_missing_interface_are_errors() -> None:
+    for data in (b"", b"\x0a\x0d\x0d\x0a", _capture()[:28] + b"\x00" * 3, _capture()[:40]):
+        with pytest.raises((ValueError, EOFError, struct.error)):
+            ours(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_damaged_captures_are_capture_errors(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:
+    """Cut, flipped or overwritten bytes: the frames before the damage, then a CaptureError (or
+    a clean end) - and never more memory than the file has, whatever the lengths claim."""
+    raw = bytearray(_capture(frames=tuple(bytes([i]) * (40 + i) for i in range(6))))
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.integers(0, len(raw) - 1))
+        op = data.draw(st.sampled_from(["cut", "flip", "len"]))
+        if op == "cut":
+            del raw[i:]
+        elif op == "flip":
+            raw[i] ^= 1 << data.draw(st.integers(0, 7))
+        else:  # a huge or odd claimed length
+            raw[i:i + 4] = struct.pack("<I", data.draw(st.sampled_from([0, 3, 13, 0xFFFFFFFC, 0x7FFFFFF0])))
+        if not raw:
+            break
+    path = tmp_path_factory.mktemp("pcapng") / "damaged.pcapng"
+    path.write_bytes(bytes(raw))
+    try:
+        for _ in segments(str(path)):
+            pass
+    except CaptureError:
+        pass
+
+
+def test_claimed_lengths_allocate_nothing_the_file_lacks(tmp_path: Path) -> None:
+    import tracemalloc
+
+    good = _capture()
+    path = tmp_path / "huge-claims.pcapng"
+    for claim in (0xFFFFFFFC, 0x7FFFFFF0):
+        path.write_bytes(good + struct.pack("<II", 6, claim) + bytes(64))
+        tracemalloc.start()
+        try:
+            with pytest.raises(CaptureError, match="cut short"):
+                list(segments(str(path)))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 4 << 20

@@ -1,0 +1,330 @@
+"""The compiled writers (``codec/_render.c``: ``fast.c_text``, ``fast.c_json``) agree with the pure
+ones (``text/writer.py``, ``jsonform.py``), which ``test_text.py`` and ``test_captures.py`` prove
+against Godot 3.2.3 and 4.6. The C code may bail out (return None) at any time; it must never
+return a text the pure writer would not, and it must not bail on the shapes games send."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from godot_dissect import jsonform
+from godot_dissect import values as V
+from godot_dissect.codec import fast
+from godot_dissect.pcap.reader import read_pcap
+from godot_dissect.records import LIST_KINDS
+from godot_dissect.spec import DIALECT_NAMES, get_dialect
+from godot_dissect.text import to_text
+from godot_dissect.text.writer import f32, writer
+
+from .strategies import i64, leaves, text, values
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPTURES = sorted((ROOT / "captures").glob("*.pcapng"))
+
+built = pytest.mark.skipif(not fast.BUILT, reason="the _speedups extension is not built")
+
+
+@contextmanager
+def pure_only() -> Iterator[None]:
+    saved = fast.fast_text, fast.fast_json, fast.fast_json_line
+    fast.fast_text = fast.fast_json = fast.fast_json_line = None
+    try:
+        yield
+    finally:
+        fast.fast_text, fast.fast_json, fast.fast_json_line = saved
+
+
+def pure_text(v: Any, dialect: str) -> tuple:
+    try:
+        return ("ok", writer(dialect).write(v))
+    except Exception as e:  # noqa: BLE001 - the outcome, whatever it is, is what C must not contradict
+        return ("error", type(e))
+
+
+def pure_json(v: Any) -> tuple:
+    try:
+        return ("ok", json.dumps(jsonform.to_json(v), ensure_ascii=False))
+    except Exception as e:  # noqa: BLE001
+        return ("error", type(e))
+
+
+def check_text(v: Any, dialect: str) -> str | None:
+    """C and pure agree (C may bail); the public to_text gives the pure result. Returns C's text."""
+    pure = pure_text(v, dialect)
+    c = fast.c_text(v, get_dialect(dialect))
+    if c is not None:
+        assert pure == ("ok", c), (v, c, pure)
+    if pure[0] == "ok":
+        assert to_text(v, dialect) == pure[1]
+    return c
+
+
+def check_json(v: Any) -> str | None:
+    pure = pure_json(v)
+    c = fast.c_json(v)
+    if c is not None:
+        assert pure == ("ok", c), (v, c, pure)
+    if pure[0] == "ok":
+        assert jsonform.dumps(v) == pure[1]
+    return c
+
+
+def text_needs_python(v: Any, dialect: str) -> bool:
+    """Values the compiled text writer leaves to Python on purpose (see the top of _render.c)."""
+    d = get_dialect(dialect)
+    if isinstance(v, (V.NodePath, V.TypedArray, V.TypedDictionary, V.FrozenDict, V.Object)):
+        return True
+    if isinstance(v, V.ObjectID) and v.id != 0:
+        return True
+    try:
+        if d.by_key(V.type_key(v)) is None:
+            return True  # the pure writer raises
+    except TypeError:
+        return True
+    if isinstance(v, dict):
+        return any(text_needs_python(k, dialect) or text_needs_python(x, dialect)
+                   or not isinstance(k, (type(None), bool, int, float, str)) or k != k for k, x in v.items())
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields") and not isinstance(v, V.PackedStringArray):
+        return any(text_needs_python(x, dialect) for x in v)
+    return False
+
+
+def json_needs_python(v: Any) -> bool:
+    if isinstance(v, (V.NodePath, V.TypedArray, V.TypedDictionary, V.FrozenDict, V.Object, V.Signal)):
+        return True
+    if isinstance(v, dict):
+        return any(json_needs_python(k) or json_needs_python(x) for k, x in v.items())
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields") and not isinstance(v, V.PackedStringArray):
+        return any(json_needs_python(x) for x in v)
+    return False
+
+
+def test_pure_environment_variable_turns_the_writers_off() -> None:
+    code = ("from godot_dissect.codec import fast\n"
+            "print(fast.fast_text is None, fast.fast_json is None, fast.fast_json_line is None)")
+    env = {**os.environ, "GODOT_DISSECT_PURE": "1", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True", "True"]
+
+
+# ---- generated values ------------------------------------------------------------------------
+
+@built
+@pytest.mark.parametrize("dialect", DIALECT_NAMES)
+def test_values_render_identically(dialect: str) -> None:
+    @settings(max_examples=600)
+    @given(values(dialect))
+    def check(v: Any) -> None:
+        c = check_text(v, dialect)
+        if not text_needs_python(v, dialect):
+            assert c is not None, "the text writer bailed on a common value"
+        j = check_json(v)
+        if not json_needs_python(v):
+            assert j is not None, "the JSON writer bailed on a common value"
+
+    check()
+
+
+@built
+@pytest.mark.parametrize("dialect", DIALECT_NAMES)
+def test_leaves_render_identically(dialect: str) -> None:
+    @settings(max_examples=600)
+    @given(leaves(dialect))
+    def check(v: Any) -> None:
+        check_text(v, dialect)
+        check_json(v)
+
+    check()
+
+
+def _double(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+def _single(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+#: any double (every bit pattern: subnormals, NaN payloads, both zeros), biased to the edges
+any_double = st.one_of(st.integers(0, 2**64 - 1).map(_double), st.floats(), st.floats(-1e7, 1e7),
+                       st.integers(-(10**7), 10**7).map(float),
+                       st.integers(-(2**53), 2**53).map(float), st.integers(0, 20).map(lambda n: 10.0**n),
+                       st.integers(1, 20).map(lambda n: 10.0**-n))
+any_single = st.one_of(st.integers(0, 2**32 - 1).map(_single), st.floats(width=32),
+                       st.integers(-(10**7), 10**7).map(lambda n: f32(n / 64)))
+
+
+@built
+@settings(max_examples=3000)
+@given(any_double)
+def test_floats_format_identically_in_every_dialect(x: float) -> None:
+    """Godot 3 "%g" after the float32 cast, Godot 4 Grisu2 with the float32 hack, json's repr."""
+    for dialect in DIALECT_NAMES:
+        for v in (x, V.Float64(x), V.Float32(x), [x], {"k": x}):
+            assert check_text(v, dialect) is not None
+    assert check_json(x) is not None and check_json([x, V.Float64(x), V.Float32(x)]) is not None
+
+
+@built
+@settings(max_examples=3000)
+@given(any_single, any_single, any_double)
+def test_components_format_identically_in_every_dialect(a: float, b: float, c: float) -> None:
+    for dialect in DIALECT_NAMES:
+        d = get_dialect(dialect)
+        for v in (V.Vector2(a, b), V.Color(a, b, c, a), V.PackedFloat32Array([a, b]),
+                  V.PackedVector2Array([V.Vector2(a, b)]), V.PackedFloat64Array([c, a]), V.Vector3(c, a, b)):
+            if d.by_key(V.type_key(v)) is not None:
+                assert check_text(v, dialect) is not None, v
+            assert check_json(v) is not None
+
+
+@built
+@settings(max_examples=1000)
+@given(i64, st.integers(-(2**80), 2**80))
+def test_ints_render_identically(x: int, big: int) -> None:
+    for dialect in ("godot3", "godot4"):
+        assert check_text(x, dialect) is not None and check_text(V.WideInt(x), dialect) is not None
+        check_text(big, dialect)  # beyond int64: the pure writer raises, C bails
+        check_text(V.Vector2i(x, big), dialect)
+    assert check_json(big) is not None and check_json([x, V.WideInt(big)]) is not None
+
+
+_KEYS = st.one_of(st.none(), st.booleans(), i64, st.floats(allow_nan=False), text, text.map(V.StringName),
+                  st.sampled_from([0, 1, -1, 0.0, 1.0, -0.5, "", "a", "b", V.StringName("a"), V.StringName("c")]))
+
+
+@built
+@pytest.mark.parametrize("dialect", DIALECT_NAMES)
+def test_dictionary_key_order(dialect: str) -> None:
+    """Keys of mixed types in the engine's order (type id first; Godot 4 compares String and
+    StringName as text); from 0 to 40 keys (the insertion sort and the merge sort)."""
+    has_names = get_dialect(dialect).by_key("STRING_NAME") is not None
+
+    @settings(max_examples=500)
+    @given(st.dictionaries(_KEYS, st.integers(0, 9), max_size=40))
+    def check(m: dict) -> None:
+        c = check_text(m, dialect)
+        if has_names or not any(type(k) is V.StringName for k in m):
+            assert c is not None
+
+    check()
+
+
+_ANY_TEXT = st.text(max_size=20)  # surrogates and control characters included
+_PLAIN = st.one_of(st.none(), st.booleans(), i64, st.integers(-(2**70), 2**70), st.floats(allow_nan=False,
+                   allow_infinity=False), _ANY_TEXT)
+
+
+@built
+@settings(max_examples=1000)
+@given(st.dictionaries(_ANY_TEXT, _PLAIN, max_size=15), st.one_of(st.none(), _ANY_TEXT), values("godot4"),
+       st.one_of(st.none(), st.dictionaries(text, i64, max_size=2), st.lists(i64, max_size=2)))
+def test_record_lines(head: dict, text_: str | None, value: Any, odd: Any) -> None:
+    """A record's JSON line in one go = json.dumps of the whole record (record fields of any plain
+    JSON type, any text); other field types are left to Python."""
+    if odd is not None:
+        head = {**head, "fields": odd}
+    c = fast.c_json_line(head, text_, value)
+    with pure_only():
+        pure = jsonform.record_line(head, text_, value)
+    full = head if text_ is None else {**head, "text": text_, "value": jsonform.to_json(value)}
+    assert pure == json.dumps(full, ensure_ascii=False)
+    if c is not None:
+        assert c == pure
+    elif odd is None and text_ is not None and not json_needs_python(value):
+        assert any(isinstance(s, str) and s.encode("utf-8", "surrogatepass").decode("utf-8", "ignore") != s
+                   for s in [text_, *head, *head.values()]), "bailed on a plain record"
+
+
+# ---- specific shapes ---------------------------------------------------------------------------
+
+def _nest(depth: int, leaf: Any, wrap: Any) -> Any:
+    v = leaf
+    for _ in range(depth):
+        v = wrap(v)
+    return v
+
+
+@built
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+def test_depth(dialect: str) -> None:
+    """Godot 4 prints levels beyond 100 empty (C writes them); beyond the C limit Python writes."""
+    for depth in (0, 1, 99, 100, 101, 102, 150, 255, 256, 257, 400):
+        # (value, depth of its deepest leaf)
+        for v, deepest in ((_nest(depth, [1], lambda x: [x]), depth + 1),
+                           (_nest(depth, {"a": 1}, lambda x: {"k": x}), depth + 1),
+                           (_nest(depth, V.ObjectID(0), lambda x: [x]), depth)):
+            c = check_text(v, dialect)
+            assert (c is not None) == (deepest <= 256 or dialect == "godot4"), depth
+            assert (check_json(v) is not None) == (deepest <= 256)
+
+
+@built
+def test_odd_values_bail_or_agree() -> None:
+    odd: list[Any] = [
+        tuple.__new__(V.Vector2, (1, 2)), tuple.__new__(V.Vector2i, (1.5, 2)), tuple.__new__(V.Vector2, (True, 1.0)),
+        tuple.__new__(V.Vector3, (1.0, 2.0)), V.Vector2i(2**70, 1), {math.nan: 1}, {(1, 2): 3, 1: 2},
+        {1: 2, V.Vector2(1, 2): 3}, "\ud800", V.StringName("\udfff"), [V.ObjectID(5)], V.ObjectID(2**64),
+        V.RID(-1), V.RID(2**64 + 5), V.PackedStringArray(["a", 1]), V.ResourceRef("SubResource", 2),
+        V.PackedInt32Array([1, 2]), V.PackedVector2Array.from_bytes(b"\0" * 12),
+        V.PackedFloat32Array.from_bytes(b"", "d"),
+        V.PackedInt64Array([2**63 - 1, -(2**63)]), bytearray(b"\x00\xff"), memoryview(b"ab"), object(), 2**64,
+        V.Signal("s\n", 5), V.Callable(), V.NodePath("/a/b:c"), V.Object("Node", {"name": "x"}),
+        V.TypedArray(V.ContainerType("builtin", "int"), [1]), V.FrozenDict({"a": 1}),
+        V.TypedDictionary(None, None, {"a": 1}), type("S", (str,), {})("sub"), type("I", (int,), {})(3),
+        {"x": V.Float32(math.nan), "y": V.Float64(-math.inf), "\x00\x1f\x7f\"\\\n\t\b\f\r": "é😀"},
+    ]
+    for dialect in DIALECT_NAMES:
+        for v in odd:
+            check_text(v, dialect)
+    for v in odd:
+        check_json(v)
+
+
+def test_pure_path_without_the_extension() -> None:
+    """With the writers off, to_text and dumps are the pure writers (nothing else changes)."""
+    v = {"b": [V.Vector2(0.5, 1.0), 1e20], "a": V.Quaternion(0, 0.1, 0, 1)}
+    with pure_only():
+        assert to_text(v, "godot3") == pure_text(v, "godot3")[1]
+        assert jsonform.dumps(v) == pure_json(v)[1]
+
+
+# ---- real traffic ------------------------------------------------------------------------------
+
+@built
+@pytest.mark.parametrize("capture", CAPTURES, ids=[p.stem for p in CAPTURES])
+def test_real_captures_render_identically(capture: Path) -> None:
+    """Every message of the committed Godot 3.2.3 / 4.6 captures: C text and JSON = pure, and
+    the JSON lines are the same with and without the compiled writers."""
+    n = 0
+    for rec in read_pcap(str(capture)):
+        line = rec.to_jsonl()
+        with pure_only():
+            assert rec.to_jsonl() == line == jsonform.json_text(rec.to_json())
+        if rec.kind in ("variant", "debugger"):
+            shown = [rec.value]
+        elif rec.kind in LIST_KINDS and rec.dialect:  # multiplayer: RPC arguments, sync states
+            shown = list(rec.value or ())
+        else:
+            continue
+        for v in shown:
+            n += 1
+            c = check_text(v, rec.dialect)
+            if not text_needs_python(v, rec.dialect):
+                assert c is not None
+            check_json(v)
+    if n == 0:
+        pytest.skip("no Variant value in this capture")
