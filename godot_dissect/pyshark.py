@@ -9,10 +9,10 @@
 ``open`` returns a ``pyshark.FileCapture`` that runs tshark with ``-X lua_script:`` pointing at the
 dissector (the committed ``lua/godot.lua`` when it is current, else a copy generated from the spec).
 Keyword arguments named after the dissector's preferences (``dialect``, ``udp_ports``, ``tcp_ports``,
-``debugger_ports``, ``heuristics``, ``packed_limit``, ``max_depth``, ``details``) become ``-o godot.NAME:VALUE``;
-every other keyword argument goes to ``FileCapture`` (``display_filter``, ``decode_as``,
-``override_prefs``, ``use_json``, ...). JSON output is the default because it keeps the Variant tree's
-nesting (pyshark's XML mode flattens Lua subtrees).
+``debugger_ports``, ``heuristics``, ``packed_limit``, ``max_depth``, ``details``, ``compact``) become
+``-o godot.NAME:VALUE``; every other keyword argument goes to ``FileCapture`` (``display_filter``,
+``decode_as``, ``override_prefs``, ``use_json``, ...). JSON output is the default because it keeps
+the Variant tree's nesting (pyshark's XML mode flattens Lua subtrees).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 #: the dissector's preferences (``-o godot.NAME:VALUE``)
 PREFS = ("dialect", "udp_ports", "tcp_ports", "debugger_ports", "heuristics", "packed_limit", "max_depth",
-         "details")
+         "details", "compact")
 
 _generated: Path | None = None
 

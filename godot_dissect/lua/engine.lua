@@ -7,9 +7,11 @@
 -- Speed (benchmarks/bench_lua.py): values are read from one tvb:raw() string with string.byte and
 -- Struct.unpack; what costs is Wireshark's Lua API. Every TreeItem and TvbRange is a userdata that
 -- is allocated, type-checked on each call and finalized by the garbage collector, so the tree has
--- one item per Variant plus its value field, and the fields inside an item share its TvbRange. Labels
--- are made of kept strings (numbers, keys, math values, Dictionary summaries), TreeItem methods are
--- looked up once, and the message being read lives in upvalues rather than in a table.
+-- one item per Variant (a bool, int, float or String Variant is its value field), String keys are in
+-- their entries' labels, and the fields inside an item share its TvbRange. Labels are made of kept
+-- strings (numbers, keys, math values, Dictionary summaries) in small memo tables (the collector
+-- walks all of them on every cycle), TreeItem methods are looked up once, and the message being read
+-- lives in upvalues rather than in a table.
 
 local SPEC = nil -- @SPEC@
 
