@@ -53,8 +53,14 @@ def _lua_str(s: str) -> str:
     return "".join(out)
 
 
+class LuaExpr(str):
+    """Lua source that ``to_lua`` writes as it is (a reference to a table written elsewhere)."""
+
+
 def to_lua(v: Any, indent: str = "") -> str:
     """A Python value (dict, list, tuple, str, int, float, bool, None) as a Lua constructor."""
+    if isinstance(v, LuaExpr):
+        return str(v)
     if v is None:
         return "nil"
     if v is True:

@@ -158,6 +158,50 @@ def spec_data() -> dict[str, Any]:
     return {"enet": enet_data(), "mp": mp_data(), "codecs": codec_data()}
 
 
+def _canon(v: Any, counts: dict[Any, int] | None = None) -> Any:
+    """A hashable form of plain data that tells {1: x} from {"1": x}; with ``counts``, how often
+    each table occurs is counted too."""
+    if isinstance(v, dict):
+        c: Any = ("{", tuple((repr(k), _canon(x, counts)) for k, x in v.items()))
+    elif isinstance(v, (list, tuple)):
+        c = ("[", tuple(_canon(x, counts) for x in v))
+    else:
+        return repr(v)
+    if counts is not None:
+        counts[c] = counts.get(c, 0) + 1
+    return c
+
+
+def share_tables(data: Any, name: str, min_chars: int = 60) -> tuple[list[Any], Any]:
+    """Tables the spec shares (a field list two commands use, a bit range several layouts read)
+    written once: every table that occurs more than once and is at least ``min_chars`` of Lua is
+    moved to ``name[i]`` (inner ones first) and referred to from where it stood. Returns the
+    moved tables, in order, and ``data`` with the references."""
+    from .generator import LuaExpr, to_lua
+
+    counts: dict[Any, int] = {}
+    _canon(data, counts)
+    shared: list[Any] = []
+    index: dict[Any, int] = {}
+
+    def rewrite(v: Any) -> Any:
+        if isinstance(v, dict):
+            out: Any = {k: rewrite(x) for k, x in v.items()}
+        elif isinstance(v, (list, tuple)):
+            out = [rewrite(x) for x in v]
+        else:
+            return v
+        c = _canon(v)
+        if counts[c] < 2 or len(to_lua(out)) < min_chars:
+            return out
+        if c not in index:
+            shared.append(out)
+            index[c] = len(shared)  # 1-based, as Lua indexes
+        return LuaExpr(f"{name}[{index[c]}]")
+
+    return shared, rewrite(data)
+
+
 def template(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
@@ -171,7 +215,10 @@ def section() -> str:
              "-- ENet and Godot high-level multiplayer (GENERATED from spec/enet.py and spec/multiplayer.py by",
              "-- godot_dissect/lua/mp_generator.py; templates enet.lua and multiplayer.lua)",
              "----------------------------------------------------------------------------------------------------",
-             "local MP_SPEC = " + to_lua(spec_data()),
+             "local MP_SHARED = {} -- tables the spec shares, written once"]
+    shared, data = share_tables(spec_data(), "MP_SHARED")
+    parts += [f"MP_SHARED[{i}] = {to_lua(t)}" for i, t in enumerate(shared, 1)]
+    parts += ["local MP_SPEC = " + to_lua(data),
              "local MP = {} -- what enet.lua hands to multiplayer.lua"]
     for name in TEMPLATES:
         text = template(name)

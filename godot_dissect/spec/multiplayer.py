@@ -481,20 +481,43 @@ class Channel:
 
 
 @dataclass(frozen=True)
+class EnetSend:
+    """How an ENet multiplayer peer sends a packet of one transfer mode: the channel (by name, for
+    transfer channel 0), the ENet command, and the command of its fragments when it is larger than
+    the MTU allows (spec.enet command names)."""
+
+    channel: str
+    command: str
+    fragment: str
+
+
+#: MultiplayerPeer.TransferMode (3.x NetworkedMultiplayerPeer the same numbers)
+TRANSFER_MODES = _names("unreliable", "unreliable_ordered", "reliable")
+
+
+@dataclass(frozen=True)
 class ChannelMap:
     """ENet channels of a Godot major version; a custom transfer channel N goes to ENet channel
-    ``N + custom_offset``."""
+    ``N + custom_offset``; ``sends``: transfer mode name -> :class:`EnetSend`."""
 
     major: int
     channels: tuple[Channel, ...]
     custom_offset: int
     meaning: str
+    sends: Mapping[str, EnetSend] = field(default_factory=dict)
 
     def name(self, enet_channel: int) -> str:
         for c in self.channels:
             if c.number == enet_channel:
                 return c.name
         return f"custom {enet_channel - self.custom_offset}"
+
+    def enet_channel(self, transfer_channel: int, mode: str) -> int:
+        """The ENet channel a packet of transfer ``mode`` on ``transfer_channel`` goes on."""
+        if transfer_channel > 0:
+            return transfer_channel + self.custom_offset
+        want = self.sends[mode].channel
+        return next(c.number for c in self.channels if c.name == want)
 
 
 ENET_CHANNELS = MappingProxyType({
@@ -503,12 +526,24 @@ ENET_CHANNELS = MappingProxyType({
         Channel(1, "reliable", "TRANSFER_MODE_RELIABLE"),
         Channel(2, "unreliable", "TRANSFER_MODE_UNRELIABLE (unsequenced) and _ORDERED"),
     ), custom_offset=0, meaning="NetworkedMultiplayerENet SYSCH_CONFIG/RELIABLE/UNRELIABLE; "
-                                "set_transfer_channel(N > 0) sends on ENet channel N"),
+                                "set_transfer_channel(N > 0) sends on ENet channel N",
+       # 3.x never sets ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT: big unreliable packets go reliable
+       sends=MappingProxyType({
+           "reliable": EnetSend("reliable", "SEND_RELIABLE", "SEND_FRAGMENT"),
+           "unreliable": EnetSend("unreliable", "SEND_UNSEQUENCED", "SEND_FRAGMENT"),
+           "unreliable_ordered": EnetSend("unreliable", "SEND_UNRELIABLE", "SEND_FRAGMENT"),
+       })),
     4: ChannelMap(4, (
         Channel(0, "reliable", "TRANSFER_MODE_RELIABLE on channel 0"),
         Channel(1, "unreliable", "TRANSFER_MODE_UNRELIABLE / _ORDERED on channel 0"),
     ), custom_offset=1, meaning="ENetMultiplayerPeer SYSCH_RELIABLE/UNRELIABLE; custom channel N "
-                                "is ENet channel N + 1"),
+                                "is ENet channel N + 1",
+       # ENetMultiplayerPeer::put_packet: unreliable modes add ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT
+       sends=MappingProxyType({
+           "reliable": EnetSend("reliable", "SEND_RELIABLE", "SEND_FRAGMENT"),
+           "unreliable": EnetSend("unreliable", "SEND_UNSEQUENCED", "SEND_UNRELIABLE_FRAGMENT"),
+           "unreliable_ordered": EnetSend("unreliable", "SEND_UNRELIABLE", "SEND_UNRELIABLE_FRAGMENT"),
+       })),
 })
 
 #: Godot 3 ENet data channels: each packet starts with this header (NetworkedMultiplayerENet).

@@ -56,6 +56,7 @@ import make_captures as mc  # noqa: E402  (Workspace, engine print parsing, tsha
 from common import CaptureError, padding_only_diff, tshark_capture  # noqa: E402
 
 from godot_dissect.spec import enet as enet_spec  # noqa: E402  (command numbers, sizes, fields)
+from godot_dissect.spec import multiplayer as mp_spec  # noqa: E402
 
 ENET_PORTS = {"s": 4270, "a": 4271, "b": 4272}  # the clients bind theirs (create_client's client_port)
 WS_PORT = 4273
@@ -441,11 +442,12 @@ def ws_hops(tshark: str, pcap: Path, role_of_port: dict[int, str]) -> tuple[list
 # --------------------------------------------------------------------------------------------------
 # joining the wire with the prints
 
-CMD_NAMES = {0: "REMOTE_CALL", 1: "REMOTE_SET", 2: "SIMPLIFY_PATH", 3: "CONFIRM_PATH", 4: "RAW"}
-KIND_CODE = {"rpc": 0, "rset": 1}
-TRANSFER_MODES = {0: "unreliable", 1: "unreliable_ordered", 2: "reliable"}
-ENET_SYSMSG = {0: "ADD_PEER", 1: "REMOVE_PEER"}
-WS_SYS = {1: "SYS_ADD", 2: "SYS_DEL", 3: "SYS_ID"}
+# names and numbers from the spec (the prints say rpc/rset and give transfer modes as numbers)
+CMD_NAMES = {c.id: c.name for c in mp_spec.GODOT3.commands}
+KIND_CODE = {c.kind: c.id for c in mp_spec.GODOT3.commands if c.kind in ("rpc", "rset")}
+TRANSFER_MODES = mp_spec.TRANSFER_MODES
+ENET_SYSMSG = mp_spec.ENET3_SYSMSG.items[0].values
+WS_SYS = {n: name for n, name in mp_spec.WS3_TYPES.items() if name != "SYS_NONE"}
 
 
 def digest_or_hex(prefix: str, data: bytes) -> dict[str, Any]:

@@ -44,19 +44,10 @@ CHANNEL_COUNT = max(g for g, major in enet_spec.GODOT_MAJOR_BY_CHANNEL_COUNT.ite
 SERVER_ID = 1
 ASSEMBLED = "assembled: ENet framing by godot_dissect from engine-produced SceneMultiplayer packets"
 
-# ENetMultiplayerPeer::put_packet (4.x): MultiplayerPeer.TransferMode -> what ENet sends.  The ENet
-# channel comes from the spec's ChannelMap; these are the packet flags' consequences.
-_RELIABLE, _UNRELIABLE, _ORDERED = 2, 0, 1
+# ENetMultiplayerPeer::put_packet (4.x): channel and ENet command per transfer mode, from the spec
 _CMAP = mp_spec.ENET_CHANNELS[4]
 
 Addr = tuple[str, int]
-
-
-def enet_channel(channel: int, mode: int) -> int:
-    if channel > 0:
-        return channel + _CMAP.custom_offset
-    want = "reliable" if mode == _RELIABLE else "unreliable"
-    return next(c.number for c in _CMAP.channels if c.name == want)
 
 
 @dataclass
@@ -155,7 +146,7 @@ class Assembler:
         up.reliable[enet_spec.CONTROL_CHANNEL] += 1
         hello = build.connect(0, connect_id, uid, CHANNEL_COUNT, mtu=MTU,
                               reliable_seq=up.reliable[enet_spec.CONTROL_CHANNEL])
-        f1 = self._emit(up, [(hello, {})], header_peer_id=enet_spec.UNASSIGNED_PEER_ID, ack=False)
+        self._emit(up, [(hello, {})], header_peer_id=enet_spec.UNASSIGNED_PEER_ID, ack=False)
         down.reliable[enet_spec.CONTROL_CHANNEL] += 1
         verify = build.verify_connect(index, connect_id, CHANNEL_COUNT, mtu=MTU,
                                       reliable_seq=down.reliable[enet_spec.CONTROL_CHANNEL])
@@ -175,7 +166,7 @@ class Assembler:
         link = self.links[(src, dst)]
         cmds: list[tuple[Command, dict[str, Any]]] = []
         for p in batch:
-            ch = enet_channel(p.channel, p.mode)
+            ch = _CMAP.enet_channel(p.channel, p.transfer_mode)
             made = self._commands(link, ch, p)
             self.deliveries[p.seq] = Delivery(link.flow, ch, made[0].name)
             cmds += [(c, {"seq": p.seq, **({"fragment": i} if len(made) > 1 else {})}) for i, c in enumerate(made)]
@@ -198,19 +189,21 @@ class Assembler:
 
     def _commands(self, link: Link, ch: int, p: Packet) -> list[Command]:
         data = p.data
-        big = len(data) > build.fragment_length(MTU)
-        if p.mode == _RELIABLE:
-            if big:
+        send = _CMAP.sends[p.transfer_mode]
+        if len(data) > build.fragment_length(MTU):
+            reliable = enet_spec.COMMANDS_BY_NAME[send.fragment].delivery == "reliable"
+            if reliable:
                 cmds = build.fragments(ch, data, link.reliable[ch] + 1, mtu=MTU, reliable=True)
                 link.reliable[ch] += len(cmds)
                 return cmds
-            link.reliable[ch] += 1
-            return [build.send_reliable(ch, link.reliable[ch], data)]
-        if big:  # UNRELIABLE_FRAGMENT: unreliable start sequence, the channel's reliable sequence
+            # UNRELIABLE_FRAGMENT: unreliable start sequence, the channel's reliable sequence
             link.unreliable[ch] += 1
             return build.fragments(ch, data, link.unreliable[ch], mtu=MTU, reliable=False,
                                    reliable_seq=link.reliable[ch])
-        if p.mode == _UNRELIABLE:
+        if send.command == "SEND_RELIABLE":
+            link.reliable[ch] += 1
+            return [build.send_reliable(ch, link.reliable[ch], data)]
+        if send.command == "SEND_UNSEQUENCED":
             link.unsequenced_group += 1
             return [build.send_unsequenced(ch, link.unsequenced_group, data)]
         link.unreliable[ch] += 1

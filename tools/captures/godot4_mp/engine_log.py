@@ -15,7 +15,7 @@ from typing import Any
 from common import CaptureError
 from make_godot4_captures import parse_fields, unhex
 
-TRANSFER_MODES = {0: "unreliable", 1: "unreliable_ordered", 2: "reliable"}  # MultiplayerPeer.TransferMode
+from godot_dissect.spec.multiplayer import TRANSFER_MODES
 
 # events printed by the receiving side while it processed a packet: <kind> <seq> <uid> ...
 SEQ_EVENTS = {"GOT", "RAW_GOT", "AUTH_GOT", "AUTHENTICATING", "PEER", "CONNECTED_TO_SERVER", "SERVER_DISCONNECTED",
