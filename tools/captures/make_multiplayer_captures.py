@@ -206,6 +206,8 @@ class MpWorkspace(mc.Workspace):
         self.dir = Path(tempfile.mkdtemp(prefix="gdx-mp-captures-"))
         self.project = self.dir / "project"
         shutil.copytree(PROJECT, self.project)
+        # the value printer both capture projects share (godot3_mp/report.gd preloads it)
+        shutil.copy(HERE / "godot3" / "report.gd", self.project / "capture_report.gd")
         self.procs: list[mc.Proc] = []
 
 

@@ -1,8 +1,7 @@
 extends Reference
 # How the multiplayer capture scripts print what they send and what they receive.  One line per event
 # on stderr (unbuffered), tab-separated, starting with "@@CAP"; text fields are hex of their UTF-8
-# bytes because var2str output can span lines.  A value is printed as <fields>, the format of
-# tools/captures/godot3/report.gd, so the driver parses both alike:
+# bytes because var2str output can span lines.  A value is printed as <fields> (Base.fields):
 #
 #   <fields> = <typeof> full <var2str hex> <var2bytes hex> <object id or ->
 #            | <typeof> big <var2bytes size> <var2bytes sha256> <var2str size> <var2str sha256> <var2str head hex> <object id or ->
@@ -22,35 +21,22 @@ extends Reference
 #   READY (server listening) / CONNECTED (client has its id) / START <id a> <id b> (plan begins) / CLOSE <msec>
 #   DONE / FATAL <reason>
 
-const TAG = "@@CAP"
-const BIG = 4096
+# The line format, BIG and the value <fields> are tools/captures/godot3/report.gd's: the driver copies
+# that file into this project as capture_report.gd, so both capture projects print values alike.
+const Base = preload("res://capture_report.gd")
+const BIG = Base.BIG
 
 
 static func out(line):
-	printerr(TAG + "\t" + line)
+	Base.out(line)
 
 
 static func info(text):
-	out("INFO\t" + text.to_utf8().hex_encode())
+	Base.info(text)
 
 
 static func fields(v):
-	var b = var2bytes(v)
-	var s = var2str(v)
-	var oid = "-"
-	if typeof(v) == TYPE_OBJECT and v != null:
-		if v is EncodedObjectAsID:
-			oid = str(v.get_object_id())
-		else:
-			oid = str(v.get_instance_id())
-	if b.size() <= BIG:
-		return "%d\tfull\t%s\t%s\t%s" % [typeof(v), s.to_utf8().hex_encode(), b.hex_encode(), oid]
-	var su = s.to_utf8()
-	var ctx = HashingContext.new()
-	ctx.start(HashingContext.HASH_SHA256)
-	ctx.update(b)
-	return "%d\tbig\t%d\t%s\t%d\t%s\t%s\t%s" % [typeof(v), b.size(), ctx.finish().hex_encode(), su.size(),
-		s.sha256_text(), s.substr(0, 200).to_utf8().hex_encode(), oid]
+	return Base.fields(v)
 
 
 static func hexs(s):
