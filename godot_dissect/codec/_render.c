@@ -1171,19 +1171,23 @@ static int text_value(TextWriter *w, Buf *b, PyObject *v, int depth)
     return -1;
 }
 
-static PyObject *TextWriter_render(TextWriter *self, PyObject *value)
+/* The written text as a str, or None when the writer left the value to the pure one (rc != 0). */
+static PyObject *rendered_or_none(Buf *b, int rc)
 {
-    Buf b;
-    PyObject *s = NULL;
-    buf_init(&b);
-    if (text_value(self, &b, value, 0) == 0)
-        s = buf_str(&b);
-    buf_free(&b);
+    PyObject *s = rc == 0 ? buf_str(b) : NULL;
+    buf_free(b);
     if (s == NULL) {
         PyErr_Clear();
         Py_RETURN_NONE;
     }
     return s;
+}
+
+static PyObject *TextWriter_render(TextWriter *self, PyObject *value)
+{
+    Buf b;
+    buf_init(&b);
+    return rendered_or_none(&b, text_value(self, &b, value, 0));
 }
 
 static int parse_esc(Esc *esc, PyObject *map)
@@ -1572,16 +1576,8 @@ static int json_value(JsonWriter *w, Buf *b, PyObject *v, int depth)
 static PyObject *JsonWriter_render(JsonWriter *self, PyObject *value)
 {
     Buf b;
-    PyObject *s = NULL;
     buf_init(&b);
-    if (json_value(self, &b, value, 0) == 0)
-        s = buf_str(&b);
-    buf_free(&b);
-    if (s == NULL) {
-        PyErr_Clear();
-        Py_RETURN_NONE;
-    }
-    return s;
+    return rendered_or_none(&b, json_value(self, &b, value, 0));
 }
 
 /* A plain JSON scalar as json.dumps writes it (record fields): str, int, finite float, bool, None. */
