@@ -9,5 +9,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DIALECT_NAMES", "DecodeError", "EncodeError", "TextParseError", "decode", "decode_prefix", "encode",
-    "from_text", "get_dialect", "to_text",
+    "from_text", "get_dialect", "read_pcap", "to_text",
 ]
+
+
+def __getattr__(name: str):  # noqa: ANN202 - module __getattr__
+    # read_pcap pulls in the capture, ENet and multiplayer readers: imported when first asked for
+    if name == "read_pcap":
+        from .pcap.reader import read_pcap
+
+        return read_pcap
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

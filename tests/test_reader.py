@@ -171,3 +171,16 @@ def test_multiplayer_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
         assert count == n + 2  # the calls, SIMPLIFY_PATH and the CONNECT record
         sizes[n] = rss
     assert sizes[15_000] - sizes[1_000] < 10, f"RSS {sizes[1_000]:.0f} MB -> {sizes[15_000]:.0f} MB"
+
+
+def test_read_pcap_is_the_packages_api() -> None:
+    """``godot_dissect.read_pcap`` (the documented entry point) reads a capture to its golden: the
+    engine-printed messages' bytes, in order, per flow."""
+    import godot_dissect
+
+    golden = [json.loads(line) for line in UDP_CAPTURE.with_suffix("").with_suffix(".golden.jsonl").open()]
+    got = [r for r in godot_dissect.read_pcap(str(UDP_CAPTURE))]
+    for flow in {g["flow"] for g in golden}:
+        want = [bytes.fromhex(g["hex"]) for g in golden if g["flow"] == flow]
+        ends = flow.split(" ", 1)[1]
+        assert [r.raw for r in got if f"{r.src}:{r.sport} -> {r.dst}:{r.dport}" == ends] == want

@@ -367,7 +367,7 @@ def decode_prefix(data: bytes | bytearray | memoryview, dialect: Dialect | str =
             if end - pos < 4:
                 raise _Fail(pos, f"Variant header: needs 4 bytes, {max(end - pos, 0)} left")
             header = unpack_u32(buf, pos)[0]
-            t = header & 0xFF
+            t = header & L.TYPE_MASK
             if t >= vmax:
                 raise _Fail(pos, f"type id {t} is not below {vmax} ({c.dialect.name})")
             start = pos

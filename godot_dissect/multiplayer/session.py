@@ -12,6 +12,7 @@ talks to the server, peer 1).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,8 @@ from ..spec.multiplayer import (
     ENET3_SYSMSG,
     ENET_CHANNELS,
     MD5_HEX_SIZE,
+    SYNC_ID,
+    SYNC_PATH_CACHE,
     WS3_HEADER,
     WS3_SYS,
     WS3_TYPES,
@@ -190,9 +193,11 @@ class MultiplayerSession:
 
     # -- caches ----------------------------------------------------------------------------------
     def _remember(self, table: dict[Any, dict[int, Any]], sender: Any, key: int, value: Any) -> None:
-        t = table.setdefault(sender, {})
+        # an OrderedDict: dropping the oldest of a plain dict again and again scans its deleted
+        # slots each time (seconds for one SPAWN with 150000 sync ids)
+        t = table.setdefault(sender, OrderedDict())
         if len(t) >= MAX_CACHE_ENTRIES and key not in t:
-            t.pop(next(iter(t)))
+            t.popitem(last=False)  # type: ignore[call-arg]
         t[key] = value
 
     def _resolve3(self, msg: MpMessage, sender: Any, receiver: Any) -> None:
@@ -258,8 +263,8 @@ class MultiplayerSession:
         elif c == "SYNC":
             for e in msg.fields.get("entries", []):
                 nid = e["net_id"]
-                if nid & 0x80000000:  # the synchronizer's path cache id
-                    e["node"] = self.paths.get(sender, {}).get(nid & 0x7FFFFFFF)
+                if SYNC_PATH_CACHE.get(nid):  # the synchronizer's path cache id
+                    e["node"] = self.paths.get(sender, {}).get(SYNC_ID.get(nid))
                 else:  # announced by a SPAWN: the spawned node it belongs to
                     e["spawned"] = self.synchronizers.get(sender, {}).get(nid)
 

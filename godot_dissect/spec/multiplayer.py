@@ -361,6 +361,8 @@ SYS_COMMANDS = MappingProxyType({
 _SYNC_ENTRY_NET_ID = Int("net_id", U32, "synchronizer: spawn-assigned net id, or with path_cache "
                                         "the sender's path cache id of the MultiplayerSynchronizer",
                          bits=(Bits("path_cache", 31, 1), Bits("id", 0, 31)))
+#: the two readings of a SYNC entry's net id (the session resolves each to a node)
+SYNC_PATH_CACHE, SYNC_ID = _SYNC_ENTRY_NET_ID.bits
 
 GODOT4 = Protocol(
     name="godot4-scenemultiplayer",
