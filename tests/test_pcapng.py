@@ -124,3 +124,26 @@ def test_claimed_lengths_allocate_nothing_the_file_lacks(tmp_path: Path) -> None
         finally:
             tracemalloc.stop()
         assert peak < 4 << 20
+
+
+def test_a_short_tsoffset_option_is_an_error_with_its_offset() -> None:
+    # a real capture whose interface's first option (if_name "lo", 2 bytes) is relabelled as
+    # if_tsoffset: a ValueError naming the option's offset, not a bare struct.error
+    data = bytearray(CAPTURES[0].read_bytes())
+    idb = struct.unpack_from("<I", data, 4)[0]  # right after the section header
+    assert struct.unpack_from("<I", data, idb)[0] == 1 and struct.unpack_from("<H", data, idb + 16)[0] == 2
+    struct.pack_into("<H", data, idb + 16, 14)
+    with pytest.raises(ValueError, match=f"offset {idb + 16}: if_tsoffset option of 2 bytes"):
+        ours(bytes(data))
+
+
+def test_damaged_blocks_are_reported_with_their_offset() -> None:
+    data = CAPTURES[0].read_bytes()
+    with pytest.raises(EOFError, match=r"offset (\d+): pcapng packet block cut short") as e:
+        ours(data[:5000])
+    at = int(e.value.args[0].split()[1].rstrip(":"))
+    assert at < 5000 and struct.unpack_from("<I", data, at)[0] == 6  # an Enhanced Packet Block starts there
+    bad = bytearray(data)
+    struct.pack_into("<I", bad, at + 4, 13)
+    with pytest.raises(ValueError, match=f"offset {at}: bad pcapng block length 13"):
+        ours(bytes(bad))

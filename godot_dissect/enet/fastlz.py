@@ -48,6 +48,8 @@ def decompress(data: bytes, limit: int) -> bytes:
                         code = data[ip]
                         ip += 1
                         length += code
+                        if len(out) + length + 3 > limit:  # not past the limit: a run of 255s is unbounded
+                            raise FastLZError(ip, f"output exceeds {limit} bytes")
                         if code != 255:
                             break
                 if ip >= end:

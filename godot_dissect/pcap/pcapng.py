@@ -27,42 +27,48 @@ def read(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes]]]:
     """Link type and packets of the pcapng file ``f`` (positioned at its start)."""
     head = f.read(_SHB_HEAD)
     if len(head) < _SHB_HEAD or head[:4] != MAGIC:
-        raise ValueError("invalid pcapng header")
+        raise ValueError("offset 0: invalid pcapng header")
     if struct.unpack_from("<I", head, 8)[0] == _BOM:
         order = "<"
     elif struct.unpack_from(">I", head, 8)[0] == _BOM:
         order = ">"
     else:
-        raise ValueError("unknown endianness")
+        raise ValueError("offset 8: unknown endianness")
     length, _, major = struct.unpack_from(order + "IIH", head, 4)
     if major != 1:
-        raise ValueError(f"unknown pcapng version {major}")
+        raise ValueError(f"offset 12: unknown pcapng version {major}")
     if length < _SHB_HEAD or length % 4:
-        raise ValueError(f"bad section header length {length}")
+        raise ValueError(f"offset 4: bad section header length {length}")
     _read(f, length - _SHB_HEAD)  # its options
+    at = length  # file offset of the next block
     while True:  # up to the first interface
-        btype, body = _block(f, struct.Struct(order + "II"))
+        idb_at = at
+        btype, body = _block(f, struct.Struct(order + "II"), at)
         if btype is None:
-            raise ValueError("IDB not found")
+            raise ValueError(f"offset {at}: IDB not found")
+        at += 8 + len(body)
         if btype == _IDB:
             break
     if len(body) < 12:
-        raise ValueError("interface description block too short")
+        raise ValueError(f"offset {idb_at}: interface description block too short")
     link = struct.unpack_from(order + "H", body)[0]
     divisor, offset = 1e6, 0
-    for code, value in _options(body[8:-4], order):
+    for opt_at, code, value in _options(body[8:-4], order, idb_at + 16):
         if code == _OPT_TSRESOL and value:
             # MSB clear: a negative power of 10; set: a negative power of 2
             divisor = float((2 if value[0] & 0x80 else 10) ** (value[0] & 0x7F))
         elif code == _OPT_TSOFFSET:
+            if len(value) != 8:
+                raise ValueError(f"offset {opt_at}: if_tsoffset option of {len(value)} bytes, needs 8")
             offset = struct.unpack(order + "q", value)[0]
-    return link, _packets(f, order, divisor, offset)
+    return link, _packets(f, order, divisor, offset, at)
 
 
-def _body(f: BinaryIO, n: int) -> bytes:
-    """A block's bytes after its type and length (n of them, the trailing length included)."""
+def _body(f: BinaryIO, n: int, at: int) -> bytes:
+    """A block's bytes after its type and length (n of them, the trailing length included);
+    ``at``: the block's file offset."""
     if n < 4 or n % 4:
-        raise ValueError(f"bad pcapng block length {n + 8}")
+        raise ValueError(f"offset {at}: bad pcapng block length {n + 8}")
     return _read(f, n)
 
 
@@ -77,29 +83,30 @@ def _read(f: BinaryIO, n: int) -> bytes:
     return b"".join(parts)
 
 
-def _block(f: BinaryIO, hdr: struct.Struct) -> tuple[int | None, bytes]:
+def _block(f: BinaryIO, hdr: struct.Struct, at: int) -> tuple[int | None, bytes]:
     h = f.read(8)
     if len(h) < 8:
         return None, b""
     btype, length = hdr.unpack(h)
-    body = _body(f, length - 8)
+    body = _body(f, length - 8, at)
     if len(body) < length - 8:
-        raise EOFError(f"pcapng block cut short ({len(body) + 8} of {length} bytes)")
+        raise EOFError(f"offset {at}: pcapng block cut short ({len(body) + 8} of {length} bytes)")
     return btype, body
 
 
-def _options(data: bytes, order: str) -> Iterator[tuple[int, bytes]]:
+def _options(data: bytes, order: str, at: int) -> Iterator[tuple[int, int, bytes]]:
+    """(file offset, code, value) of each option; ``at``: the file offset of ``data``."""
     tlv = struct.Struct(order + "HH")
     pos = 0
     while pos + 4 <= len(data):
         code, n = tlv.unpack_from(data, pos)
         if code == _OPT_END:
             return
-        yield code, data[pos + 4:pos + 4 + n]
+        yield at + pos, code, data[pos + 4:pos + 4 + n]
         pos += 4 + n + (-n & 3)
 
 
-def _packets(f: BinaryIO, order: str, divisor: float, offset: int) -> Iterator[tuple[float, bytes]]:
+def _packets(f: BinaryIO, order: str, divisor: float, offset: int, at: int) -> Iterator[tuple[float, bytes]]:
     hdr = struct.Struct(order + "II")
     pkt = struct.Struct(order + "4xIII")  # timestamp high, low, captured length
     read = f.read
@@ -108,11 +115,12 @@ def _packets(f: BinaryIO, order: str, divisor: float, offset: int) -> Iterator[t
         if len(h) < 8:
             return
         btype, length = hdr.unpack(h)
+        block_at, at = at, at + length
         if btype != _EPB and btype != _PB:
-            _body(f, length - 8)
+            _body(f, length - 8, block_at)
             continue
-        body = _body(f, length - 8)
+        body = _body(f, length - 8, block_at)
         if len(body) < length - 8 or len(body) < _PACKET_HEAD + 4:
-            raise EOFError(f"pcapng packet block cut short ({len(body) + 8} of {length} bytes)")
+            raise EOFError(f"offset {block_at}: pcapng packet block cut short ({len(body) + 8} of {length} bytes)")
         high, low, caplen = pkt.unpack_from(body)
         yield offset + (((high << 32) | low) / divisor), body[_PACKET_HEAD:_PACKET_HEAD + caplen]
