@@ -294,12 +294,26 @@ def test_odd_values_bail_or_agree() -> None:
         check_json(v)
 
 
-def test_pure_path_without_the_extension() -> None:
-    """With the writers off, to_text and dumps are the pure writers (nothing else changes)."""
-    v = {"b": [V.Vector2(0.5, 1.0), 1e20], "a": V.Quaternion(0, 0.1, 0, 1)}
+@pytest.mark.parametrize("name", ["godot3-udp-all-types", "godot4-websocket-put-var"])
+def test_pure_path_without_the_extension(name: str) -> None:
+    """With the writers off, to_text gives what the engine printed (var_to_str in the golden) for
+    every value of a real capture, and dumps is the pure JSON writer."""
+    root = ROOT / "captures"
+    lines = map(json.loads, (root / f"{name}.golden.jsonl").read_text().splitlines())
+    golden = {(g["flow"], g["index"]): g for g in lines if "text" in g and g.get("kind", "variant") == "variant"}
+    index: dict[str, int] = {}
+    checked = 0
     with pure_only():
-        assert to_text(v, "godot3") == pure_text(v, "godot3")[1]
-        assert jsonform.dumps(v) == pure_json(v)[1]
+        for r in read_pcap(str(root / f"{name}.pcapng")):
+            flow = f"{r.transport} {r.src}:{r.sport} -> {r.dst}:{r.dport}"
+            i = index[flow] = index.get(flow, -1) + 1
+            g = golden.get((flow, i))
+            if g is None or r.kind != "variant":
+                continue
+            assert to_text(r.value, r.dialect) == g["text"], (flow, i)
+            assert jsonform.dumps(r.value) == json.dumps(jsonform.to_json(r.value), ensure_ascii=False)
+            checked += 1
+    assert checked == len(golden) > 10
 
 
 # ---- real traffic ------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ from godot_dissect.scapy import (
 from godot_dissect.scapy.variant import VARIANT_CLASSES
 from godot_dissect.spec import DIALECTS, get_dialect
 
+from .message_diff import diff_messages
 from .oracle_cases import ANY_ID, cases_for, value_for
 from .resegment import all_in_one, resegment
 
@@ -109,16 +110,7 @@ def scapy_messages(pkts: Any) -> dict[tuple, list[tuple]]:
 
 
 def _diff(core: dict, ours: dict) -> list[str]:
-    problems = []
-    for key in sorted(set(core) | set(ours)):
-        a, b = core.get(key, []), ours.get(key, [])
-        if len(a) != len(b):
-            problems.append(f"{key}: core reader {len(a)} messages, scapy {len(b)}")
-        for i, (x, y) in enumerate(zip(a, b, strict=False)):
-            if x != y:
-                problems.append(f"{key} #{i}: core {str(x)[:150]} / scapy {str(y)[:150]}")
-                break
-    return problems
+    return diff_messages(core, ours, width=150)
 
 
 @pytest.mark.parametrize("name", NAMES)
