@@ -505,3 +505,11 @@ def test_dialect_names_resolve() -> None:
     assert GodotVariant.from_value(1, "godot4@4.2").dialect == "godot4@4.2"
     with pytest.raises(ValueError, match="no PackedVector4Array"):
         bytes(VARIANT_CLASSES["GodotPackedVector4Array"](dialect=get_dialect("godot4@4.2")))
+
+
+def test_classnames_module_is_current():
+    """scapy/classnames.py binds every generated layer class by name; it must match the registries."""
+    from godot_dissect.scapy import classnames, classnames_gen
+
+    assert classnames_gen.TARGET.read_text(encoding="utf-8") == classnames_gen.generate()
+    assert classnames.GodotVector3 is VARIANT_CLASSES["GodotVector3"]

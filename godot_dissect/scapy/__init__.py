@@ -54,7 +54,6 @@ from .multiplayer import LAYERS as MULTIPLAYER_LAYERS
 from .sessions import GodotTCPSession
 from .variant import (
     MAX_DEPTH,
-    VARIANT_CLASSES,
     GodotDictEntry,
     GodotOpaque,
     GodotProperty,
@@ -121,21 +120,18 @@ def unbind_godot_ports(udp: Iterable[int] = (), tcp: Iterable[int] = (), debugge
 bind_godot_ports(debugger=[DEBUGGER_PORT])
 enable_heuristics(True)
 
+from . import classnames  # noqa: E402  (every generated layer class by name, written out by classnames_gen)
+from .classnames import *  # noqa: E402,F403
 from .fuzzing import RandVariant  # noqa: E402  (fills in the fields' randval(); needs the classes above)
-
-globals().update(VARIANT_CLASSES)
-globals().update(ENET_LAYERS)
-globals().update(MULTIPLAYER_LAYERS)
 
 __all__ = [
     "COMMAND_LAYERS", "ENet", "ENetBody", "ENetCommand", "ENetCommandTruncated", "ENetCommandUnknown",
     "ENetCompressedBody", "ENetFragment", "ENetTruncated", "GodotCompressedBool", "GodotCompressedInt",
     "MultiplayerMessage", "GodotTCPSession", "MULTIPLAYER_LAYERS", "ENET_LAYERS", "PORT_MAJORS",
     "ReassembledPacket", "SETTINGS", "enet_reassemble", "multiplayer_messages",
-    *ENET_LAYERS, *MULTIPLAYER_LAYERS,
     "AUTO", "DEBUGGER_PORT", "MAX_DEPTH", "MISSING", "GodotDebugger", "GodotDictEntry", "GodotOpaque", "GodotPDU",
     "GodotProperty", "GodotStream", "GodotStr", "GodotVariant", "GodotWSHandshake", "GodotWebSocket", "RandVariant",
     "WebSocketFrame", "WebSocketText", "bind_godot_ports", "enable_heuristics", "godot_messages",
     "GodotMessage",
-    "reset_flows", "unbind_godot_ports", *VARIANT_CLASSES,
+    "reset_flows", "unbind_godot_ports", *classnames.__all__,
 ]

@@ -19,7 +19,7 @@ from scapy.volatile import RandNum
 from ..spec import get_dialect
 from ..spec.multiplayer import COMPRESSED_VARIANT as CV
 from .bits import bit_fields
-from .fields import MISSING, RAW_FIELDS, DialectField, GField, Short, dialect_name, pack_number, plain
+from .fields import MISSING, RAW_FIELDS, CodedNumField, DialectField, Short, dialect_name, plain
 from .variant import GodotVariant, ShownAtTop, _GodotBase, _tail_field, make_child
 
 _INT_CODES = dict(CV.int_codes)
@@ -86,26 +86,14 @@ class GodotCompressedBool(_CompressedBase):
         return bool(plain(self.getfieldval("value")))
 
 
-class CompressedIntValue(GField):
+class CompressedIntValue(CodedNumField):
     """The value after an INT meta byte, in the width its mode says."""
 
     __slots__ = []
 
-    def _code(self, pkt: Packet) -> str:
+    def code(self, pkt: Packet) -> str:
         mode = pkt.get_field("mode").i2m(pkt, pkt.getfieldval("mode"))
         return _INT_CODES[mode]
-
-    def getfield(self, pkt: Packet, s: bytes) -> tuple[bytes, Any]:
-        code = self._code(pkt)
-        n = struct.calcsize(code)
-        if len(s) < n:
-            raise Short
-        return s[n:], struct.unpack_from(code, s)[0]
-
-    def addfield(self, pkt: Packet, s: bytes, val: Any) -> bytes:
-        if val is MISSING:
-            return s
-        return s + pack_number(self._code(pkt), self.value(pkt, val))
 
     def any2i(self, pkt: Packet | None, x: Any) -> Any:
         return int(x) if isinstance(x, bool) else x

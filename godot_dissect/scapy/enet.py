@@ -485,7 +485,6 @@ def payload_layers(p: Packet) -> list[Packet]:
 
 
 ENET_LAYERS: dict[str, type[Packet]] = {c.__name__: c for c in COMMAND_LAYERS.values()}
-globals().update(ENET_LAYERS)
 
 __all__ = [
     "COMMAND_LAYERS", "ENET_LAYERS", "ENet", "ENetCommand", "ENetCommandTruncated", "ENetCommandUnknown",

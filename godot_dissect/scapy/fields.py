@@ -232,6 +232,30 @@ def pack_number(code: str, v: Any) -> bytes:
     return struct.pack("<" + c.upper(), v & ((1 << bits) - 1))
 
 
+class CodedNumField(GField):
+    """A number whose struct code the packet decides (a header flag, a mode, an earlier value):
+    subclasses say which in ``code(pkt)``; None means the field cannot be read."""
+
+    __slots__ = []
+
+    def code(self, pkt: Packet) -> str | None:
+        raise NotImplementedError
+
+    def getfield(self, pkt: Packet, s: bytes) -> tuple[bytes, Any]:
+        code = self.code(pkt)
+        if code is None:
+            raise Short
+        n = struct.calcsize(code)
+        if len(s) < n:
+            raise Short
+        return s[n:], struct.unpack_from(code, s)[0]
+
+    def addfield(self, pkt: Packet, s: bytes, val: Any) -> bytes:
+        if val is MISSING:
+            return s
+        return s + pack_number(self.code(pkt), self.value(pkt, val))  # type: ignore[arg-type]
+
+
 class DialectField(GField):
     """Which dialect the packet is written in: not on the wire (zero bytes), set per packet."""
 
@@ -379,24 +403,14 @@ def is_wide(pkt: Packet) -> bool:
     return bool(plain(value_of(pkt, "flags")) & _FLAG64)
 
 
-class NumberValueField(GField):
+class NumberValueField(CodedNumField):
     """INT/FLOAT payload: the layout's narrow scalar, or its wide one when FLAG_64 is set."""
 
     __slots__ = []
 
-    def getfield(self, pkt: Packet, s: bytes) -> tuple[bytes, Any]:
+    def code(self, pkt: Packet) -> str:
         layout = typedef_of(pkt).layout
-        sc = layout.wide if is_wide(pkt) else layout.narrow
-        if len(s) < sc.size:
-            raise Short
-        return s[sc.size:], struct.unpack_from("<" + sc.code, s)[0]
-
-    def addfield(self, pkt: Packet, s: bytes, val: Any) -> bytes:
-        if val is MISSING:
-            return s
-        layout = typedef_of(pkt).layout
-        sc = layout.wide if is_wide(pkt) else layout.narrow
-        return s + pack_number("<" + sc.code, self.value(pkt, val))
+        return "<" + (layout.wide if is_wide(pkt) else layout.narrow).code
 
     def any2i(self, pkt: Packet | None, x: Any) -> Any:
         if isinstance(x, bool):
@@ -410,22 +424,13 @@ def component_struct(pkt: Packet, comp: L.Scalar) -> str:
     return "<" + comp.code
 
 
-class ComponentField(GField):
+class ComponentField(CodedNumField):
     """One component of a Struct layout: I32, F32, or REAL (f32, f64 with FLAG_64)."""
 
     __slots__ = []
 
-    def getfield(self, pkt: Packet, s: bytes) -> tuple[bytes, Any]:
-        code = component_struct(pkt, typedef_of(pkt).layout.component)
-        n = struct.calcsize(code)
-        if len(s) < n:
-            raise Short
-        return s[n:], struct.unpack_from(code, s)[0]
-
-    def addfield(self, pkt: Packet, s: bytes, val: Any) -> bytes:
-        if val is MISSING:
-            return s
-        return s + pack_number(component_struct(pkt, typedef_of(pkt).layout.component), self.value(pkt, val))
+    def code(self, pkt: Packet) -> str:
+        return component_struct(pkt, typedef_of(pkt).layout.component)
 
 
 def packed_element(pkt: Packet) -> tuple[str, int, int, int]:

@@ -34,7 +34,19 @@ from ..multiplayer.layout import holds
 from ..spec import get_dialect
 from ..spec import multiplayer as M
 from .compressed import compressed_at, compressed_packet, packet_value
-from .fields import AUTO, MISSING, RAW_DEFAULTS, RAW_FIELDS, BytesField, GField, NumField, Short, plain, resolve
+from .fields import (
+    AUTO,
+    MISSING,
+    RAW_DEFAULTS,
+    RAW_FIELDS,
+    BytesField,
+    CodedNumField,
+    GField,
+    NumField,
+    Short,
+    plain,
+    resolve,
+)
 from .mpsettings import scapy_name
 from .variant import _GodotBase, make_child, short_text, to_packet
 
@@ -153,7 +165,7 @@ def _int_notes(item: M.Int | M.Choice, code: str | None = None) -> Callable[[Pac
     return note
 
 
-class ChoiceNumField(NumField):
+class ChoiceNumField(CodedNumField, NumField):
     """An integer whose width an earlier value selects (``spec.multiplayer.Choice``)."""
 
     __slots__ = ["choice"]
@@ -162,17 +174,8 @@ class ChoiceNumField(NumField):
         self.choice = choice
         NumField.__init__(self, scapy_name(choice.name), default, "<I", auto_fn=auto_fn, rand_fn=rand_fn)
 
-    def code(self, pkt: Packet) -> str | None:
+    def code(self, pkt: Packet) -> str | None:  # None: "Was not possible to extract the ... compression mode"
         return self.choice.codes.get(lookup(pkt, self.choice.selector))
-
-    def getfield(self, pkt: Packet, s: bytes) -> tuple[bytes, Any]:
-        code = self.code(pkt)
-        if code is None:  # the engine: "Was not possible to extract the ... compression mode"
-            raise Short
-        n = struct.calcsize(code)
-        if len(s) < n:
-            raise Short
-        return s[n:], struct.unpack_from(code, s)[0]
 
     def addfield(self, pkt: Packet, s: bytes, val: Any) -> bytes:
         if val is MISSING:

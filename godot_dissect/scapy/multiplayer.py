@@ -399,6 +399,5 @@ def godot_payload_class(major: int, channel: int | None) -> type[Packet]:
     return GodotMP4
 
 
-globals().update(LAYERS)
 
 __all__ = ["LAYERS", "describe", "enet3_header_class", "godot_payload_class", "read_layer", *LAYERS]

@@ -1078,4 +1078,3 @@ def _generate() -> dict[str, type[GodotVariant]]:
 
 
 VARIANT_CLASSES = _generate()
-globals().update(VARIANT_CLASSES)

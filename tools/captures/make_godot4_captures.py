@@ -627,7 +627,8 @@ def rpc_md5(methods: list[str]) -> str:
 
 
 def mp_parse(p: bytes) -> dict[str, Any]:
-    """One SceneMultiplayer packet, parsed here from the layout in /work/shared/reference/transports.md §6."""
+    """One SceneMultiplayer packet, parsed here from the engine's own layout (Godot 4
+    ``modules/multiplayer/scene_multiplayer.cpp`` and ``scene_rpc_interface.cpp``), independently of the spec."""
     cmd = p[0] & 7
     out: dict[str, Any] = {"command": CMD_NAMES[cmd]}
     if cmd == 0:
