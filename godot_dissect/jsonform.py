@@ -240,7 +240,7 @@ def _from(d: Any) -> Any:
 
 def dumps(value: Any, **kw: Any) -> str:
     """``json.dumps(to_json(value))`` with room for deeply nested values."""
-    if not kw and _fast.fast_json is not None and (s := _fast.fast_json(value)) is not None:
+    if not kw and _fast.fast_json is not None and (s := _fast.fast_json(value, compiled_entries)) is not None:
         return s  # the compiled writer (codec/_render.c); None: it left this value to Python
     with deep_recursion():
         return json.dumps(_to(value), ensure_ascii=False, **kw)
@@ -249,7 +249,8 @@ def dumps(value: Any, **kw: Any) -> str:
 def record_line(head: dict[str, Any], text: str | None = None, value: Any = None) -> str:
     """``json_text({**head, "text": text, "value": to_json(value)})``, or of ``head`` alone when
     ``text`` is None: one record's JSON line, in one go by the compiled writer when it can."""
-    if _fast.fast_json_line is not None and (s := _fast.fast_json_line(head, text, value)) is not None:
+    fast = _fast.fast_json_line
+    if fast is not None and (s := fast(head, text, value, compiled_entries)) is not None:
         return s
     if text is not None:
         head = {**head, "text": text, "value": to_json(value)}

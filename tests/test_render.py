@@ -27,7 +27,7 @@ from godot_dissect.pcap.reader import read_pcap
 from godot_dissect.records import LIST_KINDS
 from godot_dissect.spec import DIALECT_NAMES, get_dialect
 from godot_dissect.text import to_text
-from godot_dissect.text.writer import f32, writer
+from godot_dissect.text.writer import compiled_writer, f32, writer
 
 from .strategies import i64, leaves, text, values
 
@@ -64,7 +64,7 @@ def pure_json(v: Any) -> tuple:
 def check_text(v: Any, dialect: str) -> str | None:
     """C and pure agree (C may bail); the public to_text gives the pure result. Returns C's text."""
     pure = pure_text(v, dialect)
-    c = fast.c_text(v, get_dialect(dialect))
+    c = fast.c_text(v, get_dialect(dialect), compiled_writer)
     if c is not None:
         assert pure == ("ok", c), (v, c, pure)
     if pure[0] == "ok":
@@ -74,7 +74,7 @@ def check_text(v: Any, dialect: str) -> str | None:
 
 def check_json(v: Any) -> str | None:
     pure = pure_json(v)
-    c = fast.c_json(v)
+    c = fast.c_json(v, jsonform.compiled_entries)
     if c is not None:
         assert pure == ("ok", c), (v, c, pure)
     if pure[0] == "ok":
@@ -237,7 +237,7 @@ def test_record_lines(head: dict, text_: str | None, value: Any, odd: Any) -> No
     JSON type, any text); other field types are left to Python."""
     if odd is not None:
         head = {**head, "fields": odd}
-    c = fast.c_json_line(head, text_, value)
+    c = fast.c_json_line(head, text_, value, jsonform.compiled_entries)
     with pure_only():
         pure = jsonform.record_line(head, text_, value)
     full = head if text_ is None else {**head, "text": text_, "value": jsonform.to_json(value)}

@@ -227,48 +227,51 @@ def _float_tables() -> None:
 _FLOAT_TABLES: list[bool] = []
 
 
-def text_writer(dialect: Dialect | str) -> Any:
-    """Compile one dialect's var2str / var_to_str writer into a ``_speedups.TextWriter``."""
+def text_writer(tables: tuple[dict[type, tuple], dict[str, Any]]) -> Any:
+    """A ``_speedups.TextWriter`` from one dialect's compiled-writer tables (``text.writer.compiled_writer``)."""
     assert _speedups is not None, "the _speedups extension is not built"
-    from ..text.writer import compiled_writer  # the writer imports this module
-
     _float_tables()
-    entries, rules = compiled_writer(dialect)
+    entries, rules = tables
+    rules = dict(rules)
     style = rules.pop("style")  # a writer.Style: its strings in the order the C enum has them
     return _speedups.TextWriter(_codes(_speedups.TEXT_KINDS, entries),
                                 style=tuple(getattr(style, f) for f in _speedups.STYLE_FIELDS), **rules)
 
 
-def json_writer() -> Any:
-    """Compile jsonform's JSON form into a ``_speedups.JsonWriter``."""
+def json_writer(entries: dict[type, tuple]) -> Any:
+    """A ``_speedups.JsonWriter`` from jsonform's table (``jsonform.compiled_entries``)."""
     assert _speedups is not None, "the _speedups extension is not built"
-    from ..jsonform import compiled_entries  # jsonform imports this module
-
     _float_tables()
-    return _speedups.JsonWriter(_codes(_speedups.JSON_KINDS, compiled_entries()))
+    return _speedups.JsonWriter(_codes(_speedups.JSON_KINDS, entries))
 
 
+# The writers' tables come from their own modules, passed in by them: this module imports neither
+# text.writer nor jsonform (they import it), so the choice C-or-pure is made here, once, with no loop.
+TextTables = Callable[[Dialect], tuple[dict[type, tuple], dict[str, Any]]]
+JsonTables = Callable[[], dict[type, tuple]]
 _TEXT: dict[str, Any] = {}  # dialect name -> TextWriter
 _JSON: list[Any] = []  # the JsonWriter, once built
 
 
-def c_text(value: Any, dialect: Dialect) -> str | None:
+def c_text(value: Any, dialect: Dialect, tables: TextTables) -> str | None:
     w = _TEXT.get(dialect.name)
     if w is None:
-        w = _TEXT[dialect.name] = text_writer(dialect)
+        w = _TEXT[dialect.name] = text_writer(tables(dialect))
     return w.render(value)
 
 
-def c_json(value: Any) -> str | None:
+def _json(tables: JsonTables) -> Any:
     if not _JSON:
-        _JSON.append(json_writer())
-    return _JSON[0].render(value)
+        _JSON.append(json_writer(tables()))
+    return _JSON[0]
 
 
-def c_json_line(head: dict[str, Any], text: str | None, value: Any) -> str | None:
-    if not _JSON:
-        _JSON.append(json_writer())
-    return _JSON[0].line(head, text, value)
+def c_json(value: Any, tables: JsonTables) -> str | None:
+    return _json(tables).render(value)
+
+
+def c_json_line(head: dict[str, Any], text: str | None, value: Any, tables: JsonTables) -> str | None:
+    return _json(tables).line(head, text, value)
 
 
 #: True when the extension is importable (whether or not GODOT_DISSECT_PURE turned it off)
@@ -278,6 +281,7 @@ ENABLED = BUILT and sys.byteorder == "little" and os.environ.get("GODOT_DISSECT_
 fast_decode_prefix: Callable[[Any, Dialect | str, bool, int, int, int | None], tuple[Any, int] | None] | None
 fast_encode: Callable[[Any, Dialect | str], bytes | None] | None
 fast_decode_prefix, fast_encode = (c_decode_prefix, c_encode) if ENABLED else (None, None)
-fast_text: Callable[[Any, Dialect], str | None] | None = c_text if ENABLED else None
-fast_json: Callable[[Any], str | None] | None = c_json if ENABLED else None
-fast_json_line: Callable[[dict[str, Any], str | None, Any], str | None] | None = c_json_line if ENABLED else None
+fast_text: Callable[[Any, Dialect, TextTables], str | None] | None = c_text if ENABLED else None
+fast_json: Callable[[Any, JsonTables], str | None] | None = c_json if ENABLED else None
+fast_json_line: Callable[[dict[str, Any], str | None, Any, JsonTables], str | None] | None = \
+    c_json_line if ENABLED else None

@@ -1,24 +1,16 @@
 """``to_text``: a value as the engine's ``var2str`` (Godot 3) / ``var_to_str`` (Godot 4) prints it.
 
-Engine facts this follows (checked against Godot 3.2.3 and 4.6):
+Engine facts this follows (checked against Godot 3.2.3 and 4.6); reals are printed by ``floats.py``,
+Dictionary keys sorted by ``order.py``:
 
-* Godot 3 prints reals with ``%g`` (6 significant digits) after a cast to ``real_t`` (float32 in
-  single builds, so ``1e300`` prints ``inf``); a float without ``.``/``e`` gets ``.0``, which gives
-  ``-inf.0``. Constructors are spaced: ``Vector2( 1, 2 )``, ``[ 1 ]``, ``[  ]``, ``{\\n\\n}``.
-* Godot 4 prints reals with Grisu2 (shortest digits, float32 boundaries when the value is exactly a
-  float32), fixed notation for 1e-4 <= |x| < 1e15, ``-0`` as ``0``, ``-inf`` as ``inf_neg``.
-* Dictionary keys are sorted with the engine's own introsort and ``Variant`` ordering (type id
-  first), which is not stable for keys that do not compare.
+* Constructors are spaced in Godot 3: ``Vector2( 1, 2 )``, ``[ 1 ]``, ``[  ]``, ``{\\n\\n}``; a Godot 3
+  float without ``.``/``e`` gets ``.0``, which gives ``-inf.0``.
 * Godot 4 stops at 100 levels: deeper arrays/dictionaries print as ``[]``/``{}``, objects as ``null``.
 """
 
 from __future__ import annotations
 
-import ctypes
 import functools
-import math
-import struct
-from collections.abc import Callable as _Fn
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -29,173 +21,13 @@ from ..deep import deep_recursion
 from ..errors import EncodeError
 from ..spec import Dialect, get_dialect
 from ..spec import layouts as L
+from .floats import CACHED_POWERS, f32, num_scientific, rtos_fix3, rtos_fix4, s64
+from .order import STRINGLIKE, VariantOrder, godot_sort
 
 __all__ = ["STYLES", "Style", "compiled_writer", "f32", "godot_sort", "num_scientific", "real_is_double", "s64",
            "to_text"]
 
-_M64 = (1 << 64) - 1
 _MAX_RECURSION = 100  # VariantWriter::MAX_RECURSION in Godot 4.6 (measured: 101 levels are written)
-
-
-def f32(x: float) -> float:
-    """``(float)x`` as C does it: nearest float32, overflow to infinity."""
-    return ctypes.c_float(x).value
-
-
-def s64(x: int) -> int:
-    """A 64-bit pattern as the engine's signed ``int64_t``."""
-    x &= _M64
-    return x - (1 << 64) if x >> 63 else x
-
-
-# --------------------------------------------------------------------------- Grisu2 (Godot 4)
-# Port of the Grisu2 in thirdparty/grisu2 that String::num_scientific uses since 4.4; not always the
-# shortest digits, so Python's repr() is not a substitute.
-
-
-def _cached_powers() -> list[tuple[int, int, int]]:
-    """(f, e, k) with f * 2**e ~= 10**k rounded to 64 bits, for k = -300, -292, ..., 324."""
-    table = []
-    for k in range(-300, 325, 8):
-        num, den = (10 ** k, 1) if k >= 0 else (1, 10 ** -k)
-        e = num.bit_length() - den.bit_length() - 64
-        while True:
-            n, d = (num << -e, den) if e < 0 else (num, den << e)
-            if n >= d << 64:
-                e += 1
-            elif n < d << 63:
-                e -= 1
-            else:
-                break
-        f = (2 * n + d) // (2 * d)
-        if f >> 64:
-            f, e = f >> 1, e + 1
-        table.append((f, e, k))
-    return table
-
-
-_POWERS = _cached_powers()
-
-
-def _normalize(f: int, e: int) -> tuple[int, int]:
-    shift = 64 - f.bit_length()
-    return f << shift, e - shift
-
-
-def _mul(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
-    return (a[0] * b[0] + (1 << 63)) >> 64, a[1] + b[1] + 64
-
-
-def _grisu2(value: float, single: bool) -> tuple[str, int]:
-    """Digits and exponent with value = digits * 10**exponent (value finite and > 0)."""
-    if single:
-        bits = struct.unpack("<I", struct.pack("<f", value))[0]
-        p, bias = 24, 150
-    else:
-        bits = struct.unpack("<Q", struct.pack("<d", value))[0]
-        p, bias = 53, 1075
-    hidden = 1 << (p - 1)
-    big_e, frac = bits >> (p - 1), bits & (hidden - 1)
-    v = (frac, 1 - bias) if big_e == 0 else (frac + hidden, big_e - bias)
-    m_plus = _normalize(2 * v[0] + 1, v[1] - 1)
-    if frac == 0 and big_e > 1:
-        mf, me = 4 * v[0] - 1, v[1] - 2
-    else:
-        mf, me = 2 * v[0] - 1, v[1] - 1
-    m_minus = (mf << (me - m_plus[1]), m_plus[1])
-    w0 = _normalize(*v)
-
-    f = -60 - m_plus[1] - 1
-    k = abs(f * 78913) >> 18  # C division truncates toward zero
-    k = (-k if f < 0 else k) + (f > 0)
-    cf, ce, ck = _POWERS[(300 + k + 7) // 8]
-    w = _mul(w0, (cf, ce))
-    lo = (_mul(m_minus, (cf, ce))[0] + 1) & _M64
-    hi_f, e = _mul(m_plus, (cf, ce))
-    hi = (hi_f - 1) & _M64
-    return _digit_gen(lo, w[0], hi, e, -ck)
-
-
-def _digit_gen(lo: int, w: int, hi: int, e: int, exp10: int) -> tuple[str, int]:
-    delta, dist = (hi - lo) & _M64, (hi - w) & _M64
-    one = 1 << -e
-    p1, p2 = hi >> -e, hi & (one - 1)
-    digits: list[int] = []
-    n = len(str(p1)) if p1 else 1
-    pow10 = 10 ** (n - 1)
-    while n > 0:
-        d, p1 = divmod(p1, pow10)
-        digits.append(d)
-        n -= 1
-        rest = ((p1 << -e) + p2) & _M64
-        if rest <= delta:
-            _round(digits, dist, delta, rest, (pow10 << -e) & _M64)
-            return "".join(map(str, digits)), exp10 + n
-        pow10 //= 10
-    m = 0
-    while True:
-        p2 = (p2 * 10) & _M64
-        digits.append(p2 >> -e)
-        p2 &= one - 1
-        m += 1
-        delta, dist = (delta * 10) & _M64, (dist * 10) & _M64
-        if p2 <= delta:
-            break
-    _round(digits, dist, delta, p2, one)
-    return "".join(map(str, digits)), exp10 - m
-
-
-def _round(digits: list[int], dist: int, delta: int, rest: int, ten_k: int) -> None:
-    while (rest < dist and ((delta - rest) & _M64) >= ten_k
-           and (((rest + ten_k) & _M64) < dist
-                or ((dist - rest) & _M64) > ((rest + ten_k - dist) & _M64))):
-        digits[-1] -= 1
-        rest = (rest + ten_k) & _M64
-
-
-def _format_buffer(digits: str, exp10: int) -> str:
-    k, n = len(digits), len(digits) + exp10
-    if k <= n <= 15:
-        return digits + "0" * (n - k)
-    if 0 < n <= 15:
-        return digits[:n] + "." + digits[n:]
-    if -4 < n <= 0:
-        return "0." + "0" * -n + digits
-    mant = digits if k == 1 else digits[0] + "." + digits[1:]
-    x = n - 1
-    return f"{mant}e{'-' if x < 0 else '+'}{abs(x):02d}"
-
-
-def num_scientific(x: float, single: bool) -> str:
-    """Godot 4 ``String::num_scientific`` of a finite or special float/double."""
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    if x == 0:
-        return "-0" if math.copysign(1, x) < 0 else "0"
-    digits, exp10 = _grisu2(abs(x), single)
-    return ("-" if x < 0 else "") + _format_buffer(digits, exp10)
-
-
-def rtos_fix4(x: float) -> str:
-    """Godot 4 ``rtos_fix`` in compat mode (what ``var_to_str`` uses)."""
-    if x == 0:
-        return "0"
-    if math.isinf(x) and x < 0:
-        return "inf_neg"
-    if f32(x) == x:  # the engine's hack against float32 garbage digits
-        return num_scientific(x, True)
-    return num_scientific(x, False)
-
-
-def rtos_fix3(x: float) -> str:
-    """Godot 3 ``rtosfix``: C ``%lg``, which writes the sign of a NaN too."""
-    if x == 0:
-        return "0"
-    if math.isnan(x):
-        return "-nan" if math.copysign(1, x) < 0 else "nan"
-    return f"{x:g}"  # C %lg: 6 significant digits
 
 
 # --------------------------------------------------------------------------- strings
@@ -208,168 +40,6 @@ _ESC3 = str.maketrans({**{chr(k): v for k, v in _ESC4.items()}, "?": "\\?"})
 
 def _quote(s: str) -> str:
     return '"' + s.translate(_ESC_MULTILINE) + '"'
-
-
-# --------------------------------------------------------------------------- key order
-
-_STRINGLIKE = ("STRING", "STRING_NAME")
-_VECTORS = ("VECTOR2", "VECTOR2I", "VECTOR3", "VECTOR3I", "VECTOR4", "VECTOR4I")
-
-
-def _key(v: Any) -> str:
-    try:
-        return V.type_key(v)
-    except TypeError:  # a ResourceRef: no Variant type, sorts last
-        return ""
-
-
-def _approx_eq3(a: float, b: float) -> bool:
-    """Godot 3 ``Math::is_equal_approx`` on float32 reals."""
-    if a == b:
-        return True
-    tol = f32(1e-5 * abs(a))
-    if tol < 1e-5:
-        tol = f32(1e-5)
-    return f32(abs(f32(a - b))) < tol
-
-
-class _Order:
-    """``Variant::operator<`` (type id first) of one engine family, as used to sort keys."""
-
-    def __init__(self, dialect: Dialect) -> None:
-        self.dialect = dialect
-        self.family = dialect.family
-
-    def _rank(self, key: str) -> int:
-        entry = self.dialect.by_key(key) if key else None
-        return entry.id if entry else 1 << 20
-
-    def less(self, a: Any, b: Any) -> bool:
-        """The key order of ``VariantWriter``: Godot 4 compares String and StringName as text."""
-        if self.family == 4 and _key(a) in _STRINGLIKE and _key(b) in _STRINGLIKE:
-            return str(a) < str(b)
-        return self.variant_less(a, b)
-
-    def variant_less(self, a: Any, b: Any) -> bool:
-        ka, kb = _key(a), _key(b)
-        if ka != kb:
-            return self._rank(ka) < self._rank(kb)
-        if ka in ("BOOL", "INT", "FLOAT", "STRING", "STRING_NAME"):
-            return a < b
-        if ka in _VECTORS:
-            eq = _approx_eq3 if self.family == 3 else (lambda x, y: x == y)
-            for x, y in zip(a[:-1], b[:-1], strict=True):
-                if not eq(x, y):
-                    return x < y
-            return a[-1] < b[-1]
-        if ka == "ARRAY":
-            return self._array_less(list(a), list(b))
-        if ka == "RID":
-            return a.id < b.id
-        return False  # no OP_LESS for this type: the sort leaves such keys where it puts them
-
-    def _array_less(self, a: list, b: list) -> bool:
-        if self.family == 3:  # Godot 3's OP_LESS on arrays, bug included
-            if len(b) < len(a):
-                return False
-            return any(not self.variant_less(x, y) for x, y in zip(a, b, strict=False))
-        for x, y in zip(a, b, strict=False):
-            if self.variant_less(x, y):
-                return True
-            if self.variant_less(y, x):
-                return False
-        return len(a) < len(b)
-
-
-def godot_sort(items: list, less: _Fn[[Any, Any], bool]) -> list:
-    """Godot's ``SortArray`` (introsort, then insertion sort) so that keys that do not compare end
-    up where the engine puts them. Bounds are checked where the engine's release build does not."""
-    a = list(items)
-    n = len(a)
-    if n < 2:
-        return a
-
-    def median3(x: Any, y: Any, z: Any) -> Any:
-        if less(x, y):
-            return y if less(y, z) else (z if less(x, z) else x)
-        if less(x, z):
-            return x
-        return z if less(y, z) else y
-
-    def partition(first: int, last: int, pivot: Any) -> int:
-        while True:
-            while first < n - 1 and less(a[first], pivot):
-                first += 1
-            last -= 1
-            while last > 0 and less(pivot, a[last]):
-                last -= 1
-            if first >= last:
-                return first
-            a[first], a[last] = a[last], a[first]
-            first += 1
-
-    def adjust_heap(first: int, hole: int, length: int, value: Any) -> None:
-        top = hole
-        child = 2 * hole + 2
-        while child < length:
-            if less(a[first + child], a[first + child - 1]):
-                child -= 1
-            a[first + hole] = a[first + child]
-            hole = child
-            child = 2 * (child + 1)
-        if child == length:
-            a[first + hole] = a[first + child - 1]
-            hole = child - 1
-        parent = (hole - 1) // 2
-        while hole > top and less(a[first + parent], value):
-            a[first + hole] = a[first + parent]
-            hole = parent
-            parent = (hole - 1) // 2
-        a[first + hole] = value
-
-    def heap_sort(first: int, last: int) -> None:
-        length = last - first
-        if length >= 2:
-            parent = (length - 2) // 2
-            while True:
-                adjust_heap(first, parent, length, a[first + parent])
-                if parent == 0:
-                    break
-                parent -= 1
-        while last - first > 1:
-            last -= 1
-            value = a[last]
-            a[last] = a[first]
-            adjust_heap(first, 0, last - first, value)
-
-    def introsort(first: int, last: int, depth: int) -> None:
-        while last - first > 16:
-            if depth == 0:
-                heap_sort(first, last)
-                return
-            depth -= 1
-            cut = partition(first, last, median3(a[first], a[first + (last - first) // 2], a[last - 1]))
-            introsort(cut, last, depth)
-            last = cut
-
-    def linear_insert(first: int, last: int, guarded: bool) -> None:
-        value = a[last]
-        if guarded and less(value, a[first]):
-            a[first + 1:last + 1] = a[first:last]
-            a[first] = value
-            return
-        nxt = last - 1
-        while nxt >= 0 and less(value, a[nxt]):
-            a[last] = a[nxt]
-            last, nxt = nxt, nxt - 1
-        a[last] = value
-
-    introsort(0, n, 2 * (n.bit_length() - 1))
-    for i in range(1, min(n, 16)):
-        linear_insert(0, i, True)
-    for i in range(16, n):
-        linear_insert(0, i, False)
-    return a
 
 
 # --------------------------------------------------------------------------- writer
@@ -421,7 +91,7 @@ class _Writer:
         self.style = STYLES[3 if self.g3 else 4]
         self.max_depth = None if self.g3 else _MAX_RECURSION  # deeper containers print empty
         self.double = real_is_double(dialect)
-        self.order = _Order(dialect)
+        self.order = VariantOrder(dialect)
         # math value class -> (engine name, Struct layout), for the fast path in expand()
         self.structs: dict[type, tuple[str, Any, Any]] = {
             cls: (e.name, e.typedef.layout, compile_flattener(e.typedef.layout.fields)) for e in dialect.entries
@@ -630,12 +300,12 @@ class _Writer:
             entries[cls] = (kind, e.id, key in _KEYABLE, name, plan, is_int, single)
         # C sorts keys as a total order: every string-like key after every other key type
         ranks = {k: e.id for k in _KEYABLE if (e := self.d.by_key(k)) is not None}
-        if max(r for k, r in ranks.items() if k not in _STRINGLIKE) > min(ranks[k] for k in ranks if k in _STRINGLIKE):
+        if max(r for k, r in ranks.items() if k not in STRINGLIKE) > min(ranks[k] for k in ranks if k in STRINGLIKE):
             entries = {c: (*t[:2], False, *t[3:]) for c, t in entries.items()}
         rules = {"family4": not self.g3, "float_single": self.g3 and not self.double,
                  "max_depth": -1 if self.max_depth is None else self.max_depth, "style": self.style,
                  "esc_string": _ESC_MULTILINE, "esc_name": _ESC4, "esc_path": _ESC3 if self.g3 else _ESC4,
-                 "powers": tuple(_POWERS)}
+                 "powers": tuple(CACHED_POWERS)}
         return entries, rules
 
 
@@ -669,7 +339,7 @@ def to_text(value: Any, dialect: Dialect | str = "godot4") -> str:
     Raises :class:`~godot_dissect.errors.EncodeError` for a value that has no type in the dialect.
     """
     d = get_dialect(dialect)
-    if _fast.fast_text is not None and (s := _fast.fast_text(value, d)) is not None:
+    if _fast.fast_text is not None and (s := _fast.fast_text(value, d, compiled_writer)) is not None:
         return s  # the compiled writer (codec/_render.c); None: it left this value to Python
     return writer(d).write(value)
 
