@@ -8,40 +8,20 @@ from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Callable
 from typing import Any
 
 from .. import values as V
 from ..errors import EncodeError
 from ..spec import layouts as L
+from ..spec.conversions import OBJECT_AS_ID_CLASS
 from ..spec.dialects import Dialect, get_dialect
+from ..spec.kinds import kind_params
 from . import fast as _fast
-from .decoder import fits_f32
-from .structs import compile_flattener
+from .kinds import KINDS, Writer, write_string
 
 _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
-_II = struct.Struct("<II")
-_IQ = struct.Struct("<Iq")
 _IUQ = struct.Struct("<IQ")
-_If = struct.Struct("<If")
-_Id = struct.Struct("<Id")
-_FLAG64 = L.FLAG_64.mask
-_PAD = (b"", b"\0\0\0", b"\0\0", b"\0")
-
-Writer = Callable[[Any, bytearray], None]
-
-
-def _utf8(s: str) -> bytes:
-    return s.encode("utf-8", "surrogatepass")
-
-
-def write_string(out: bytearray, s: str) -> None:
-    b = _utf8(s)
-    n = len(b)
-    out += _U32.pack(n)
-    out += b
-    out += _PAD[n & 3]
 
 
 class _Raw(bytes):
@@ -49,139 +29,17 @@ class _Raw(bytes):
 
 
 class CompiledEncoder:
+    """Per-dialect writers by type key (``codec/kinds.py``); Array, Dictionary and Object are
+    written by the walker below."""
+
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
         self.ids = {e.key: e.id for e in dialect.entries}
         self.writers: dict[str, Writer] = {}
-        for e in dialect.entries:
-            make = getattr(self, "_w_" + e.typedef.layout.kind, None)
-            if make is not None:
-                self.writers[e.key] = make(e.key, e.id, e.typedef.layout)
-
-    def _w_empty(self, key: str, tid: int, layout: L.Layout) -> Writer:
-        h = _U32.pack(tid)
-
-        def write(v: Any, out: bytearray) -> None:
-            out += h
-        return write
-
-    def _w_bool(self, key: str, tid: int, layout: L.Layout) -> Writer:
-        t, f = _II.pack(tid, 1), _II.pack(tid, 0)
-
-        def write(v: Any, out: bytearray) -> None:
-            out += t if v else f
-        return write
-
-    def _w_number(self, key: str, tid: int, layout: L.Layout) -> Writer:
-        wide = tid | _FLAG64
-        if key == "INT":
-            assert isinstance(layout, L.Number)
-            lo, hi = layout.narrow.int_range
-            wlo, whi = layout.wide.int_range
-
-            def write_int(v: Any, out: bytearray) -> None:
-                if lo <= v <= hi and type(v) is not V.WideInt:
-                    out += _II.pack(tid, v & 0xFFFFFFFF)
-                elif wlo <= v <= whi:
-                    out += _IQ.pack(wide, v)
-                else:
-                    raise EncodeError(f"int {v} does not fit in 64 bits")
-            return write_int
-
-        def write_float(v: Any, out: bytearray) -> None:
-            tv = type(v)
-            if tv is V.Float32 or (tv is not V.Float64 and fits_f32(v)):
-                out += _If.pack(tid, v)
-            else:
-                out += _Id.pack(wide, v)
-        return write_float
-
-    def _w_string(self, key: str, tid: int, layout: L.Layout) -> Writer:
-        h = _U32.pack(tid)
-
-        def write(v: Any, out: bytearray) -> None:
-            out += h
-            write_string(out, v)
-        return write
-
-    def _w_struct(self, key: str, tid: int, layout: L.Struct) -> Writer:  # type: ignore[override]
-        flatten = compile_flattener(layout.fields)
-        n = len(layout.fields)
-        comp = layout.component
-        if comp is L.REAL and self.dialect.real_is_double:
-            s, h = struct.Struct(f"<I{n}d"), tid | _FLAG64
-        else:
-            s, h = struct.Struct(f"<I{n}{'i' if comp is L.I32 else 'f'}"), tid
-
-        def write(v: Any, out: bytearray) -> None:
-            try:
-                out += s.pack(h, *flatten(v))
-            except (struct.error, AttributeError) as e:
-                raise EncodeError(f"cannot write {v!r} as {key}: {e}") from None
-        return write
-
-    def _w_node_path(self, key: str, tid: int, layout: L.NodePathLayout) -> Writer:  # type: ignore[override]
-        h = _U32.pack(tid)
-
-        def write(v: V.NodePath, out: bytearray) -> None:
-            out += h
-            out += struct.pack("<III", len(v.names) | layout.new_format_bit, len(v.subnames),
-                               layout.flag_absolute if v.absolute else 0)
-            for part in v.names + v.subnames:
-                write_string(out, part)  # the engine leaves this padding uninitialised; we zero it
-        return write
-
-    def _w_id64(self, key: str, tid: int, layout: L.Layout) -> Writer:
-        def write(v: V.RID, out: bytearray) -> None:
-            out += _IUQ.pack(tid, v.id)
-        return write
-
-    def _w_signal(self, key: str, tid: int, layout: L.Layout) -> Writer:
-        h = _U32.pack(tid)
-
-        def write(v: V.Signal, out: bytearray) -> None:
-            out += h
-            write_string(out, v.name)
-            out += struct.pack("<Q", v.object_id)
-        return write
-
-    def _w_packed_bytes(self, key: str, tid: int, layout: L.Layout) -> Writer:
-        def write(v: Any, out: bytearray) -> None:
-            n = len(v)
-            out += _II.pack(tid, n)
-            out += v
-            out += _PAD[n & 3]
-        return write
-
-    def _w_packed_strings(self, key: str, tid: int, layout: L.Layout) -> Writer:
-        def write(v: Any, out: bytearray) -> None:
-            out += _II.pack(tid, len(v))
-            for s in v:
-                b = _utf8(s) + b"\0"  # the engine counts a NUL terminator in each element
-                n = len(b)
-                out += _U32.pack(n)
-                out += b
-                out += _PAD[n & 3]
-        return write
-
-    def _w_packed(self, key: str, tid: int, layout: L.Packed) -> Writer:  # type: ignore[override]
-        comp = layout.component
-        double = comp is L.REAL and self.dialect.real_is_double
-        h = tid | _FLAG64 if double else tid
-        code = "d" if double else comp.code
-        pad = (layout.stride or comp.size * layout.width) - comp.size * layout.width
-        cls = V.KEY_CLASSES[key]
-
-        def write(v: Any, out: bytearray) -> None:
-            if not isinstance(v, cls):
-                v = cls(v)
-            out += _II.pack(h, len(v))
-            if pad:
-                filler = b"\0" * pad
-                out += b"".join(struct.pack("<" + code, x) + filler for x in v.array)
-            else:
-                out += v.to_bytes(code)
-        return write
+        for p in kind_params(dialect):
+            w = KINDS[p.kind].writer(p, self)
+            if w is not None:
+                self.writers[p.key] = w
 
 
 _COMPILED: dict[str, CompiledEncoder] = {}
@@ -199,7 +57,7 @@ def _container_type(c: CompiledEncoder, t: V.ContainerType, full_objects: bool, 
     """Write one typed-container type; return its kind number."""
     kind, name = t.kind, t.name
     if kind in ("class_name", "script") and not full_objects:
-        kind, name = "class_name", "EncodedObjectAsID"  # what the engine substitutes
+        kind, name = "class_name", OBJECT_AS_ID_CLASS  # what the engine substitutes
     k = L.CONTAINER_KINDS.index(kind)
     if kind == "builtin":
         entry = next((e for e in c.dialect.entries if e.name == name or e.key == name), None)

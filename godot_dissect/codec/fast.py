@@ -3,19 +3,21 @@
 ``fast_decode_prefix(data, dialect, allow_objects, max_depth, offset, end)`` and
 ``fast_encode(value, dialect)`` return exactly what the pure-Python codec returns, or None when
 the C code bailed out (every error, and the rare shapes listed at the top of ``_speedups.c``) and
-the pure codec has to do the whole job. ``fast_text(value, dialect)`` and ``fast_json(value)``
-do the same for ``text.to_text`` and ``jsonform.dumps`` (``_render.c``; its writers are built
-from the pure writers' own tables). All are None when the extension is not built, on
-big-endian hosts, or when ``GODOT_DISSECT_PURE`` is set (non-empty, not ``0``) at import.
+the pure codec has to do the whole job. ``fast_text(value, dialect, tables)`` and
+``fast_json(value, tables)`` do the same for ``text.to_text`` and ``jsonform.dumps`` (``_render.c``;
+its writers are built from the tables the pure writers pass in, so this module imports neither).
+All are None when the extension is not built, on big-endian hosts, or when ``GODOT_DISSECT_PURE``
+is set (non-empty, not ``0``) at import: this is the one place that chooses C or pure.
 
 The C side knows layout *kinds* only. Everything Godot-specific reaches it through the tuples made
-here: per type id for decoding, per Python class for encoding (see ``parse_dec``/``parse_enc`` in
-``_speedups.c`` for their shape).
+here from each type's kind parameters (``spec/kinds.py``): per type id for decoding, per Python
+class for encoding (see ``parse_dec``/``parse_enc`` in ``_speedups.c`` for their shape).
 """
 
 from __future__ import annotations
 
 import os
+import struct
 import sys
 from array import array
 from collections.abc import Callable
@@ -24,7 +26,9 @@ from typing import Any
 
 from .. import values as V
 from ..spec import layouts as L
-from ..spec.dialects import Dialect, TypeEntry, get_dialect
+from ..spec.dialects import Dialect, get_dialect
+from ..spec.kinds import KindParams, kind_params
+from .kinds import value_class
 
 _speedups: ModuleType | None
 try:
@@ -32,22 +36,10 @@ try:
 except ImportError:  # not built (no compiler at install time): the pure codec does everything
     _speedups = None
 
-_FLAG64 = L.FLAG_64.mask
-#: (narrow marker, wide marker) the pure decoder puts on numbers, by "is a float" (values.py)
-_MARKERS: dict[bool, tuple[type | None, type | None]] = {False: (None, V.WideInt), True: (V.Float32, V.Float64)}
 #: classes whose encoding needs Python (typed container info, full Objects, buffers of any
 #: format, Mapping iteration): left out of the C class table, so they bail
 _PYTHON_ONLY = frozenset({memoryview, V.TypedArray, V.TypedDictionary, V.FrozenDict, V.Object})
 
-
-def _classes_by_key() -> dict[str, list[type]]:
-    out: dict[str, list[type]] = {}
-    for cls, key in V.CLASS_KEYS.items():
-        out.setdefault(key, []).append(cls)
-    return out
-
-
-_CLASSES = _classes_by_key()  # spec type key -> value classes, the plainest first
 
 Entry = tuple[Any, ...]
 
@@ -69,76 +61,60 @@ def struct_plan(key: str, layout: L.Struct) -> tuple[Any, ...]:
 
 
 
-def _container_typed_mask(d: Dialect, pairs: bool) -> int:
-    """Header bits announcing typed-container info (which the C code leaves to Python)."""
-    if pairs:
-        return (L.DICT_KEY_KIND.mask | L.DICT_VALUE_KIND.mask) if d.has_typed_dictionaries() else 0
-    return L.ARRAY_ELEMENT_KIND.mask if d.has_typed_arrays() else 0
+def _markers(p: KindParams) -> tuple[type | None, type | None]:
+    """(narrow, wide) classes the pure decoder marks numbers with (``layouts.Number``)."""
+    return value_class(p.narrow_marker), value_class(p.wide_marker)
 
 
-def _decoder_entry(d: Dialect, e: TypeEntry, kind: int) -> Entry:
-    layout, key = e.typedef.layout, e.key
-    cls = _CLASSES[key][0] if key in _CLASSES else None
-    match layout.kind:
+def _decoder_entry(p: KindParams, kind: int) -> Entry:
+    """One type id's decoder tuple, from its kind parameters (``spec/kinds.py``)."""
+    match p.kind:
         case "empty":
-            return kind, cls()  # type: ignore[misc]  # None, Callable(), RID()
+            cls = value_class(p.wrapper)
+            return kind, None if cls is None else cls()  # None, Callable(), RID()
         case "bool" | "packed_bytes":
             return (kind,)
         case "number":
-            assert isinstance(layout, L.Number)
-            return (kind, layout.narrow.code, layout.wide.code, _FLAG64,
-                    *_MARKERS[layout.narrow.code in "fd"])
+            return kind, p.narrow, p.wide, p.wide_flag, *_markers(p)
         case "string":
-            return kind, (None if cls is str else cls)  # StringName wraps its str
+            return kind, value_class(p.wrapper)  # StringName wraps its str
         case "struct":
-            assert isinstance(layout, L.Struct)
-            comp = layout.component
             # a single-precision build reads 64-bit components and rounds them: C hands those over
-            return (kind, "i" if comp is L.I32 else "f", "d" if comp is L.REAL and d.real_is_double else "",
-                    _FLAG64 if comp is L.REAL else 0, struct_plan(key, layout))
+            return (kind, p.narrow, p.wide if p.write_wide else "", p.wide_flag,
+                    struct_plan(p.key, p.layout))  # type: ignore[arg-type]
         case "packed_strings":
-            return kind, cls
+            return kind, V.PackedStringArray
         case "packed":
-            assert isinstance(layout, L.Packed)
-            comp, width = layout.component, layout.width
-            return (kind, comp.code, "d" if comp is L.REAL and d.real_is_double else "",
-                    _FLAG64 if comp is L.REAL else 0, width,
-                    layout.stride or comp.size * width, V.KEY_CLASSES[key].from_bytes)
+            return (kind, p.narrow, p.wide if p.write_wide else "", p.wide_flag, p.n, p.stride,
+                    V.KEY_CLASSES[p.key].from_bytes)
         case "container":
-            assert isinstance(layout, L.Container)
-            return kind, layout.pairs, _container_typed_mask(d, layout.pairs), L.Container.count_mask
+            return kind, p.layout.pairs, p.typed_mask, p.layout.count.mask  # type: ignore[attr-defined]
         case "object":
             return kind, L.FLAG_OBJECT_AS_ID.mask, V.ObjectID
         case "id64":
-            return kind, cls
+            return kind, value_class(p.wrapper)
     return (-1,)  # a kind the C code does not handle: always bail
 
 
-def _encoder_entry(d: Dialect, cls: type, e: TypeEntry, kind: int) -> Entry | None:
-    layout, tid = e.typedef.layout, e.id
-    match layout.kind:
+def _encoder_entry(p: KindParams, cls: type, kind: int) -> Entry | None:
+    tid = p.type_id
+    match p.kind:
         case "empty" | "bool" | "string" | "packed_bytes" | "packed_strings":
             return kind, tid
         case "number":
-            assert isinstance(layout, L.Number)
-            return (kind, tid, tid | _FLAG64, layout.narrow.code, layout.wide.code,
-                    *_MARKERS[layout.narrow.code in "fd"])
+            return kind, tid, tid | p.wide_flag, p.narrow, p.wide, *_markers(p)
         case "struct":
-            assert isinstance(layout, L.Struct)
-            comp = layout.component
-            if comp is L.REAL and d.real_is_double:
-                return kind, tid | _FLAG64, "d", struct_plan(e.key, layout)
-            return kind, tid, "i" if comp is L.I32 else "f", struct_plan(e.key, layout)
+            if p.write_wide:
+                return kind, tid | p.wide_flag, p.wide, struct_plan(p.key, p.layout)  # type: ignore[arg-type]
+            return kind, tid, p.narrow, struct_plan(p.key, p.layout)  # type: ignore[arg-type]
         case "packed":
-            assert isinstance(layout, L.Packed)
-            comp = layout.component
-            if layout.stride not in (None, comp.size * layout.width):
+            if p.stride != struct.calcsize(p.narrow) * p.n:
                 return None  # padded stride: Python writes the filler
-            double = comp is L.REAL and d.real_is_double
-            return kind, tid | _FLAG64 if double else tid, "d" if double else comp.code, cls.width  # type: ignore[attr-defined]
+            if p.write_wide:
+                return kind, tid | p.wide_flag, p.wide, cls.width  # type: ignore[attr-defined]
+            return kind, tid, p.narrow, cls.width  # type: ignore[attr-defined]
         case "container":
-            assert isinstance(layout, L.Container)
-            return kind, tid, layout.pairs
+            return kind, tid, p.layout.pairs  # type: ignore[attr-defined]
         case "object" if cls is V.ObjectID:
             return kind, tid | L.FLAG_OBJECT_AS_ID.mask, V.ObjectID._fields.index("id")
         case "id64":
@@ -151,13 +127,14 @@ def build_table(dialect: Dialect | str) -> Any:
     assert _speedups is not None, "the _speedups extension is not built"
     d = get_dialect(dialect)
     kinds = {k: i for i, k in enumerate(_speedups.KINDS)}
-    decoders = tuple(_decoder_entry(d, e, kinds.get(e.typedef.layout.kind, -1)) for e in d.entries)
+    params = kind_params(d)
+    decoders = tuple(_decoder_entry(p, kinds.get(p.kind, -1)) for p in params)
     encoders: dict[type, Entry] = {}
     for cls, key in V.CLASS_KEYS.items():
         e = d.by_key(key)
         if e is None or cls in _PYTHON_ONLY or e.typedef.layout.kind not in kinds:
             continue
-        entry = _encoder_entry(d, cls, e, kinds[e.typedef.layout.kind])
+        entry = _encoder_entry(params[e.id], cls, kinds[e.typedef.layout.kind])
         if entry is not None:
             encoders[cls] = entry
     return _speedups.Table(decoders, encoders, L.TYPE_MASK, V.freeze, array)

@@ -1,6 +1,6 @@
 """Where the fields of an encoded Variant are: the map mutations and the minimiser work on.
 
-``field_map(data, dialect)`` walks the bytes with the spec's layouts (never a hard-coded type id)
+``field_map(data, dialect)`` walks the bytes with the kind walker (``codec/kinds.py``, never a type id)
 and lists every header, count, length, string body, typed-container info and fixed data word with
 its offset, so that a mutation can say "set the count of the Array at offset 12 to 0x7fffffff"
 and the minimiser can shrink counts, lengths and nesting. The walk is lenient and stops quietly at
@@ -13,20 +13,16 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from ..codec.kinds import BYTES, COUNT, DATA, HEADER, KINDS, LENGTH, TEXT, TYPED
 from ..spec import layouts as L
 from ..spec.dialects import Dialect, get_dialect
+from ..spec.kinds import KindParams, kind_params
 
 _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
 
-#: field roles
-HEADER = "header"  # u32 type id + flags
-COUNT = "count"  # element / pair / property / name count (u32 or i32)
-LENGTH = "length"  # u32 byte length of a string
-TEXT = "text"  # the UTF-8 bytes of a string (size may be 0)
-TYPED = "typed"  # u32 builtin type id of a typed container
-DATA = "data"  # fixed-width payload words (numbers, math components, ids, flags)
-BYTES = "bytes"  # packed array bodies
+#: field roles (the parts of ``codec/kinds.py``)
+__all__ = ["BYTES", "COUNT", "DATA", "HEADER", "LENGTH", "TEXT", "TYPED", "Field", "FieldMap", "field_map"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +72,12 @@ class _Walker:
             raise _Stop
         return _U32.unpack_from(self.data, off)[0]
 
+    def i32(self, off: int) -> int:
+        return _I32.unpack_from(self.data, off)[0]
+
+    def stop(self) -> Exception:
+        return _Stop()
+
     def string(self, pos: int, depth: int, key: str | None, start: int) -> int:
         n = self.u32(pos)
         self.add(pos, 4, LENGTH, depth, key, start)
@@ -85,8 +87,7 @@ class _Walker:
         return pos + 4 + n + (-n & 3)
 
     def walk(self) -> tuple[int, bool]:
-        d = self.d
-        entries = d.entries
+        params = kind_params(self.d)
         # stack items: number of Variants still to read at that level (objects: property names too)
         stack: list[list] = []
         pos = 0
@@ -99,15 +100,13 @@ class _Walker:
                 start = pos
                 header = self.u32(pos)
                 t = header & L.TYPE_MASK
-                if t >= len(entries):
+                if t >= len(params):
                     self.add(pos, 4, HEADER, depth, None, start)
                     raise _Stop
-                e = entries[t]
-                key, layout = e.key, e.typedef.layout
-                self.add(pos, 4, HEADER, depth, key, start)
+                p = params[t]
+                self.add(pos, 4, HEADER, depth, p.key, start)
                 pos += 4
-                opened = None
-                pos, opened = self.payload(pos, header, key, layout, depth, start)
+                pos, opened = self.payload(pos, header, p, depth, start)
                 if opened is not None:
                     stack.append(opened)
                     continue
@@ -121,115 +120,8 @@ class _Walker:
         except _Stop:
             return pos, False
 
-    def payload(self, pos: int, header: int, key: str, layout: L.Layout, depth: int,
-                start: int) -> tuple[int, list | None]:
-        kind = layout.kind
-        add = self.add
-        if kind == "empty":
-            return pos, None
-        if kind == "bool":
-            add(pos, 4, DATA, depth, key, start)
-            return pos + 4, None
-        if kind == "number":
-            size = 8 if header & L.FLAG_64.mask else 4
-            add(pos, size, DATA, depth, key, start)
-            return pos + size, None
-        if kind == "string":
-            return self.string(pos, depth, key, start), None
-        if kind == "struct":
-            comp = layout.component  # type: ignore[attr-defined]
-            width = 8 if comp is L.REAL and header & L.FLAG_64.mask else comp.size
-            for _ in layout.fields:  # type: ignore[attr-defined]
-                add(pos, width, DATA, depth, key, start)
-                pos += width
-            return pos, None
-        if kind == "node_path":
-            first = self.u32(pos)
-            add(pos, 4, COUNT, depth, key, start)
-            if not first & layout.new_format_bit:  # type: ignore[attr-defined]
-                raise _Stop
-            add(pos + 4, 4, COUNT, depth, key, start)
-            add(pos + 8, 4, DATA, depth, key, start)
-            subs = self.u32(pos + 4)
-            flags = self.u32(pos + 8)
-            n = (first & ~layout.new_format_bit) + subs  # type: ignore[attr-defined]
-            if flags & layout.flag_legacy_property:  # type: ignore[attr-defined]
-                n += 1
-            pos += 12
-            for _ in range(n):
-                if pos >= self.n:
-                    raise _Stop
-                pos = self.string(pos, depth, key, start)
-            return pos, None
-        if kind == "id64":
-            add(pos, 8, DATA, depth, key, start)
-            return pos + 8, None
-        if kind == "signal":
-            pos = self.string(pos, depth, key, start)
-            add(pos, 8, DATA, depth, key, start)
-            return pos + 8, None
-        if kind == "object":
-            if header & L.FLAG_OBJECT_AS_ID.mask:
-                add(pos, 8, DATA, depth, key, start)
-                return pos + 8, None
-            n_before = self.u32(pos)
-            pos = self.string(pos, depth, key, start)
-            if n_before == 0:
-                return pos, None
-            n = _I32.unpack_from(self.data, pos)[0] if pos + 4 <= self.n else 0
-            add(pos, 4, COUNT, depth, key, start)
-            pos += 4
-            return pos, ([n, "object"] if n > 0 else None)
-        if kind == "container":
-            pairs = layout.pairs  # type: ignore[attr-defined]
-            kinds = []
-            if pairs and self.d.has_typed_dictionaries():
-                kinds = [L.DICT_KEY_KIND.get(header), L.DICT_VALUE_KIND.get(header)]
-            elif not pairs and self.d.has_typed_arrays():
-                kinds = [L.ARRAY_ELEMENT_KIND.get(header)]
-            for k in kinds:
-                name = L.CONTAINER_KINDS[k]
-                if name == "builtin":
-                    add(pos, 4, TYPED, depth, key, start)
-                    pos += 4
-                elif name != "none":
-                    pos = self.string(pos, depth, key, start)
-            n = self.u32(pos) & L.Container.count_mask
-            add(pos, 4, COUNT, depth, key, start)
-            pos += 4
-            if n == 0:
-                return pos, None
-            return pos, [n * 2 if pairs else n, "container"]
-        if kind == "packed_bytes":
-            n = _I32.unpack_from(self.data, pos)[0] if pos + 4 <= self.n else 0
-            add(pos, 4, COUNT, depth, key, start)
-            pos += 4
-            if n < 0 or pos + n > self.n:
-                raise _Stop
-            add(pos, n, BYTES, depth, key, start)
-            return pos + n + (-n & 3), None
-        if kind == "packed_strings":
-            n = _I32.unpack_from(self.data, pos)[0] if pos + 4 <= self.n else 0
-            add(pos, 4, COUNT, depth, key, start)
-            pos += 4
-            for _ in range(max(n, 0)):
-                if pos >= self.n:
-                    raise _Stop
-                pos = self.string(pos, depth, key, start)
-            return pos, None
-        if kind == "packed":
-            n = _I32.unpack_from(self.data, pos)[0] if pos + 4 <= self.n else 0
-            add(pos, 4, COUNT, depth, key, start)
-            pos += 4
-            comp = layout.component  # type: ignore[attr-defined]
-            width = layout.width  # type: ignore[attr-defined]
-            wide = comp is L.REAL and header & L.FLAG_64.mask
-            esize = 8 * width if wide else layout.stride or comp.size * width  # type: ignore[attr-defined]
-            if n < 0 or pos + n * esize > self.n:
-                raise _Stop
-            add(pos, n * esize, BYTES, depth, key, start)
-            return pos + n * esize, None
-        raise _Stop
+    def payload(self, pos: int, header: int, p: KindParams, depth: int, start: int) -> tuple[int, list | None]:
+        return KINDS[p.kind].fields(self, pos, header, p, depth, start)
 
 
 def field_map(data: bytes, dialect: Dialect | str, limit: int = 100_000) -> FieldMap:

@@ -19,9 +19,12 @@ from typing import Any
 
 from .. import values as V
 from ..codec import encode
+from ..codec.kinds import value_class
 from ..codec.structs import compile_builder
 from ..spec import layouts as L
+from ..spec.conversions import OBJECT_AS_ID_CLASS
 from ..spec.dialects import Dialect, TypeEntry, get_dialect
+from ..spec.kinds import kind_params
 
 INT_EDGES = (0, 1, -1, 2, 127, 128, 255, 256, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, -0x80000000, 0x80000000,
              -0x80000001, 0xFFFFFFFF, 0x100000000, 0x7FFFFFFFFFFFFFFF, -0x8000000000000000,
@@ -34,7 +37,7 @@ F32_EDGES = (0.0, -0.0, 1.0, -1.0, 0.5, math.inf, -math.inf, math.nan, 1.4012984
 TEXT_EDGES = ("", "a", "é", "\u20ac", "\U0001f600", "\0", "a\0b", "\ufeff", "\uffff", " " * 3, "x" * 4, "x" * 5,
               "res://player.gd", "/root/Main", "..", "%", "\\", "\"'", "\n\t\r", "\u200b", "Ω" * 40)
 CLASS_NAMES = ("Node", "Reference", "Resource", "Object", "Node2D", "Spatial", "Node3D", "RefCounted", "Timer",
-               "EncodedObjectAsID", "Image", "Texture", "Script", "GDScript", "NoSuchClass", "", "_", "Nodé")
+               OBJECT_AS_ID_CLASS, "Image", "Texture", "Script", "GDScript", "NoSuchClass", "", "_", "Nodé")
 
 
 class ValueGenerator:
@@ -92,21 +95,19 @@ class ValueGenerator:
     def of(self, e: TypeEntry, rng: random.Random, depth: int = 0) -> Any:
         key, lay = e.key, e.typedef.layout
         kind = lay.kind
+        p = kind_params(self.d, e.id)
         if kind == "empty":
-            return {"NIL": None, "CALLABLE": V.Callable(), "RID": V.RID(0)}[key]
+            cls = value_class(p.wrapper)
+            return None if cls is None else cls()
         if kind == "bool":
             return rng.random() < 0.5
         if kind == "number":
-            if key == "INT":
-                v = self.int(rng)
-                return V.WideInt(v) if rng.random() < 0.05 else v
-            f = self.float(rng)
-            if rng.random() < 0.05:
-                return V.Float64(f)
-            return f
+            v = self.float(rng) if lay.is_float else self.int(rng)  # type: ignore[attr-defined]
+            return value_class(p.wide_marker)(v) if rng.random() < 0.05 else v
         if kind == "string":
             s = self.text(rng)
-            return V.StringName(s) if key == "STRING_NAME" else s
+            wrap = value_class(p.wrapper)
+            return s if wrap is None else wrap(s)
         if kind == "struct":
             comps = tuple(self.component(rng, lay.component) for _ in lay.fields)  # type: ignore[attr-defined]
             if lay.component is L.I32:  # type: ignore[attr-defined]
@@ -193,7 +194,7 @@ class ValueGenerator:
         if t.kind != "builtin":
             return None if rng.random() < 0.5 else V.ObjectID(rng.getrandbits(32))
         e = next(e for e in self.entries if e.name == t.name)
-        if e.key == "OBJECT":
+        if e.typedef.layout.kind == "object":
             return None
         return self.of(e, rng, depth + 1)
 
@@ -222,10 +223,11 @@ class ValueGenerator:
         kind = e.typedef.layout.kind
         if kind in ("packed", "packed_bytes", "packed_strings"):
             keys.append(type(keys[0])() if not isinstance(keys[0], bytes) else b"")
-        elif kind == "number" and e.key == "FLOAT":
+        elif kind == "number" and e.typedef.layout.is_float:  # type: ignore[attr-defined]
             keys += [math.nan, -0.0, 0.0]
         elif kind == "string":
-            keys.append(V.StringName("") if e.key == "STRING_NAME" else "")
+            wrap = value_class(kind_params(self.d, e.id).wrapper)
+            keys.append("" if wrap is None else wrap(""))
         out: dict = {}
         for i, k in enumerate(keys):
             try:

@@ -101,13 +101,15 @@ def _by_layout(d: Dialect, tid: int, name: str, layout: L.Layout, good: bytes) -
         n = len(layout.fields)  # type: ignore[attr-defined]
         yield Mutant(f"{name} 64-bit flag, 64-bit data", wide + struct.pack(f"<{n}d", *range(n)))
     elif kind == "node_path":
+        np = L.NodePathLayout
+        new, legacy = np.new_format_bit, np.flag_legacy_property
         yield Mutant(f"{name} old format", h + _str(b"a/b"))
-        yield Mutant(f"{name} legacy property flag", h + struct.pack("<III", 0x80000001, 0, 2)
+        yield Mutant(f"{name} legacy property flag", h + struct.pack("<III", new | 1, 0, legacy)
                      + _str(b"a") + _str(b"b"))
-        yield Mutant(f"{name} name count huge", h + struct.pack("<III", 0xFFFFFFFF, 0, 0) + _str(b"a"))
-        yield Mutant(f"{name} subname count huge", h + struct.pack("<III", 0x80000000, 0x7FFFFFFF, 0))
-        yield Mutant(f"{name} header 8 bytes", h + struct.pack("<II", 0x80000001, 0))
-        yield Mutant(f"{name} flags all set", h + struct.pack("<III", 0x80000001, 0, 0xFFFFFFFF)
+        yield Mutant(f"{name} name count huge", h + struct.pack("<III", new | np.name_count.mask, 0, 0) + _str(b"a"))
+        yield Mutant(f"{name} subname count huge", h + struct.pack("<III", new, 0x7FFFFFFF, 0))
+        yield Mutant(f"{name} header 8 bytes", h + struct.pack("<II", new | 1, 0))
+        yield Mutant(f"{name} flags all set", h + struct.pack("<III", new | 1, 0, 0xFFFFFFFF)
                      + _str(b"a") + _str(b"b"))
     elif kind == "object":
         yield Mutant(f"{name} full, not allowed", h + _str(b""))
@@ -122,8 +124,9 @@ def _by_layout(d: Dialect, tid: int, name: str, layout: L.Layout, good: bytes) -
         int_id = d.by_key("INT").id  # type: ignore[union-attr]
         one = _U32.pack(int_id) + _U32.pack(1)
         elems = one + one if pairs else one
-        yield Mutant(f"{name} count huge", h + _U32.pack(0x7FFFFFFF) + elems)
-        yield Mutant(f"{name} count bit 31", h + _U32.pack(0x80000001) + elems)
+        mask = L.Container.count.mask
+        yield Mutant(f"{name} count huge", h + _U32.pack(mask) + elems)
+        yield Mutant(f"{name} count bit 31", h + _U32.pack((~mask & 0xFFFFFFFF) | 1) + elems)
         yield Mutant(f"{name} count 0xffffffff", h + _U32.pack(0xFFFFFFFF) + elems)
         yield Mutant(f"{name} count one too many", h + _U32.pack(2) + elems)
         yield Mutant(f"{name} element bad type", h + _U32.pack(1) + _U32.pack(0xFF) + elems)

@@ -2,7 +2,14 @@
 
 A layout says how the bytes after the 4-byte header are arranged. Types (``types.py``) pick a layout;
 dialects (``dialects.py``) number the types. Consumers (codec, text, scapy, Lua, fuzzer) switch on
-the layout *kind*, never on a type id.
+the layout *kind*, never on a type id or key.
+
+Each kind declares its parts as data, construct-style: the count word (``Count``: width, sign, the
+bits that hold the count, what a negative count means), the length and padding rule of strings
+(``Length``), the element, and the value wrapper (``wrapper``: the ``values`` class the decoded value
+is, e.g. ``StringName``; ``value`` of an empty payload). ``kinds.kind_params`` turns them into the
+per-dialect parameters the C tables, scapy and Lua read; ``codec/kinds.py`` is the one Python walker
+of them (decoder, encoder, the fuzzer's field map).
 """
 
 from __future__ import annotations
@@ -38,6 +45,33 @@ REAL = Scalar("real", "f", 4)
 
 
 @dataclass(frozen=True)
+class Count:
+    """The word before repeated parts: its scalar, the bits of it that hold the count, and what a
+    negative count (signed scalars) means: ``"empty"`` (the engine loops zero times) or ``"error"``."""
+
+    scalar: Scalar
+    mask: int = 0xFFFFFFFF
+    negative: str = "error"
+
+
+@dataclass(frozen=True)
+class Length:
+    """A byte string: a ``Count`` of bytes, the bytes, zero padding to a multiple of ``pad``.
+    ``pad_required``: the data must hold the padding (else the engine counts it as used anyway).
+    ``utf8``: the bytes are UTF-8 text; ``nul``: the engine's writer counts a trailing NUL in them."""
+
+    count: Count
+    pad: int = 4
+    pad_required: bool = True
+    utf8: bool = True
+    nul: bool = False
+
+
+#: a string: i32 byte length (negative: error), UTF-8, padding to 4 that must be there
+PADDED_STRING = Length(Count(I32))
+
+
+@dataclass(frozen=True)
 class Layout:
     """Base of every payload shape. ``kind`` is the name consumers dispatch on."""
 
@@ -46,8 +80,10 @@ class Layout:
 
 @dataclass(frozen=True)
 class Empty(Layout):
-    """No payload at all (NIL, Callable, Godot 3 RID)."""
+    """No payload at all (NIL, Callable, Godot 3 RID). ``value``: the ``values`` class whose
+    default instance the type decodes to (None: Python's None)."""
 
+    value: str | None = None
     kind = "empty"
 
 
@@ -55,6 +91,7 @@ class Empty(Layout):
 class Boolean(Layout):
     """u32; the encoder writes 0/1, the decoder takes any non-zero as true."""
 
+    word = U32
     kind = "bool"
 
 
@@ -63,19 +100,31 @@ class Number(Layout):
     """One scalar: ``narrow`` normally, ``wide`` when header bit 16 (FLAG_64) is set.
 
     The encoder picks ``wide`` only when ``narrow`` would lose the value (int outside int32;
-    float not exactly representable as float32, NaN included).
+    float not exactly representable as float32, NaN included). ``narrow_marker``/``wide_marker``
+    name the ``values`` class that keeps a value's width when its plain Python type would not
+    (a wide int that fits narrow: ``WideInt``; a wide float that fits float32: ``Float64``; a
+    narrow NaN: ``Float32``).
     """
 
     narrow: Scalar
     wide: Scalar
+    narrow_marker: str | None = None
+    wide_marker: str | None = None
     kind = "number"
+
+    @property
+    def is_float(self) -> bool:
+        return self.narrow.code in "fd"
 
 
 @dataclass(frozen=True)
-class Text(Layout):
-    """u32 byte length, UTF-8 bytes, zero padding to a multiple of 4."""
+class StringLayout(Layout):
+    """u32 byte length, UTF-8 bytes, zero padding to a multiple of 4 (``PADDED_STRING``). ``wrapper``:
+    the ``values`` class of the decoded text (``StringName``), None for a plain str."""
 
+    wrapper: str | None = None
     kind = "string"
+    text = PADDED_STRING
 
 
 @dataclass(frozen=True)
@@ -102,12 +151,19 @@ class NodePathLayout(Layout):
     new_format_bit = 0x80000000
     flag_absolute = 1
     flag_legacy_property = 2
+    #: names: the first word without its format bit; subnames: the second, plus one with the legacy flag
+    name_count = Count(U32, mask=~new_format_bit & 0xFFFFFFFF)
+    subname_count = Count(U32)
+    legacy_extra_subnames = 1
+    part = PADDED_STRING
 
 
 @dataclass(frozen=True)
 class Id64(Layout):
     """One u64 (Godot 4 RID)."""
 
+    word = U64
+    wrapper = "RID"
     kind = "id64"
 
 
@@ -118,6 +174,10 @@ class ObjectLayout(Layout):
     then count x (name string, Variant)."""
 
     kind = "object"
+    id = U64
+    class_name = PADDED_STRING
+    property_count = Count(I32, negative="empty")
+    property_name = PADDED_STRING
 
 
 @dataclass(frozen=True)
@@ -125,6 +185,8 @@ class SignalLayout(Layout):
     """Signal name string, then u64 object instance id."""
 
     kind = "signal"
+    name = PADDED_STRING
+    object_id = U64
 
 
 @dataclass(frozen=True)
@@ -138,6 +200,7 @@ class Container(Layout):
     pairs: bool
     kind = "container"
     count_mask = 0x7FFFFFFF
+    count = Count(U32, mask=count_mask)
 
 
 @dataclass(frozen=True)
@@ -145,6 +208,7 @@ class PackedBytes(Layout):
     """i32 count, count bytes, zero padding to 4 (the decoder does not require the padding)."""
 
     kind = "packed_bytes"
+    data = Length(Count(I32), pad_required=False, utf8=False)
 
 
 @dataclass(frozen=True)
@@ -153,6 +217,8 @@ class PackedStrings(Layout):
     when written by the engine (the decoder also takes them without)."""
 
     kind = "packed_strings"
+    count = Count(I32, negative="empty")
+    element = Length(Count(I32), nul=True)
 
 
 @dataclass(frozen=True)
@@ -169,6 +235,7 @@ class Packed(Layout):
     element: str | None = None
     stride: int | None = None
     kind = "packed"
+    count = Count(I32)
 
 
 @dataclass(frozen=True)

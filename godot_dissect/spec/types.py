@@ -33,8 +33,8 @@ from .layouts import (
     PackedBytes,
     PackedStrings,
     SignalLayout,
+    StringLayout,
     Struct,
-    Text,
 )
 
 
@@ -68,9 +68,9 @@ _PROJECTION = tuple(f"{c}.{r}" for c in "xyzw" for r in "xyzw")  # column-major
 
 NIL = _t("NIL", Empty())
 BOOL = _t("BOOL", Boolean())
-INT = _t("INT", Number(I32, I64), FLAG_64)
-FLOAT = _t("FLOAT", Number(F32, F64), FLAG_64)
-STRING = _t("STRING", Text())
+INT = _t("INT", Number(I32, I64, wide_marker="WideInt"), FLAG_64)
+FLOAT = _t("FLOAT", Number(F32, F64, narrow_marker="Float32", wide_marker="Float64"), FLAG_64)
+STRING = _t("STRING", StringLayout())
 VECTOR2 = _t("VECTOR2", Struct(REAL, _XY), FLAG_64)
 VECTOR2I = _t("VECTOR2I", Struct(I32, _XY))
 RECT2 = _t("RECT2", Struct(REAL, _RECT2), FLAG_64)
@@ -87,12 +87,12 @@ BASIS = _t("BASIS", Struct(REAL, _BASIS), FLAG_64)
 TRANSFORM3D = _t("TRANSFORM3D", Struct(REAL, _TRANSFORM3D), FLAG_64)
 PROJECTION = _t("PROJECTION", Struct(REAL, _PROJECTION), FLAG_64)
 COLOR = _t("COLOR", Struct(F32, ("r", "g", "b", "a")))  # always single precision
-STRING_NAME = _t("STRING_NAME", Text())
+STRING_NAME = _t("STRING_NAME", StringLayout(wrapper="StringName"))
 NODE_PATH = _t("NODE_PATH", NodePathLayout())
-RID_EMPTY = _t("RID", Empty())  # Godot 3: header only
+RID_EMPTY = _t("RID", Empty("RID"))  # Godot 3: header only (decodes to RID(0))
 RID = _t("RID", Id64())  # Godot 4: u64 id
 OBJECT = _t("OBJECT", ObjectLayout(), FLAG_OBJECT_AS_ID)
-CALLABLE = _t("CALLABLE", Empty())  # never carries its target on the wire
+CALLABLE = _t("CALLABLE", Empty("Callable"))  # never carries its target on the wire
 SIGNAL = _t("SIGNAL", SignalLayout())
 DICTIONARY = _t("DICTIONARY", Container(pairs=True), DICT_KEY_KIND, DICT_VALUE_KIND)
 ARRAY = _t("ARRAY", Container(pairs=False), ARRAY_ELEMENT_KIND)
