@@ -22,6 +22,7 @@ from ..pcap import framing, reader
 from ..spec import DIALECTS
 from ..spec import layouts as L
 from ..spec.conversions import OBJECT_AS_ID_CLASS, STRICT_CONVERSIONS
+from ..spec.kinds import layout_params
 
 #: the line of engine.lua the spec data replaces
 PLACEHOLDER = "local SPEC = nil -- @SPEC@"
@@ -97,30 +98,6 @@ def _wrap(parts: list[str], indent: str) -> str:
     return "{\n" + "".join(f"{inner}{p},\n" for p in parts) + indent + "}"
 
 
-def _scalar(s: L.Scalar) -> dict[str, Any]:
-    return {"name": s.name, "code": s.code, "size": s.size}
-
-
-def _layout(layout: L.Layout) -> dict[str, Any]:
-    """A layout's kind and every parameter: dataclass fields and the class's constants."""
-    out: dict[str, Any] = {"kind": layout.kind}
-    for f in dataclasses.fields(layout):  # type: ignore[arg-type]
-        out[f.name] = _param(getattr(layout, f.name))
-    for name, value in vars(type(layout)).items():
-        if not name.startswith("_") and name != "kind" and isinstance(value, (int, str)) \
-                and not isinstance(value, bool) and name not in out:
-            out[name] = value
-    return out
-
-
-def _param(v: Any) -> Any:
-    if isinstance(v, L.Scalar):
-        return _scalar(v)
-    if isinstance(v, tuple):
-        return [_param(x) for x in v]
-    return v
-
-
 def _header_field(f: L.HeaderField) -> dict[str, Any]:
     return {"name": f.name, "shift": f.shift, "bits": f.bits}
 
@@ -133,7 +110,8 @@ def spec_data() -> dict[str, Any]:
 
     def typedef_ref(td: Any) -> int:
         if id(td) not in def_index:
-            typedefs.append({"layout": _layout(td.layout), "header": [_header_field(f) for f in td.header_fields]})
+            header = [_header_field(f) for f in td.header_fields]
+            typedefs.append({"layout": layout_params(td.layout), "header": header})
             def_index[id(td)] = len(typedefs)  # 1-based, as Lua indexes
         return def_index[id(td)]
 

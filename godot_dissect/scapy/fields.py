@@ -23,6 +23,7 @@ from scapy.volatile import VolatileValue
 from .. import values as V
 from ..spec import layouts as L
 from ..spec.dialects import Dialect, get_dialect
+from ..spec.kinds import component_code
 from ..spec.types import TypeDef
 
 #: the raw storage of ``Packet.fields`` / ``default_fields`` (the Variant layer makes both lazy)
@@ -419,9 +420,7 @@ class NumberValueField(CodedNumField):
 
 
 def component_struct(pkt: Packet, comp: L.Scalar) -> str:
-    if comp is L.REAL and is_wide(pkt):
-        return "<d"
-    return "<" + comp.code
+    return "<" + component_code(comp, is_wide(pkt))[0]
 
 
 class ComponentField(CodedNumField):
@@ -437,9 +436,10 @@ def packed_element(pkt: Packet) -> tuple[str, int, int, int]:
     """(struct code, components per element, element size on the wire, component size)."""
     layout = typedef_of(pkt).layout
     comp, width = layout.component, layout.width
-    if comp is L.REAL and is_wide(pkt):
-        return "d", width, 8 * width, 8
-    return comp.code, width, layout.stride or comp.size * width, comp.size
+    code, size = component_code(comp, is_wide(pkt))
+    if code != comp.code:
+        return code, width, size * width, size
+    return code, width, layout.stride or size * width, size
 
 
 class PackedItemsField(GField):

@@ -25,6 +25,7 @@ from ..codec.structs import compile_flattener
 from ..errors import DecodeError
 from ..spec import layouts as L
 from ..spec.dialects import DIALECTS, get_dialect
+from ..spec.kinds import count_code
 from ..spec.types import TypeDef
 from ..text import from_text, to_text
 from . import flows
@@ -61,6 +62,8 @@ MAX_DEPTH = 32
 ENGINE_DEPTH = 1024
 
 _FLAG64 = L.FLAG_64.mask >> 16
+_LENGTH = count_code(L.PADDED_STRING.count)  # a string's length word
+_PAD = L.PADDED_STRING.pad - 1
 _AS_ID = L.FLAG_OBJECT_AS_ID.mask >> 16
 
 
@@ -714,7 +717,7 @@ class GodotStr(_GodotBase):
 
     name = "GodotStr"
     fields_desc = [
-        NumField("length", AUTO, "<i", auto_fn=length_of("value"), rand_fn=_rand("length")),
+        NumField("length", AUTO, _LENGTH, auto_fn=length_of("value"), rand_fn=_rand("length")),
         TextField("value", b"", length_from=lambda p: plain(RAW_FIELDS.__get__(p).get("length")),
                   rand_fn=_rand("text")),
         PadField("padding", "value", rand_fn=_rand("padding")),
@@ -728,10 +731,10 @@ class GodotStr(_GodotBase):
 def _str_span(s: bytes, pos: int) -> int:
     if len(s) - pos < 4:
         return len(s) - pos
-    n = struct.unpack_from("<i", s, pos)[0]
+    n = struct.unpack_from(_LENGTH, s, pos)[0]
     if n < 0:
         return len(s) - pos
-    return min(4 + n + (-n & 3), len(s) - pos)
+    return min(4 + n + (-n & _PAD), len(s) - pos)
 
 
 class StrListField(_ListField):
@@ -771,7 +774,7 @@ class GodotProperty(_GodotBase):
 
     name = "GodotProperty"
     fields_desc = [
-        NumField("name_length", AUTO, "<i", auto_fn=length_of("prop_name"), rand_fn=_rand("length")),
+        NumField("name_length", AUTO, _LENGTH, auto_fn=length_of("prop_name"), rand_fn=_rand("length")),
         TextField("prop_name", b"", length_from=lambda p: plain(RAW_FIELDS.__get__(p).get("name_length")),
                   rand_fn=_rand("text")),
         PadField("name_padding", "prop_name", rand_fn=_rand("padding")),
@@ -814,14 +817,14 @@ class PropertyListField(_ListField):
 
 
 # -- payload fields per layout kind ----------------------------------------------------------------
-def _count_field(name: str, of: str, fmt: str = "<i", names: Callable[[Packet, int], str] | None = None) -> NumField:
-    return NumField(name, AUTO, fmt, auto_fn=count_of(of), rand_fn=_rand("count"), names=names)
+def _count_field(name: str, of: str, count: L.Count, names: Callable[[Packet, int], str] | None = None) -> NumField:
+    return NumField(name, AUTO, count_code(count), auto_fn=count_of(of), rand_fn=_rand("count"), names=names)
 
 
 def _string_fields(length: str, value: str, padding: str,
                    cond: Callable[[Packet], bool] | None = None) -> list[Any]:
     fs: list[Any] = [
-        NumField(length, AUTO, "<i", auto_fn=length_of(value), rand_fn=_rand("length")),
+        NumField(length, AUTO, _LENGTH, auto_fn=length_of(value), rand_fn=_rand("length")),
         TextField(value, b"", length_from=lambda p: plain(RAW_FIELDS.__get__(p).get(length)), rand_fn=_rand("text")),
         PadField(padding, value, rand_fn=_rand("padding")),
     ]
@@ -836,7 +839,7 @@ def _flags(p: Packet) -> int:
     return plain(value_of(p, "flags"))
 
 
-def _masked_count(p: Packet, name: str = "count", mask: int = L.Container.count_mask) -> int:
+def _masked_count(p: Packet, name: str = "count", mask: int = L.Container.count.mask) -> int:
     return plain(RAW_FIELDS.__get__(p).get(name)) & mask
 
 
@@ -849,11 +852,12 @@ def _fields_empty(key: str, layout: Any) -> list[Any]:
 
 
 def _fields_bool(key: str, layout: Any) -> list[Any]:
-    return [NumField("value", 0, "<I", names=lambda p, v: "true" if v else "false", rand_fn=_rand("bool"))]
+    return [NumField("value", 0, "<" + L.Boolean.word.code, names=lambda p, v: "true" if v else "false",
+                     rand_fn=_rand("bool"))]
 
 
 def _fields_number(key: str, layout: L.Number) -> list[Any]:
-    is_float = layout.narrow.code in "fd"
+    is_float = layout.is_float
     return [NumberValueField("value", 0.0 if is_float else 0, rand_fn=_rand("float" if is_float else "int"))]
 
 
@@ -880,26 +884,28 @@ def _np_flag_names(p: Packet, v: int) -> str:
 
 
 def _np_subnames(p: Packet) -> int:
-    extra = 1 if plain(value_of(p, "path_flags")) & L.NodePathLayout.flag_legacy_property else 0
+    lay = L.NodePathLayout
+    extra = lay.legacy_extra_subnames if plain(value_of(p, "path_flags")) & lay.flag_legacy_property else 0
     return plain(RAW_FIELDS.__get__(p).get("subname_count")) + extra
 
 
 def _fields_node_path(key: str, layout: L.NodePathLayout) -> list[Any]:
     bit = layout.new_format_bit
     return [
-        NumField("name_count", AUTO, "<I", auto_fn=lambda p: count_of("names")(p) | bit, rand_fn=_rand("count"),
+        NumField("name_count", AUTO, count_code(layout.name_count), auto_fn=lambda p: count_of("names")(p) | bit,
+                 rand_fn=_rand("count"),
                  names=_np_names),
-        NumField("subname_count", AUTO, "<I", rand_fn=_rand("count"),
-                 auto_fn=lambda p: max(count_of("subnames")(p) - (
-                     1 if plain(value_of(p, "path_flags")) & layout.flag_legacy_property else 0), 0)),
+        NumField("subname_count", AUTO, count_code(layout.subname_count), rand_fn=_rand("count"),
+                 auto_fn=lambda p: max(count_of("subnames")(p) - (layout.legacy_extra_subnames if plain(
+                     value_of(p, "path_flags")) & layout.flag_legacy_property else 0), 0)),
         NumField("path_flags", 0, "<I", names=_np_flag_names, rand_fn=_rand("np_flags")),
-        StrListField("names", lambda p: _masked_count(p, "name_count", ~bit & 0xFFFFFFFF), rand_fn=_rand("strs")),
+        StrListField("names", lambda p: _masked_count(p, "name_count", layout.name_count.mask), rand_fn=_rand("strs")),
         StrListField("subnames", _np_subnames, rand_fn=_rand("strs")),
     ]
 
 
 def _fields_id64(key: str, layout: Any) -> list[Any]:
-    return [NumField("id", 0, "<Q", rand_fn=_rand("u64"))]
+    return [NumField("id", 0, "<" + layout.word.code, rand_fn=_rand("u64"))]
 
 
 def _as_id(p: Packet) -> bool:
@@ -915,9 +921,9 @@ def _full_with_class(p: Packet) -> bool:
 
 def _fields_object(key: str, layout: Any) -> list[Any]:
     return [
-        ConditionalField(NumField("id", 0, "<Q", rand_fn=_rand("u64")), _as_id),
+        ConditionalField(NumField("id", 0, "<" + L.ObjectLayout.id.code, rand_fn=_rand("u64")), _as_id),
         *_string_fields("class_length", "class_name", "class_padding", lambda p: not _as_id(p)),
-        ConditionalField(_count_field("prop_count", "properties"), _full_with_class),
+        ConditionalField(_count_field("prop_count", "properties", L.ObjectLayout.property_count), _full_with_class),
         ConditionalField(PropertyListField("properties", _signed_count("prop_count"), rand_fn=_rand("properties")),
                          _full_with_class),
     ]
@@ -925,7 +931,7 @@ def _fields_object(key: str, layout: Any) -> list[Any]:
 
 def _fields_signal(key: str, layout: Any) -> list[Any]:
     return [*_string_fields("name_length", "signal_name", "name_padding"),
-            NumField("object_id", 0, "<Q", rand_fn=_rand("u64"))]
+            NumField("object_id", 0, "<" + L.SignalLayout.object_id.code, rand_fn=_rand("u64"))]
 
 
 def _typed(hf: L.HeaderField, pairs: bool, kinds: tuple[str, ...]) -> Callable[[Packet], bool]:
@@ -962,8 +968,9 @@ def _typed_fields(td: TypeDef) -> list[Any]:
 def _fields_container(key: str, layout: L.Container, typedefs: Iterable[TypeDef]) -> list[Any]:
     typed = next((td for td in typedefs if any(hf.bits == 2 for hf in td.header_fields)), None)
     out = _typed_fields(typed) if typed is not None else []
-    out.append(_count_field("count", "items", "<I", names=lambda p, v: f"bit 31 set: {v & layout.count_mask}"
-                            if v & ~layout.count_mask else ""))
+    mask = layout.count.mask
+    out.append(_count_field("count", "items", layout.count, names=lambda p, v: f"bit 31 set: {v & mask}"
+                            if v & ~mask else ""))
     lst = EntryListField if layout.pairs else VariantListField
     out.append(lst("items", lambda p: _masked_count(p), rand_fn=_rand("entries" if layout.pairs else "items")))
     return out
@@ -971,7 +978,7 @@ def _fields_container(key: str, layout: L.Container, typedefs: Iterable[TypeDef]
 
 def _fields_packed_bytes(key: str, layout: Any) -> list[Any]:
     return [
-        _count_field("count", "data"),
+        _count_field("count", "data", L.PackedBytes.data.count),
         BytesField("data", b"", length_from=lambda p: plain(RAW_FIELDS.__get__(p).get("count")),
                    rand_fn=_rand("bytes")),
         PadField("padding", "data", rand_fn=_rand("padding")),
@@ -979,12 +986,12 @@ def _fields_packed_bytes(key: str, layout: Any) -> list[Any]:
 
 
 def _fields_packed_strings(key: str, layout: Any) -> list[Any]:
-    return [_count_field("count", "items"),
-            StrListField("items", _signed_count("count"), nul=True, rand_fn=_rand("strs"))]
+    return [_count_field("count", "items", L.PackedStrings.count),
+            StrListField("items", _signed_count("count"), nul=L.PackedStrings.element.nul, rand_fn=_rand("strs"))]
 
 
 def _fields_packed(key: str, layout: L.Packed) -> list[Any]:
-    return [_count_field("count", "items"), PackedItemsField("items", "count", rand_fn=_rand("packed"))]
+    return [_count_field("count", "items", L.Packed.count), PackedItemsField("items", "count", rand_fn=_rand("packed"))]
 
 
 _KIND_FIELDS: dict[str, Callable[..., list[Any]]] = {

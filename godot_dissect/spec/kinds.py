@@ -77,6 +77,13 @@ def component_codes(comp: Scalar, d: Dialect) -> tuple[str, str, bool, bool]:
     return comp.code, "", False, False
 
 
+def component_code(comp: Scalar, wide: bool) -> tuple[str, int]:
+    """Struct code and size of one struct/packed component, ``wide``: the header has FLAG_64."""
+    if wide and comp is L.REAL:
+        return L.F64.code, L.F64.size
+    return comp.code, comp.size
+
+
 def container_fields(layout: L.Container, d: Dialect) -> tuple[HeaderField, ...]:
     """The typed-container header fields of a Container that ``d`` reads."""
     if layout.pairs:
@@ -140,7 +147,8 @@ def layout_params(layout: Layout) -> dict[str, Any]:
     dataclass fields and the kind's constants; scalars as ``{name, code, size}``, parts as dicts."""
     out: dict[str, Any] = {"kind": layout.kind}
     for f in dataclasses.fields(layout):  # type: ignore[arg-type]
-        out[f.name] = _plain(getattr(layout, f.name))
+        if getattr(layout, f.name) is not None:
+            out[f.name] = _plain(getattr(layout, f.name))
     for name, value in vars(type(layout)).items():
         if not name.startswith("_") and name != "kind" and isinstance(value, (int, str)) \
                 and not isinstance(value, bool) and name not in out:
@@ -156,5 +164,5 @@ def _plain(v: Any) -> Any:
     return v
 
 
-__all__ = ["KindParams", "WIDE_FLAG", "component_codes", "container_fields", "count_code", "kind_params",
-           "layout_params", "params_of"]
+__all__ = ["KindParams", "WIDE_FLAG", "component_code", "component_codes", "container_fields", "count_code",
+           "kind_params", "layout_params", "params_of"]
