@@ -148,8 +148,8 @@ def reconsider(verdict: Verdict, guess: DialectGuess | None, body: bytes,
                                                f"{verdict.dialect} rejects)", new.ambiguous, new.family_clear)
 
 
-def _family(dialect: str) -> str:
-    return dialect.split("-")[0]
+def _family(dialect: str) -> int:
+    return get_dialect(dialect).family
 
 
 def plausible(body: bytes) -> bool:

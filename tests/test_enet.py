@@ -492,7 +492,7 @@ _MAX = {"B": 0xFF, "H": 0xFFFF, "I": 0xFFFFFFFF}
 def commands(draw: st.DrawFn, d: spec.CommandDef) -> E.Command:
     """A command ENet would accept: fields in range, data commands on a real channel, fragment
     fields consistent (the spec's checks hold)."""
-    fields = {f.name: draw(st.integers(0, _MAX[f.code])) for f in d.fields}
+    fields = {f.name: draw(st.integers(0, _MAX[f.letter])) for f in d.fields}
     data = draw(st.binary(max_size=300)) if d.data_length else None
     if d.delivery:
         channel = draw(st.integers(0, spec.MAX_CHANNEL_COUNT - 1))

@@ -522,7 +522,7 @@ def enet_commands(draw: Any) -> tuple[list[Any], list[Any]]:
     layers, cmds = [], []
     for _ in range(draw(st.integers(1, 4))):
         d = draw(st.sampled_from([c for c in enet_spec.COMMANDS if c.needs_peer]))  # never none at all
-        values = {f.name: draw(st.integers(0, _U[f.code])) for f in d.fields if f.name != d.data_length}
+        values = {f.name: draw(st.integers(0, _U[f.letter])) for f in d.fields if f.name != d.data_length}
         channel = draw(st.integers(0, 254)) if d.delivery else enet_spec.CONTROL_CHANNEL
         seq = draw(st.integers(0, 0xFFFF))
         data = draw(st.binary(max_size=40)) if d.data_length else None

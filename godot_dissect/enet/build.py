@@ -12,6 +12,7 @@ import struct
 from collections.abc import Iterable
 
 from ..spec import enet as spec
+from ..spec.words import BitField
 from .model import Command, Datagram
 
 _COMMAND_STRUCTS = {
@@ -19,14 +20,14 @@ _COMMAND_STRUCTS = {
     for c in spec.COMMANDS
 }
 _HEADER_STRUCT = struct.Struct(spec.COMMAND_HEADER_FORMAT)
-_WORD = struct.Struct(spec.BYTE_ORDER + spec.HEADER_PEER_WORD.code)
-_SENT_TIME = struct.Struct(spec.BYTE_ORDER + spec.HEADER_SENT_TIME.code)
-_CHECKSUM = struct.Struct(spec.BYTE_ORDER + spec.HEADER_CHECKSUM.code)
+_WORD = struct.Struct(spec.HEADER_PEER_WORD.code)
+_SENT_TIME = struct.Struct(spec.HEADER_SENT_TIME.code)
+_CHECKSUM = struct.Struct(spec.HEADER_CHECKSUM.code)
 
 
-def _fits(name: str, value: int, bitfield: spec.BitField) -> None:
-    if not 0 <= value < 1 << bitfield.bits:
-        raise ValueError(f"{name} {value} does not fit in {bitfield.bits} bits")
+def _fits(name: str, value: int, bitfield: BitField) -> None:
+    if not 0 <= value < 1 << bitfield.width:
+        raise ValueError(f"{name} {value} does not fit in {bitfield.width} bits")
 
 
 def build_command_bytes(cmd: Command) -> bytes:

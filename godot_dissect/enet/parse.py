@@ -11,9 +11,9 @@ from .checks import describe, first_failure
 from .compression import CompressionError, decompress
 from .model import Command, Datagram, EnetError
 
-_WORD = struct.Struct(spec.BYTE_ORDER + spec.HEADER_PEER_WORD.code)
-_SENT_TIME = struct.Struct(spec.BYTE_ORDER + spec.HEADER_SENT_TIME.code)
-_CHECKSUM = struct.Struct(spec.BYTE_ORDER + spec.HEADER_CHECKSUM.code)
+_WORD = struct.Struct(spec.HEADER_PEER_WORD.code)
+_SENT_TIME = struct.Struct(spec.HEADER_SENT_TIME.code)
+_CHECKSUM = struct.Struct(spec.HEADER_CHECKSUM.code)
 #: header + fixed body of every command, precompiled
 _COMMAND_STRUCTS = {
     c.number: struct.Struct(spec.COMMAND_HEADER_FORMAT + c.body_format[len(spec.BYTE_ORDER):])

@@ -23,6 +23,7 @@ from ..spec import DIALECTS
 from ..spec import layouts as L
 from ..spec.conversions import OBJECT_AS_ID_CLASS, STRICT_CONVERSIONS
 from ..spec.kinds import layout_params
+from ..spec.words import BitField
 
 #: the line of engine.lua the spec data replaces
 PLACEHOLDER = "local SPEC = nil -- @SPEC@"
@@ -98,8 +99,8 @@ def _wrap(parts: list[str], indent: str) -> str:
     return "{\n" + "".join(f"{inner}{p},\n" for p in parts) + indent + "}"
 
 
-def _header_field(f: L.HeaderField) -> dict[str, Any]:
-    return {"name": f.name, "shift": f.shift, "bits": f.bits}
+def _header_field(f: BitField) -> dict[str, Any]:
+    return {"name": f.name, "shift": f.shift, "bits": f.width}
 
 
 def spec_data() -> dict[str, Any]:

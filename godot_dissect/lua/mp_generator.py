@@ -54,13 +54,13 @@ def _field_abbrevs() -> dict[int, str]:
     return out
 
 
-def _enet_field(f: E.Field, abbrev: str) -> dict[str, Any]:
+def _enet_field(f: E.IntField, abbrev: str) -> dict[str, Any]:
     return {"name": f.name, "abbrev": abbrev, "c_name": f.c_name, "meaning": f.meaning,
             **int_code(f.code, E.BYTE_ORDER)}
 
 
 def _bits(b: E.BitField) -> dict[str, Any]:
-    return {"name": b.name, "shift": b.shift, "bits": b.bits, "mask": b.mask, "meaning": b.meaning}
+    return {"name": b.name, "shift": b.shift, "bits": b.width, "mask": b.mask, "meaning": b.meaning}
 
 
 def _right(r: int | str | tuple[str, str, str]) -> Any:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..spec.multiplayer import (
-    Bits,
+    BitField,
     Blob,
     Choice,
     Cond,
@@ -26,6 +26,7 @@ from ..spec.multiplayer import (
     Switch,
     Text,
     When,
+    index_of,
 )
 
 
@@ -229,10 +230,10 @@ def _read_text(item: Text, data: bytes | memoryview, pos: int, end: int, scope: 
 class _Written:
     pos: int
     code: str
-    bits: tuple[Bits, ...]
+    bits: tuple[BitField, ...]
 
 
-def write_items(items: Iterable[FieldItem], values: Mapping[str, Any], out: bytearray | None = None,
+def write_items(items: tuple[FieldItem, ...], values: Mapping[str, Any], out: bytearray | None = None,
                 written: dict[str, _Written] | None = None) -> bytearray:
     """Append ``items`` built from ``values`` to ``out``. Sizes and counts that a blob or group
     implies are filled in when ``values`` leaves them out; an ``at`` text is written where it
@@ -246,16 +247,14 @@ def write_items(items: Iterable[FieldItem], values: Mapping[str, Any], out: byte
     return out
 
 
-def _fill_implied(items: Iterable[FieldItem], vals: dict[str, Any]) -> None:
-    for item in items:
-        inner = item.item if isinstance(item, When) else item
-        if isinstance(inner, Blob) and inner.size is not None and inner.size not in vals and inner.name in vals:
-            vals[inner.size] = len(vals[inner.name])
-        if isinstance(inner, Repeat) and inner.count is not None and inner.count not in vals and inner.name in vals:
-            vals[inner.count] = len(vals[inner.name])
+def _fill_implied(items: tuple[FieldItem, ...], vals: dict[str, Any]) -> None:
+    index = index_of(items)
+    for ref, holder in (*index.sizes.items(), *index.counts.items()):
+        if ref not in vals and holder.name in vals:
+            vals[ref] = len(vals[holder.name])
 
 
-def _int_value(name: str, bits: tuple[Bits, ...], vals: Mapping[str, Any]) -> int:
+def _int_value(name: str, bits: tuple[BitField, ...], vals: Mapping[str, Any]) -> int:
     if name in vals:
         return int(vals[name])
     v = 0

@@ -18,14 +18,14 @@ from .fields import AUTO, Short, plain
 
 
 class BitRange(Protocol):
-    """``spec.enet.BitField`` (``bits``) and ``spec.multiplayer.Bits`` (``width``) both fit."""
+    """A ``spec.words.BitField``."""
 
     name: str
     shift: int
 
 
 def _width(b: Any) -> int:
-    return b.width if hasattr(b, "width") else b.bits
+    return b.width
 
 
 class MetaBitField(BitField):

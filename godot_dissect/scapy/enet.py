@@ -33,6 +33,7 @@ from ..multiplayer import godot4 as mp4
 from ..spec import enet as spec
 from ..spec.enet import COMPRESSIONS_BY_NAME
 from ..spec.multiplayer import ENET3_PEER_HEADER, ENET_CHANNELS
+from ..spec.words import IntField
 from . import flows
 from .bits import bit_fields
 from .mpsettings import SETTINGS, port_compression, port_major, scapy_name
@@ -44,13 +45,13 @@ def _camel(name: str) -> str:
 
 
 class ENetField(Field):
-    """A big-endian ENet field from the spec (``spec.enet.Field``), with its meaning as doc."""
+    """A big-endian ENet field from the spec (a ``spec.words.IntField``), with its meaning as doc."""
 
     __slots__ = ["meaning"]
 
-    def __init__(self, f: spec.Field, default: Any) -> None:
+    def __init__(self, f: IntField, default: Any) -> None:
         self.meaning = f.meaning
-        Field.__init__(self, scapy_name(f.name), default, spec.BYTE_ORDER + f.code)
+        Field.__init__(self, scapy_name(f.name), default, f.code)
 
     def i2m(self, pkt: Packet | None, x: Any) -> Any:
         return 0 if x is None else x

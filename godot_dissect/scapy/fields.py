@@ -519,7 +519,7 @@ class HeaderFlagsField(NumField):
             known |= hf.mask
             got = hf.get(header)
             if got:
-                parts.append(hf.name if hf.bits == 1 else f"{hf.name}={L.CONTAINER_KINDS[got]}")
+                parts.append(hf.name if hf.width == 1 else f"{hf.name}={L.CONTAINER_KINDS[got]}")
         if header & ~known:
             parts.append(f"other bits 0x{header & ~known:08x}")
         return f"0x{v:04x} ({', '.join(parts)})" if parts else "0"

@@ -132,8 +132,8 @@ def read(body: bytes, dialect: str, offset: int = 0, end: int | None = None, max
         return e, -1
 
 
-def _family(d: str) -> str:
-    return d.split("-")[0]
+def _family(d: str) -> int:
+    return get_dialect(d).family
 
 
 def choose(body: bytes, ctx: Context = NO_CONTEXT, default: str | None = None) -> tuple[str, Reading]:

@@ -121,13 +121,13 @@ def _flags_for(pkt: Packet) -> Any:
     flags = 0
     d = dialect_of(pkt)
     for hf in td.header_fields:
-        if hf.bits == 2:
+        if hf.width == 2:
             pairs = td.layout.pairs  # type: ignore[attr-defined]
             if not (d.has_typed_dictionaries() if pairs else d.has_typed_arrays()):
                 continue
             v = random.choice((0, 0, 1, 1, 2, 3))
         else:
-            v = random.getrandbits(hf.bits)
+            v = random.getrandbits(hf.width)
         flags |= v << (hf.shift - 16)
     return flags
 

@@ -544,9 +544,9 @@ class MPBase(_GodotBase):
     :func:`layout_fields`)."""
 
     __slots__ = ["_wlen"]
-    #: scapy field name by spec name, and spec bit name -> (field name, Bits)
+    #: scapy field name by spec name, and spec bit name -> (field name, BitField)
     mp_names: dict[str, str] = {}
-    mp_bits: dict[str, tuple[str, M.Bits]] = {}
+    mp_bits: dict[str, tuple[str, M.BitField]] = {}
     #: the at-offset computation in progress (guards the target's AUTO against itself)
     _offsets_busy: set[int] = set()
 
@@ -633,41 +633,23 @@ def at_offset(pkt: Packet, text_field: str) -> int:
 
 
 # -- the generator -------------------------------------------------------------------------------
-def _walk(items: Iterable[M.FieldItem]) -> Iterable[tuple[M.FieldItem, tuple[M.Cond, ...]]]:
-    """Every item with the conditions of the When around it (Repeat groups excluded)."""
-    for it in items:
-        if isinstance(it, M.When):
-            yield it.item, it.conds
-        else:
-            yield it, ()
+class ItemListPlan:
+    """What the generator learnt about one item list: the spec's cross-reference index
+    (``spec.multiplayer.index_of``) with each integer's scapy field name, and the argument list."""
 
-
-class Layout:
-    """What the generator learnt about one item list (names, references between items)."""
-
-    def __init__(self, items: tuple[M.FieldItem, ...], byte_bits: tuple[M.Bits, ...] = ()) -> None:
+    def __init__(self, items: tuple[M.FieldItem, ...], byte_bits: tuple[M.BitField, ...] = ()) -> None:
         self.items = items
-        flat = list(_walk(items))
-        self.sizes = {it.size: it for it, _ in flat if isinstance(it, M.Blob) and it.size}
-        self.counts = {it.count: it for it, _ in flat if isinstance(it, M.Repeat) and it.count}
-        self.args = next((it for it, _ in flat if isinstance(it, M.Blob) and it.content in
+        index = M.index_of(items)
+        self.sizes, self.counts, self.choices, self.at_texts = index.sizes, index.counts, index.choices, index.at_texts
+        self.args = next((it for it, _ in index.flat if isinstance(it, M.Blob) and it.content in
                           ("variants", "compressed_args")), None)
-        self.argc_conds = next((c for it, c in flat if it.name == ARGC), ())
-        self.at_texts = [(it, c) for it, c in flat if isinstance(it, M.Text) and it.at]
-        self.bits: dict[str, tuple[str, M.Bits]] = {}
-        for it, _ in flat:
-            if isinstance(it, M.Int):
-                for b in it.bits:
-                    self.bits[b.name] = (scapy_name(it.name), b)
-            elif isinstance(it, M.Choice):
-                for bs in it.bits.values():
-                    for b in bs:
-                        self.bits[b.name] = (scapy_name(it.name), b)
-        self.choices = {it.selector: it for it, _ in flat if isinstance(it, M.Choice)}
+        self.argc_conds = next((c for it, c in index.flat if it.name == ARGC), ())
+        self.bits: dict[str, tuple[str, M.BitField]] = {
+            k: (scapy_name(it.name), b) for k, (it, b) in index.bits.items()}
         self.byte_bits = byte_bits
 
 
-def _at_auto(lay: Layout, int_name: str) -> Callable[[Packet], int] | None:
+def _at_auto(lay: ItemListPlan, int_name: str) -> Callable[[Packet], int] | None:
     """AUTO for an integer holding the offset of an appended text: the flags the text's
     conditions need and the offset where the text lands, when the text is given; else 0."""
     for text, conds in lay.at_texts:
@@ -679,7 +661,7 @@ def _at_auto(lay: Layout, int_name: str) -> Callable[[Packet], int] | None:
                  and lay.bits[c.name][0] == int_name]
         tname = scapy_name(text.name)
 
-        def auto(p: Packet, off_bits: M.Bits = off_bits, flags: list = flags, tname: str = tname) -> int:
+        def auto(p: Packet, off_bits: M.BitField = off_bits, flags: list = flags, tname: str = tname) -> int:
             if not is_set(p, tname):
                 return 0
             v = sum(b.put(x) for b, x in flags)
@@ -690,7 +672,7 @@ def _at_auto(lay: Layout, int_name: str) -> Callable[[Packet], int] | None:
     return None
 
 
-def int_auto(lay: Layout, item: M.Int | M.Choice) -> Callable[[Packet], int] | None:
+def int_auto(lay: ItemListPlan, item: M.Int | M.Choice) -> Callable[[Packet], int] | None:
     """How an integer is computed when not set: a size, a count, the argument count, an offset."""
     if item.name in lay.sizes:
         blob = scapy_name(lay.sizes[item.name].name)
@@ -704,7 +686,7 @@ def int_auto(lay: Layout, item: M.Int | M.Choice) -> Callable[[Packet], int] | N
     return _at_auto(lay, scapy_name(item.name))
 
 
-def byte_auto(lay: Layout, bit: M.Bits) -> Callable[[Packet], int] | None:
+def byte_auto(lay: ItemListPlan, bit: M.BitField) -> Callable[[Packet], int] | None:
     """How a flag of the command byte is computed: the width selector of a Choice (narrowest
     width for the value), or the flag that leaves out the argument count (no arguments)."""
     choice = lay.choices.get(bit.name)
@@ -729,7 +711,7 @@ def _args_flag(args: str, present: int) -> Callable[[Packet], int]:
     return auto
 
 
-def item_fields(lay: Layout, item: M.FieldItem, group_classes: dict[str, type[Packet]],
+def item_fields(lay: ItemListPlan, item: M.FieldItem, group_classes: dict[str, type[Packet]],
                 make_group: Callable[[M.Repeat], type[Packet]]) -> list[Any]:
     """The scapy fields of one layout item (several for a blob with a rest, or an argument blob)."""
     if isinstance(item, M.When):
@@ -760,7 +742,7 @@ def _both(a: Callable[[Packet], bool], b: Callable[[Packet], bool]) -> Callable[
     return lambda p: a(p) and b(p)
 
 
-def _blob_fields(lay: Layout, item: M.Blob) -> list[Any]:
+def _blob_fields(lay: ItemListPlan, item: M.Blob) -> list[Any]:
     name = scapy_name(item.name)
     c = item.content
     if c == "utf8":
@@ -789,9 +771,9 @@ def trailing_field() -> ConditionalField:
     return ConditionalField(BytesField("trailing", b""), lambda p: bool(RAW_FIELDS.__get__(p).get("trailing")))
 
 
-def names_of(items: Iterable[M.FieldItem], byte_bits: Iterable[M.Bits] = ()) -> dict[str, str]:
+def names_of(items: Iterable[M.FieldItem], byte_bits: Iterable[M.BitField] = ()) -> dict[str, str]:
     out = {b.name: scapy_name(b.name) for b in byte_bits}
-    for it, _ in _walk(items):
+    for it, _ in M.index_of(tuple(items)).flat:
         if isinstance(it, (M.Int, M.Choice, M.Text, M.Blob, M.Repeat)):
             out[it.name] = scapy_name(it.name)
     return out

@@ -40,7 +40,7 @@ from .bits import bit_fields
 from .compressed import packet_value
 from .fields import MISSING, DialectField, dialect_name
 from .mplayout import (
-    Layout,
+    ItemListPlan,
     MPBase,
     byte_auto,
     item_fields,
@@ -225,16 +225,16 @@ def _make(clsname: str, items: tuple[M.FieldItem, ...], *, dialect: str, protoco
           next_layer: Any = None, doc: str = "", base: type[_MPLayer] | None = None,
           extra: dict[str, Any] | None = None) -> type[_MPLayer]:
     """One layer class from a layout (after the command byte, when there is one)."""
-    byte_bits: tuple[M.Bits, ...] = ()
+    byte_bits: tuple[M.BitField, ...] = ()
     if protocol is not None:
         byte_bits = tuple(protocol.command_byte.bits) + (command.flags if command is not None else ())
     if items and isinstance(items[-1], M.Blob) and items[-1].content == "packet":
         items = items[:-1]  # a whole packet at the end: the payload (next_layer)
-    lay = Layout(items, byte_bits)
+    lay = ItemListPlan(items, byte_bits)
     groups: dict[str, type[Packet]] = {}
 
     def make_group(rep: M.Repeat) -> type[Packet]:
-        glay = Layout(rep.items)
+        glay = ItemListPlan(rep.items)
         gfields: list[Any] = []
         for it in rep.items:
             gfields += item_fields(glay, it, groups, make_group)

@@ -27,6 +27,7 @@ from ..spec import layouts as L
 from ..spec.dialects import DIALECTS, get_dialect
 from ..spec.kinds import count_code
 from ..spec.types import TypeDef
+from ..spec.words import BitField
 from ..text import from_text, to_text
 from . import flows
 from .fields import (
@@ -934,7 +935,7 @@ def _fields_signal(key: str, layout: Any) -> list[Any]:
             NumField("object_id", 0, "<" + L.SignalLayout.object_id.code, rand_fn=_rand("u64"))]
 
 
-def _typed(hf: L.HeaderField, pairs: bool, kinds: tuple[str, ...]) -> Callable[[Packet], bool]:
+def _typed(hf: BitField, pairs: bool, kinds: tuple[str, ...]) -> Callable[[Packet], bool]:
     idx = {L.CONTAINER_KINDS.index(k) for k in kinds}
 
     def cond(p: Packet) -> bool:
@@ -955,7 +956,7 @@ def _typed_fields(td: TypeDef) -> list[Any]:
     pairs = td.layout.pairs  # type: ignore[attr-defined]
     out: list[Any] = []
     for hf in td.header_fields:
-        if hf.bits != 2:
+        if hf.width != 2:
             continue
         p = hf.name.split()[0]  # "element", "key", "value"
         out.append(ConditionalField(NumField(f"{p}_type", 0, "<I", names=_builtin_note, rand_fn=_rand("type_id")),
@@ -966,7 +967,7 @@ def _typed_fields(td: TypeDef) -> list[Any]:
 
 
 def _fields_container(key: str, layout: L.Container, typedefs: Iterable[TypeDef]) -> list[Any]:
-    typed = next((td for td in typedefs if any(hf.bits == 2 for hf in td.header_fields)), None)
+    typed = next((td for td in typedefs if any(hf.width == 2 for hf in td.header_fields)), None)
     out = _typed_fields(typed) if typed is not None else []
     mask = layout.count.mask
     out.append(_count_field("count", "items", layout.count, names=lambda p, v: f"bit 31 set: {v & mask}"
@@ -1045,7 +1046,7 @@ def auto_flags(p: Packet) -> int:
         raw = RAW_FIELDS.__get__(p)
         flags = 0
         for hf in td.header_fields:
-            if hf.bits != 2:
+            if hf.width != 2:
                 continue
             pre = hf.name.split()[0]
             k = 1 if f"{pre}_type" in raw else 2 if f"{pre}_class" in raw else 0

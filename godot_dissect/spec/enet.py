@@ -18,42 +18,16 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from .words import BIG, BitField, IntField, joined_format
+
 #: ``struct`` byte-order prefix of every ENet field (network order).
-BYTE_ORDER = ">"
+BYTE_ORDER = BIG
 
 
-@dataclass(frozen=True)
-class Field:
-    """One fixed-width field: its name here, its ``struct`` code, its name in protocol.h and meaning."""
+def _field(name: str, code: str, c_name: str, meaning: str) -> IntField:
+    """An ENet field as protocol.h has it: name, ``struct`` code (network order), C name, meaning."""
+    return IntField(name, BYTE_ORDER + code, meaning, c_name)
 
-    name: str
-    code: str
-    c_name: str
-    meaning: str
-
-    @property
-    def size(self) -> int:
-        return struct.calcsize(BYTE_ORDER + self.code)
-
-
-@dataclass(frozen=True)
-class BitField:
-    """Some bits of a field: ``(value >> shift) & ((1 << bits) - 1)``."""
-
-    name: str
-    shift: int
-    bits: int
-    meaning: str
-
-    @property
-    def mask(self) -> int:
-        return ((1 << self.bits) - 1) << self.shift
-
-    def get(self, word: int) -> int:
-        return (word >> self.shift) & ((1 << self.bits) - 1)
-
-    def put(self, value: int) -> int:
-        return (value << self.shift) & self.mask
 
 
 @dataclass(frozen=True)
@@ -85,7 +59,7 @@ class CommandDef:
 
     number: int
     name: str
-    fields: tuple[Field, ...]
+    fields: tuple[IntField, ...]
     meaning: str
     data_length: str | None = None
     delivery: str | None = None
@@ -100,7 +74,7 @@ class CommandDef:
 
     @property
     def body_format(self) -> str:
-        return BYTE_ORDER + "".join(f.code for f in self.fields)
+        return joined_format(self.fields, BYTE_ORDER)
 
     @property
     def size(self) -> int:
@@ -137,7 +111,7 @@ CONTROL_CHANNEL = 0xFF
 SEQ_MODULO = 1 << 16
 
 # --- protocol header ---------------------------------------------------------------------------------
-HEADER_PEER_WORD = Field("peer_word", "H", "peerID", "peer id of the receiver, session id and flags")
+HEADER_PEER_WORD = _field("peer_word", "H", "peerID", "peer id of the receiver, session id and flags")
 HEADER_BITS = (
     BitField("peer_id", 0, 12, "the receiver's peer index at the sender (0xFFF: not assigned yet, CONNECT)"),
     BitField("session_id", 12, 2, "session id, changes on every reconnect of the same peer slot"),
@@ -145,19 +119,19 @@ HEADER_BITS = (
                                   "not on the wire)"),
     BitField("has_sent_time", 15, 1, "a u16 sent time follows (set whenever a command asks for an ACK)"),
 )
-HEADER_SENT_TIME = Field("sent_time", "H", "sentTime", "low 16 bits of the sender's service time in ms, echoed "
+HEADER_SENT_TIME = _field("sent_time", "H", "sentTime", "low 16 bits of the sender's service time in ms, echoed "
                                                        "back in ACKs for the round-trip time")
-HEADER_CHECKSUM = Field("checksum", "I", "checksum", "CRC32 over the datagram, only with a checksum callback "
+HEADER_CHECKSUM = _field("checksum", "I", "checksum", "CRC32 over the datagram, only with a checksum callback "
                                                      "(ENet's enet_crc32); Godot never installs one")
 PEER_ID, SESSION_ID, FLAG_COMPRESSED, FLAG_SENT_TIME = HEADER_BITS
 
 # --- command header ----------------------------------------------------------------------------------
 COMMAND_HEADER = (
-    Field("command", "B", "command", "command number (low nibble) and flags"),
-    Field("channel", "B", "channelID", "channel (0xFF: peer-level control command)"),
-    Field("reliable_seq", "H", "reliableSequenceNumber", "reliable sequence number on that channel"),
+    _field("command", "B", "command", "command number (low nibble) and flags"),
+    _field("channel", "B", "channelID", "channel (0xFF: peer-level control command)"),
+    _field("reliable_seq", "H", "reliableSequenceNumber", "reliable sequence number on that channel"),
 )
-COMMAND_HEADER_FORMAT = BYTE_ORDER + "".join(f.code for f in COMMAND_HEADER)
+COMMAND_HEADER_FORMAT = joined_format(COMMAND_HEADER, BYTE_ORDER)
 COMMAND_HEADER_SIZE = struct.calcsize(COMMAND_HEADER_FORMAT)
 COMMAND_BITS = (
     BitField("number", 0, 4, "ENET_PROTOCOL_COMMAND_MASK: the command number"),
@@ -168,28 +142,28 @@ COMMAND_NUMBER, FLAG_UNSEQUENCED, FLAG_ACKNOWLEDGE = COMMAND_BITS
 _ACK, _UNSEQ = FLAG_ACKNOWLEDGE.mask, FLAG_UNSEQUENCED.mask
 
 # --- shared field lists ------------------------------------------------------------------------------
-_DATA_LENGTH = Field("data_length", "H", "dataLength", "bytes of packet data after the fixed part")
+_DATA_LENGTH = _field("data_length", "H", "dataLength", "bytes of packet data after the fixed part")
 _CONNECT_FIELDS = (
-    Field("outgoing_peer_id", "H", "outgoingPeerID", "the sender's own peer index for this connection"),
-    Field("incoming_session_id", "B", "incomingSessionID", "session id (0xFF: let the receiver choose)"),
-    Field("outgoing_session_id", "B", "outgoingSessionID", "session id (0xFF: let the receiver choose)"),
-    Field("mtu", "I", "mtu", "the sender's MTU, clamped to MIN_MTU..MAX_MTU"),
-    Field("window_size", "I", "windowSize", "reliable window size in bytes"),
-    Field("channel_count", "I", "channelCount", "channels wanted (Godot 3.x: 3, Godot 4.x: 255)"),
-    Field("incoming_bandwidth", "I", "incomingBandwidth", "bytes/s, 0 = unlimited"),
-    Field("outgoing_bandwidth", "I", "outgoingBandwidth", "bytes/s, 0 = unlimited"),
-    Field("packet_throttle_interval", "I", "packetThrottleInterval", "ms"),
-    Field("packet_throttle_acceleration", "I", "packetThrottleAcceleration", "throttle step up"),
-    Field("packet_throttle_deceleration", "I", "packetThrottleDeceleration", "throttle step down"),
-    Field("connect_id", "I", "connectID", "random id of this connection attempt (copied, never byte-swapped)"),
+    _field("outgoing_peer_id", "H", "outgoingPeerID", "the sender's own peer index for this connection"),
+    _field("incoming_session_id", "B", "incomingSessionID", "session id (0xFF: let the receiver choose)"),
+    _field("outgoing_session_id", "B", "outgoingSessionID", "session id (0xFF: let the receiver choose)"),
+    _field("mtu", "I", "mtu", "the sender's MTU, clamped to MIN_MTU..MAX_MTU"),
+    _field("window_size", "I", "windowSize", "reliable window size in bytes"),
+    _field("channel_count", "I", "channelCount", "channels wanted (Godot 3.x: 3, Godot 4.x: 255)"),
+    _field("incoming_bandwidth", "I", "incomingBandwidth", "bytes/s, 0 = unlimited"),
+    _field("outgoing_bandwidth", "I", "outgoingBandwidth", "bytes/s, 0 = unlimited"),
+    _field("packet_throttle_interval", "I", "packetThrottleInterval", "ms"),
+    _field("packet_throttle_acceleration", "I", "packetThrottleAcceleration", "throttle step up"),
+    _field("packet_throttle_deceleration", "I", "packetThrottleDeceleration", "throttle step down"),
+    _field("connect_id", "I", "connectID", "random id of this connection attempt (copied, never byte-swapped)"),
 )
 _FRAGMENT_FIELDS = (
-    Field("start_seq", "H", "startSequenceNumber", "sequence number of the group's first fragment"),
+    _field("start_seq", "H", "startSequenceNumber", "sequence number of the group's first fragment"),
     _DATA_LENGTH,
-    Field("fragment_count", "I", "fragmentCount", "fragments in the group"),
-    Field("fragment_number", "I", "fragmentNumber", "index of this fragment"),
-    Field("total_length", "I", "totalLength", "length of the reassembled packet"),
-    Field("fragment_offset", "I", "fragmentOffset", "where this fragment's data goes in the packet"),
+    _field("fragment_count", "I", "fragmentCount", "fragments in the group"),
+    _field("fragment_number", "I", "fragmentNumber", "index of this fragment"),
+    _field("total_length", "I", "totalLength", "length of the reassembled packet"),
+    _field("fragment_offset", "I", "fragmentOffset", "where this fragment's data goes in the packet"),
 )
 _DATA_CHANNEL = Check("channel", "<", MAX_CHANNEL_COUNT, "data command on a channel the peer cannot have")
 _DATA_SIZE = Check("data_length", "<=", MAX_PACKET_SIZE, "dataLength above the host's maximum packet size")
@@ -203,11 +177,11 @@ _FRAGMENT_CHECKS = (
 
 COMMANDS: tuple[CommandDef, ...] = (
     CommandDef(1, "ACKNOWLEDGE", (
-        Field("received_reliable_seq", "H", "receivedReliableSequenceNumber", "reliable_seq of the command acked"),
-        Field("received_sent_time", "H", "receivedSentTime", "sent_time of the datagram that carried it"),
+        _field("received_reliable_seq", "H", "receivedReliableSequenceNumber", "reliable_seq of the command acked"),
+        _field("received_sent_time", "H", "receivedSentTime", "sent_time of the datagram that carried it"),
     ), "acknowledges one reliable command (header channel = the acked command's channel)", sent_flags=(0,)),
     CommandDef(2, "CONNECT", (*_CONNECT_FIELDS,
-                              Field("data", "I", "data", "user data; Godot: the client's unique peer id")),
+                              _field("data", "I", "data", "user data; Godot: the client's unique peer id")),
                "client asks to connect (channel 0xFF, from the unassigned peer id)", needs_peer=False,
                sent_flags=(_ACK,),
                checks=(Check("channel_count", ">=", MIN_CHANNEL_COUNT, "channelCount below the minimum"),
@@ -215,14 +189,14 @@ COMMANDS: tuple[CommandDef, ...] = (
     CommandDef(3, "VERIFY_CONNECT", _CONNECT_FIELDS, "server accepts a CONNECT (channel 0xFF)", sent_flags=(_ACK,),
                checks=(Check("channel_count", ">=", MIN_CHANNEL_COUNT, "channelCount below the minimum"),
                        Check("channel_count", "<=", MAX_CHANNEL_COUNT, "channelCount above the maximum"))),
-    CommandDef(4, "DISCONNECT", (Field("data", "I", "data", "user data; Godot 3.x: the sender's unique id"),),
+    CommandDef(4, "DISCONNECT", (_field("data", "I", "data", "user data; Godot 3.x: the sender's unique id"),),
                "orderly disconnect (UNSEQUENCED instead of ACKNOWLEDGE when not connected, and from "
                "enet_peer_disconnect_now)", sent_flags=(_ACK, _UNSEQ)),
     CommandDef(5, "PING", (), "keep-alive (reliable, channel 0xFF)", sent_flags=(_ACK,)),
     CommandDef(6, "SEND_RELIABLE", (_DATA_LENGTH,), "a reliable, ordered packet", data_length="data_length",
                delivery="reliable", checks=(_DATA_CHANNEL, _DATA_SIZE), sent_flags=(_ACK,)),
     CommandDef(7, "SEND_UNRELIABLE", (
-        Field("unreliable_seq", "H", "unreliableSequenceNumber", "unreliable sequence number on the channel"),
+        _field("unreliable_seq", "H", "unreliableSequenceNumber", "unreliable sequence number on the channel"),
         _DATA_LENGTH,
     ), "an unreliable, sequenced packet", data_length="data_length", delivery="unreliable",
         checks=(_DATA_CHANNEL, _DATA_SIZE), sent_flags=(0,)),
@@ -234,18 +208,18 @@ COMMANDS: tuple[CommandDef, ...] = (
                        Check("total_length", ">=", "fragment_count", "totalLength below fragmentCount")),
                sent_flags=(_ACK,)),
     CommandDef(9, "SEND_UNSEQUENCED", (
-        Field("unsequenced_group", "H", "unsequencedGroup", "per-peer counter; duplicates are dropped"),
+        _field("unsequenced_group", "H", "unsequencedGroup", "per-peer counter; duplicates are dropped"),
         _DATA_LENGTH,
     ), "an unreliable, unordered packet (command byte 0x49)", data_length="data_length",
         delivery="unsequenced", checks=(_DATA_CHANNEL, _DATA_SIZE), sent_flags=(_UNSEQ,)),
     CommandDef(10, "BANDWIDTH_LIMIT", (
-        Field("incoming_bandwidth", "I", "incomingBandwidth", "bytes/s, 0 = unlimited"),
-        Field("outgoing_bandwidth", "I", "outgoingBandwidth", "bytes/s, 0 = unlimited"),
+        _field("incoming_bandwidth", "I", "incomingBandwidth", "bytes/s, 0 = unlimited"),
+        _field("outgoing_bandwidth", "I", "outgoingBandwidth", "bytes/s, 0 = unlimited"),
     ), "new bandwidth limits", sent_flags=(_ACK,)),
     CommandDef(11, "THROTTLE_CONFIGURE", (
-        Field("packet_throttle_interval", "I", "packetThrottleInterval", "ms"),
-        Field("packet_throttle_acceleration", "I", "packetThrottleAcceleration", "throttle step up"),
-        Field("packet_throttle_deceleration", "I", "packetThrottleDeceleration", "throttle step down"),
+        _field("packet_throttle_interval", "I", "packetThrottleInterval", "ms"),
+        _field("packet_throttle_acceleration", "I", "packetThrottleAcceleration", "throttle step up"),
+        _field("packet_throttle_deceleration", "I", "packetThrottleDeceleration", "throttle step down"),
     ), "new throttle parameters", sent_flags=(_ACK,)),
     CommandDef(12, "SEND_UNRELIABLE_FRAGMENT", _FRAGMENT_FIELDS, "one fragment of an unreliable packet larger "
                "than the MTU (sent only with ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT; start_seq is an "

@@ -16,7 +16,8 @@ from typing import Any
 
 from . import layouts as L
 from .dialects import Dialect, TypeEntry, get_dialect
-from .layouts import Count, HeaderField, Layout, Scalar
+from .layouts import Count, Layout, Scalar
+from .words import BitField
 
 #: the header field that switches a number or a ``real_t`` component to its wide scalar
 WIDE_FLAG = L.FLAG_64
@@ -49,7 +50,7 @@ class KindParams:
     #: the ``values`` class of the value (string: StringName; id64: RID; empty: its constant)
     wrapper: str | None = None
     #: the typed-container header fields this dialect reads (container)
-    typed: tuple[HeaderField, ...] = ()
+    typed: tuple[BitField, ...] = ()
 
     @property
     def wide_flag(self) -> int:
@@ -84,7 +85,7 @@ def component_code(comp: Scalar, wide: bool) -> tuple[str, int]:
     return comp.code, comp.size
 
 
-def container_fields(layout: L.Container, d: Dialect) -> tuple[HeaderField, ...]:
+def container_fields(layout: L.Container, d: Dialect) -> tuple[BitField, ...]:
     """The typed-container header fields of a Container that ``d`` reads."""
     if layout.pairs:
         return (L.DICT_KEY_KIND, L.DICT_VALUE_KIND) if d.has_typed_dictionaries() else ()

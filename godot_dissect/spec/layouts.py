@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .words import BitField
+
 
 @dataclass(frozen=True)
 class Scalar:
@@ -238,28 +240,13 @@ class Packed(Layout):
     count = Count(I32)
 
 
-@dataclass(frozen=True)
-class HeaderField:
-    """Meaning of some of the header's upper bits for one type."""
-
-    name: str
-    shift: int
-    bits: int
-
-    @property
-    def mask(self) -> int:
-        return ((1 << self.bits) - 1) << self.shift
-
-    def get(self, header: int) -> int:
-        return (header >> self.shift) & ((1 << self.bits) - 1)
-
-
 TYPE_MASK = 0xFF  # byte 0 of the header; byte 1 is ignored by every engine
-FLAG_64 = HeaderField("64-bit", 16, 1)
-FLAG_OBJECT_AS_ID = HeaderField("object as id", 16, 1)
-ARRAY_ELEMENT_KIND = HeaderField("element type kind", 16, 2)
-DICT_KEY_KIND = HeaderField("key type kind", 16, 2)
-DICT_VALUE_KIND = HeaderField("value type kind", 18, 2)
+# the meaning of some of the header's upper bits for one type (``TypeDef.header_fields``)
+FLAG_64 = BitField("64-bit", 16, 1)
+FLAG_OBJECT_AS_ID = BitField("object as id", 16, 1)
+ARRAY_ELEMENT_KIND = BitField("element type kind", 16, 2)
+DICT_KEY_KIND = BitField("key type kind", 16, 2)
+DICT_VALUE_KIND = BitField("value type kind", 18, 2)
 
 #: typed-container kinds (2 bits): what follows the header before the count.
 CONTAINER_KINDS = ("none", "builtin", "class_name", "script")

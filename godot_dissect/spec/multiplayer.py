@@ -12,7 +12,7 @@ Every layout is a tuple of field descriptions (:class:`Int`, :class:`Choice`, :c
 dpkt's ``__hdr__`` or a Kaitai ``seq``: the Python decoder and encoder
 (``godot_dissect.multiplayer.layout``), the scapy layers and the Lua generator all walk these same
 tuples. Integers carry their ``struct`` code with the byte order (``"<I"`` = u32 little-endian,
-what Godot's ``encode_uint32`` writes); named bit ranges of an integer are :class:`Bits`.
+what Godot's ``encode_uint32`` writes); named bit ranges of an integer are :class:`BitField`.
 
 Values a later field depends on are referred to by name: a :class:`Choice` picks its width from a
 bit range read before it, a :class:`When` holds when its :class:`Cond` is true, a :class:`Blob`
@@ -22,10 +22,11 @@ offset inside the same packet (Godot's "path appended at the end" trick).
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+
+from .words import BitField, IntField
 
 # --------------------------------------------------------------------------------------------
 # the field vocabulary
@@ -33,44 +34,13 @@ from types import MappingProxyType
 
 
 @dataclass(frozen=True)
-class Bits:
-    """A named bit range of an :class:`Int`: ``(value >> shift) & ((1 << width) - 1)``."""
+class Int(IntField):
+    """A fixed-width integer item (``words.IntField``: ``code`` with its byte order, ``"<i"``), with
+    named bit ranges and value names."""
 
-    name: str
-    shift: int
-    width: int
-    meaning: str = ""
-    values: Mapping[int, str] | None = None  # names of the values, if any
-
-    @property
-    def mask(self) -> int:
-        return ((1 << self.width) - 1) << self.shift
-
-    def get(self, word: int) -> int:
-        return (word >> self.shift) & ((1 << self.width) - 1)
-
-    def put(self, value: int) -> int:
-        return (value << self.shift) & self.mask
-
-
-@dataclass(frozen=True)
-class Int:
-    """A fixed-width integer; ``code`` is a ``struct`` format with its byte order (``"<i"``)."""
-
-    name: str
-    code: str
-    meaning: str = ""
-    bits: tuple[Bits, ...] = ()
+    bits: tuple[BitField, ...] = ()
     values: Mapping[int, str] | None = None  # names of the values (command enums)
     kind = "int"
-
-    @property
-    def size(self) -> int:
-        return struct.calcsize(self.code)
-
-    @property
-    def signed(self) -> bool:
-        return self.code[-1].islower()
 
 
 @dataclass(frozen=True)
@@ -85,7 +55,7 @@ class Choice:
     selector: str
     codes: Mapping[int, str]
     meaning: str = ""
-    bits: Mapping[str, tuple[Bits, ...]] = field(default_factory=dict)  # by code: bits of that width
+    bits: Mapping[str, tuple[BitField, ...]] = field(default_factory=dict)  # by code: bits of that width
     kind = "choice"
 
 
@@ -198,9 +168,54 @@ BLOB_CONTENTS = MappingProxyType({
 
 
 @dataclass(frozen=True)
+class ItemIndex:
+    """Which item of one item list refers to which, by name: what every reader and writer of the
+    list looks up (computed once per list by :func:`index_of`). ``flat`` is the list with each
+    :class:`When` unwrapped into (item, its conditions); Repeat groups have their own index."""
+
+    flat: tuple[tuple[FieldItem, tuple[Cond, ...]], ...]
+    sizes: Mapping[str, Blob]  # integer name -> the Blob whose byte size it holds
+    counts: Mapping[str, Repeat]  # integer name -> the Repeat whose group count it holds
+    bits: Mapping[str, tuple[Int | Choice, BitField]]  # bit range name -> its integer and the range
+    choices: Mapping[str, Choice]  # selector name -> the Choice whose width it picks
+    at_texts: tuple[tuple[Text, tuple[Cond, ...]], ...]  # texts placed at an offset an integer holds
+
+
+_INDEXES: dict[int, tuple[tuple[FieldItem, ...], ItemIndex]] = {}
+
+
+def index_of(items: tuple[FieldItem, ...]) -> ItemIndex:
+    """The cross-reference index of an item list (a Form's, a Repeat group's), built once."""
+    got = _INDEXES.get(id(items))
+    if got is not None and got[0] is items:
+        return got[1]
+    flat = tuple((it.item, it.conds) if isinstance(it, When) else (it, ()) for it in items)
+    bits: dict[str, tuple[Int | Choice, BitField]] = {}
+    for it, _ in flat:
+        if isinstance(it, Int):
+            for b in it.bits:
+                bits[b.name] = (it, b)
+        elif isinstance(it, Choice):
+            for bs in it.bits.values():
+                for b in bs:
+                    bits[b.name] = (it, b)
+    index = ItemIndex(
+        flat=flat,
+        sizes=MappingProxyType({it.size: it for it, _ in flat if isinstance(it, Blob) and it.size}),
+        counts=MappingProxyType({it.count: it for it, _ in flat if isinstance(it, Repeat) and it.count}),
+        bits=MappingProxyType(bits),
+        choices=MappingProxyType({it.selector: it for it, _ in flat if isinstance(it, Choice)}),
+        at_texts=tuple((it, c) for it, c in flat if isinstance(it, Text) and it.at),
+    )
+    _INDEXES[id(items)] = (items, index)  # the list is kept alive with it, so its id stays its own
+    return index
+
+
+@dataclass(frozen=True)
 class Form:
     """One layout of a packet body: ``items`` after the command byte (or, for transport headers,
-    from byte 0); ``min_size``/``exact_size`` are the engine's length checks on the whole packet."""
+    from byte 0); ``min_size``/``exact_size`` are the engine's length checks on the whole packet.
+    ``index``: which item refers to which (:class:`ItemIndex`)."""
 
     name: str
     items: tuple[FieldItem, ...]
@@ -210,6 +225,10 @@ class Form:
     since: str | None = None  # first engine version with this form
     until: str | None = None  # last engine version with this form
     when: tuple[Cond, ...] = ()  # chosen by the command byte's flags
+
+    @property
+    def index(self) -> ItemIndex:
+        return index_of(self.items)
 
 
 @dataclass(frozen=True)
@@ -223,7 +242,7 @@ class Command:
     meaning: str = ""
     since: str | None = None
     #: bit ranges of the command byte this command gives a meaning (Godot 4 flags)
-    flags: tuple[Bits, ...] = ()
+    flags: tuple[BitField, ...] = ()
 
     @property
     def c_name(self) -> str:
@@ -257,7 +276,7 @@ def _names(*names: str) -> Mapping[int, str]:
     return MappingProxyType(dict(enumerate(names)))
 
 
-U8, U16, U32, I32, U64 = "B", "<H", "<I", "<i", "<Q"
+U8, U16, U32, I32, U64 = "<B", "<H", "<I", "<i", "<Q"
 
 # --------------------------------------------------------------------------------------------
 # Godot 3.x MultiplayerAPI (core/io/multiplayer_api.cpp)
@@ -267,8 +286,8 @@ U8, U16, U32, I32, U64 = "B", "<H", "<I", "<i", "<Q"
 #: of the packet, sent to peers that have not confirmed the path yet
 INLINE_PATH_FLAG = 0x80000000
 _TARGET_BITS = (
-    Bits("inline_path", 31, 1, "set: the node path is a C string at offset path_offset of this packet"),
-    Bits("path_offset", 0, 31, "with inline_path: offset of the node path; without: (the whole value) "
+    BitField("inline_path", 31, 1, "set: the node path is a C string at offset path_offset of this packet"),
+    BitField("path_offset", 0, 31, "with inline_path: offset of the node path; without: (the whole value) "
                                "the sender's path cache id"),
 )
 _G3_TARGET = Int("target", U32, "node: the sender's path cache id, or inline_path + path_offset",
@@ -282,7 +301,7 @@ GODOT3 = Protocol(
     name="godot3-multiplayer",
     major=3,
     command_byte=Int("command", U8, "the whole byte is the command (no flags in 3.x)",
-                     bits=(Bits("command", 0, 8),)),
+                     bits=(BitField("command", 0, 8),)),
     meaning="Godot 3.1-3.6 MultiplayerAPI (3.0 the same inside SceneTree, without RAW)",
     commands=(
         Command(0, "REMOTE_CALL", "rpc", meaning="rpc(), rpc_id(), rpc_unreliable*(): call a method",
@@ -335,11 +354,11 @@ SYS_CMD_SIZE = 6
 INVALID_NODE_NAME_CHARS = '.:/"%'
 
 _RPC_FLAGS = (
-    Bits("node_comp", 4, 2, "width of node_id", NODE_ID_COMPRESSION),
-    Bits("name_comp", 6, 1, "width of method_id", NAME_ID_COMPRESSION),
-    Bits("byte_only", 7, 1, "no argc: no arguments, or the raw bytes of one PackedByteArray"),
+    BitField("node_comp", 4, 2, "width of node_id", NODE_ID_COMPRESSION),
+    BitField("name_comp", 6, 1, "width of method_id", NAME_ID_COMPRESSION),
+    BitField("byte_only", 7, 1, "no argc: no arguments, or the raw bytes of one PackedByteArray"),
 )
-_SYNC_FLAGS = (Bits("delta", 4, 1, "delta synchronisation (4.1+)"),)
+_SYNC_FLAGS = (BitField("delta", 4, 1, "delta synchronisation (4.1+)"),)
 _NODE_ID_BITS = MappingProxyType({U32: _TARGET_BITS})
 
 _SYS_ITEMS_PEER = (Int("peer", I32, "peer id"),)
@@ -360,7 +379,7 @@ SYS_COMMANDS = MappingProxyType({
 
 _SYNC_ENTRY_NET_ID = Int("net_id", U32, "synchronizer: spawn-assigned net id, or with path_cache "
                                         "the sender's path cache id of the MultiplayerSynchronizer",
-                         bits=(Bits("path_cache", 31, 1), Bits("id", 0, 31)))
+                         bits=(BitField("path_cache", 31, 1), BitField("id", 0, 31)))
 #: the two readings of a SYNC entry's net id (the session resolves each to a node)
 SYNC_PATH_CACHE, SYNC_ID = _SYNC_ENTRY_NET_ID.bits
 
@@ -368,7 +387,7 @@ GODOT4 = Protocol(
     name="godot4-scenemultiplayer",
     major=4,
     command_byte=Int("command", U8, "command number (bits 0-2) and per-command flags (bits 4-7)",
-                     bits=(Bits("command", 0, 3, "NetworkCommands"),)),
+                     bits=(BitField("command", 0, 3, "NetworkCommands"),)),
     meaning="Godot 4.0-4.6 SceneMultiplayer",
     commands=(
         Command(0, "REMOTE_CALL", "rpc", flags=_RPC_FLAGS, meaning="rpc(), rpc_id(): call a method",
@@ -454,17 +473,17 @@ PROTOCOLS = MappingProxyType({3: GODOT3, 4: GODOT4})
 #: the compressed Variant encoding of Godot 4 (MultiplayerAPI::encode_and_compress_variant)
 @dataclass(frozen=True)
 class CompressedVariant:
-    type_bits: Bits
-    mode_bits: Bits
-    bool_value_bits: Bits
+    type_bits: BitField
+    mode_bits: BitField
+    bool_value_bits: BitField
     int_codes: Mapping[int, str]  # mode -> struct code of the value that follows the meta byte
     meaning: str
 
 
 COMPRESSED_VARIANT = CompressedVariant(
-    type_bits=Bits("type", 0, 6, "Variant type id (VARIANT_META_TYPE_MASK 0x3F)"),
-    mode_bits=Bits("mode", 6, 2, "INT: width of the value (VARIANT_META_EMODE_MASK 0xC0)"),
-    bool_value_bits=Bits("value", 7, 1, "BOOL: the value (VARIANT_META_BOOL_MASK 0x80)"),
+    type_bits=BitField("type", 0, 6, "Variant type id (VARIANT_META_TYPE_MASK 0x3F)"),
+    mode_bits=BitField("mode", 6, 2, "INT: width of the value (VARIANT_META_EMODE_MASK 0xC0)"),
+    bool_value_bits=BitField("value", 7, 1, "BOOL: the value (VARIANT_META_BOOL_MASK 0x80)"),
     int_codes=MappingProxyType({0: "<b", 1: "<h", 2: "<i", 3: "<q"}),  # ENCODE_8/16/32/64
     meaning="BOOL: one meta byte; INT: meta byte + the value in the narrowest width that holds it; "
             "any other type: the standard encode_variant bytes, whose first byte already is the type",

@@ -23,7 +23,6 @@ from .layouts import (
     Boolean,
     Container,
     Empty,
-    HeaderField,
     Id64,
     Layout,
     NodePathLayout,
@@ -36,13 +35,14 @@ from .layouts import (
     StringLayout,
     Struct,
 )
+from .words import BitField
 
 
 @dataclass(frozen=True)
 class TypeDef:
     key: str
     layout: Layout
-    header_fields: tuple[HeaderField, ...] = ()
+    header_fields: tuple[BitField, ...] = ()
 
     @property
     def uses_real(self) -> bool:
@@ -51,7 +51,7 @@ class TypeDef:
         return comp is REAL
 
 
-def _t(key: str, layout: Layout, *fields: HeaderField) -> TypeDef:
+def _t(key: str, layout: Layout, *fields: BitField) -> TypeDef:
     return TypeDef(key, layout, tuple(fields))
 
 
