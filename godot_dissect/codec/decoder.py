@@ -15,7 +15,7 @@ from typing import Any
 from .. import values as V
 from ..errors import ERR_OUT_OF_MEMORY, ERR_UNAUTHORIZED, DecodeError
 from ..spec import layouts as L
-from ..spec.dialects import Dialect, get_dialect
+from ..spec.dialects import Dialect, per_dialect
 from ..spec.kinds import kind_params
 from . import fast as _fast
 from .kinds import KINDS, Fail, Reader, fits_f32, make_string_reader, need, to_f32
@@ -42,15 +42,8 @@ class CompiledDecoder:
         self.leaf: list[Reader | None] = [KINDS[p.kind].reader(p, self) for p in self.params]
 
 
-_COMPILED: dict[str, CompiledDecoder] = {}
-
-
-def compiled(dialect: Dialect | str) -> CompiledDecoder:
-    d = get_dialect(dialect)
-    c = _COMPILED.get(d.name)
-    if c is None:
-        c = _COMPILED[d.name] = CompiledDecoder(d)
-    return c
+#: the decoder tables of a dialect, made once
+compiled = per_dialect(CompiledDecoder)
 
 
 class _Frame:

@@ -14,7 +14,7 @@ from .. import values as V
 from ..errors import EncodeError
 from ..spec import layouts as L
 from ..spec.conversions import OBJECT_AS_ID_CLASS
-from ..spec.dialects import Dialect, get_dialect
+from ..spec.dialects import Dialect, per_dialect
 from ..spec.kinds import kind_params
 from . import fast as _fast
 from .kinds import KINDS, Writer, write_string
@@ -42,15 +42,8 @@ class CompiledEncoder:
                 self.writers[p.key] = w
 
 
-_COMPILED: dict[str, CompiledEncoder] = {}
-
-
-def compiled(dialect: Dialect | str) -> CompiledEncoder:
-    d = get_dialect(dialect)
-    c = _COMPILED.get(d.name)
-    if c is None:
-        c = _COMPILED[d.name] = CompiledEncoder(d)
-    return c
+#: the writers of a dialect, made once
+compiled = per_dialect(CompiledEncoder)
 
 
 def _container_type(c: CompiledEncoder, t: V.ContainerType, full_objects: bool, out: bytearray) -> int:

@@ -150,6 +150,22 @@ class FieldSink(Protocol):
     def stop(self) -> Exception: ...
 
 
+def count_part(w: FieldSink, pos: int, p: KindParams, depth: int, start: int) -> tuple[int, int]:
+    """A signed count word in the field map: (the count, 0 when cut off; the position after it)."""
+    n = w.i32(pos) if pos + 4 <= w.n else 0
+    w.add(pos, 4, COUNT, depth, p.key, start)
+    return n, pos + 4
+
+
+def string_parts(w: FieldSink, pos: int, n: int, p: KindParams, depth: int, start: int) -> int:
+    """``n`` strings in the field map (at most as many as there are bytes left)."""
+    for _ in range(max(n, 0)):
+        if pos >= w.n:
+            raise w.stop()
+        pos = w.string(pos, depth, p.key, start)
+    return pos
+
+
 class Kind:
     """One layout kind's walk. Subclasses override what their parts need."""
 
@@ -427,12 +443,7 @@ class NodePathKind(Kind):
         n = (first & lay.name_count.mask) + subs
         if flags & lay.flag_legacy_property:
             n += lay.legacy_extra_subnames
-        pos += 12
-        for _ in range(n):
-            if pos >= w.n:
-                raise w.stop()
-            pos = w.string(pos, depth, p.key, start)
-        return pos, None
+        return string_parts(w, pos + 12, n, p, depth, start), None
 
 
 class Id64Kind(Kind):
@@ -505,9 +516,7 @@ class ObjectKind(Kind):
         pos = w.string(pos, depth, p.key, start)
         if n_before == 0:
             return pos, None
-        n = w.i32(pos) if pos + 4 <= w.n else 0
-        w.add(pos, 4, COUNT, depth, p.key, start)
-        pos += 4
+        n, pos = count_part(w, pos, p, depth, start)
         return pos, ([n, "object"] if n > 0 else None)
 
 
@@ -564,9 +573,7 @@ class PackedBytesKind(Kind):
 
     def fields(self, w: FieldSink, pos: int, header: int, p: KindParams, depth: int,
                start: int) -> tuple[int, list | None]:
-        n = w.i32(pos) if pos + 4 <= w.n else 0
-        w.add(pos, 4, COUNT, depth, p.key, start)
-        pos += 4
+        n, pos = count_part(w, pos, p, depth, start)
         if n < 0 or pos + n > w.n:
             raise w.stop()
         w.add(pos, n, BYTES, depth, p.key, start)
@@ -602,14 +609,8 @@ class PackedStringsKind(Kind):
 
     def fields(self, w: FieldSink, pos: int, header: int, p: KindParams, depth: int,
                start: int) -> tuple[int, list | None]:
-        n = w.i32(pos) if pos + 4 <= w.n else 0
-        w.add(pos, 4, COUNT, depth, p.key, start)
-        pos += 4
-        for _ in range(max(n, 0)):
-            if pos >= w.n:
-                raise w.stop()
-            pos = w.string(pos, depth, p.key, start)
-        return pos, None
+        n, pos = count_part(w, pos, p, depth, start)
+        return string_parts(w, pos, n, p, depth, start), None
 
 
 class PackedKind(Kind):
@@ -664,9 +665,7 @@ class PackedKind(Kind):
 
     def fields(self, w: FieldSink, pos: int, header: int, p: KindParams, depth: int,
                start: int) -> tuple[int, list | None]:
-        n = w.i32(pos) if pos + 4 <= w.n else 0
-        w.add(pos, 4, COUNT, depth, p.key, start)
-        pos += 4
+        n, pos = count_part(w, pos, p, depth, start)
         esize = p.element_size(header)
         if n < 0 or pos + n * esize > w.n:
             raise w.stop()

@@ -6,7 +6,9 @@ the stream; the reader guesses the dialect per flow (``godot_dissect.detect``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from . import types as T
 from .types import TypeDef
@@ -206,3 +208,19 @@ def get_dialect(name: str | Dialect) -> Dialect:
     if key not in _NARROWED:
         _NARROWED[key] = d.at(version)
     return _NARROWED[key]
+
+
+_Built = TypeVar("_Built")
+
+
+def per_dialect(build: Callable[[Dialect], _Built]) -> Callable[[Dialect | str], _Built]:
+    """``build(dialect)`` made once per dialect (cached by name): compiled codecs and writers."""
+    cache: dict[str, _Built] = {}
+
+    def get(dialect: Dialect | str) -> _Built:
+        d = get_dialect(dialect)
+        got = cache.get(d.name)
+        if got is None:
+            got = cache[d.name] = build(d)
+        return got
+    return get

@@ -21,6 +21,7 @@ from ..deep import deep_recursion
 from ..errors import EncodeError
 from ..spec import Dialect, get_dialect
 from ..spec import layouts as L
+from ..spec.dialects import per_dialect
 from .floats import CACHED_POWERS, f32, num_scientific, rtos_fix3, rtos_fix4, s64
 from .order import STRINGLIKE, VariantOrder, godot_sort
 
@@ -319,13 +320,8 @@ _COMPILED_KINDS = {"NIL": "nil", "BOOL": "bool", "INT": "int", "FLOAT": "float",
 _KEYABLE = ("NIL", "BOOL", "INT", "FLOAT", "STRING", "STRING_NAME")
 
 
-def writer(dialect: Dialect | str) -> _Writer:
-    """The (stateless, cached) pure writer of a dialect."""
-    d = get_dialect(dialect)
-    w = _WRITERS.get(d.name)
-    if w is None:
-        w = _WRITERS[d.name] = _Writer(d)
-    return w
+#: the (stateless, cached) pure writer of a dialect
+writer = per_dialect(_Writer)
 
 
 def compiled_writer(dialect: Dialect | str) -> tuple[dict[type, tuple], dict[str, Any]]:
@@ -343,5 +339,3 @@ def to_text(value: Any, dialect: Dialect | str = "godot4") -> str:
         return s  # the compiled writer (codec/_render.c); None: it left this value to Python
     return writer(d).write(value)
 
-
-_WRITERS: dict[str, _Writer] = {}
