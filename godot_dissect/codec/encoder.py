@@ -37,7 +37,7 @@ class CompiledEncoder:
         self.ids = {e.key: e.id for e in dialect.entries}
         self.writers: dict[str, Writer] = {}
         for p in kind_params(dialect):
-            w = KINDS[p.kind].writer(p, self)
+            w = KINDS[p.kind].writer(p)
             if w is not None:
                 self.writers[p.key] = w
 

@@ -4,7 +4,7 @@ Each kind is one class here with three faces of the same walk over its parts:
 
 * ``reader(p, ctx)``: a closure ``(buf, pos, end, header) -> (value, new_pos)`` for the pure decoder
   (None for Array, Dictionary and Object, which the decoder's stack opens);
-* ``writer(p, ctx)``: a closure ``(value, out)`` appending header and payload for the encoder (None:
+* ``writer(p)``: a closure ``(value, out)`` appending header and payload for the encoder (None:
   the encoder's stack writes it);
 * ``fields(w, pos, header, p, depth, start)``: the parts' offsets and roles for the fuzzer's field
   map (``fuzz/fields.py``), lenient: it stops quietly (``w`` raises) at the first inconsistency.
@@ -130,7 +130,7 @@ def value_class(name: str | None) -> Any:
 
 
 class Context(Protocol):
-    """What a kind needs of its compiled codec: the dialect, its string reader, type names."""
+    """What a kind's reader needs of the compiled decoder: the dialect and its string reader."""
 
     dialect: Dialect
     read_string: StringReader
@@ -174,7 +174,7 @@ class Kind:
     def reader(self, p: KindParams, ctx: Context) -> Reader | None:
         return None
 
-    def writer(self, p: KindParams, ctx: Context) -> Writer | None:
+    def writer(self, p: KindParams) -> Writer | None:
         return None
 
     def fields(self, w: FieldSink, pos: int, header: int, p: KindParams, depth: int,
@@ -190,7 +190,7 @@ class EmptyKind(Kind):
         const = None if cls is None else cls()
         return lambda buf, pos, end, header: (const, pos)
 
-    def writer(self, p: KindParams, ctx: Context) -> Writer:
+    def writer(self, p: KindParams) -> Writer:
         h = _U32.pack(p.type_id)
 
         def write(v: Any, out: bytearray) -> None:
@@ -215,7 +215,7 @@ class BoolKind(Kind):
             return unpack(buf, pos)[0] != 0, pos + size
         return read
 
-    def writer(self, p: KindParams, ctx: Context) -> Writer:
+    def writer(self, p: KindParams) -> Writer:
         t, f = _II.pack(p.type_id, 1), _II.pack(p.type_id, 0)
 
         def write(v: Any, out: bytearray) -> None:
@@ -263,7 +263,7 @@ class NumberKind(Kind):
             return n_unpack(buf, pos)[0], pos + ns
         return read_int
 
-    def writer(self, p: KindParams, ctx: Context) -> Writer:
+    def writer(self, p: KindParams) -> Writer:
         layout: L.Number = p.layout  # type: ignore[assignment]
         tid = p.type_id
         narrow, wide = struct.Struct("<I" + p.narrow), struct.Struct("<I" + p.wide)
@@ -315,7 +315,7 @@ class StringKind(Kind):
             return wrap(s), pos
         return read_wrapped
 
-    def writer(self, p: KindParams, ctx: Context) -> Writer:
+    def writer(self, p: KindParams) -> Writer:
         h = _U32.pack(p.type_id)
 
         def write(v: Any, out: bytearray) -> None:
@@ -351,7 +351,7 @@ class StructKind(Kind):
             return build(narrow.unpack_from(buf, pos)), pos + ns
         return read
 
-    def writer(self, p: KindParams, ctx: Context) -> Writer:
+    def writer(self, p: KindParams) -> Writer:
         layout: L.Struct = p.layout  # type: ignore[assignment]
         flatten = compile_flattener(layout.fields)
         if p.write_wide:
@@ -416,7 +416,7 @@ class NodePathKind(Kind):
             return np, pos
         return read
 
-    def writer(self, p: KindParams, ctx: Context) -> Writer:
+    def writer(self, p: KindParams) -> Writer:
         lay = L.NodePathLayout
         h = _U32.pack(p.type_id)
         words = struct.Struct("<" + lay.name_count.scalar.code + lay.subname_count.scalar.code + "I")
@@ -459,7 +459,7 @@ class Id64Kind(Kind):
             return wrap(unpack(buf, pos)[0]), pos + 8
         return read
 
-    def writer(self, p: KindParams, ctx: Context) -> Writer:
+    def writer(self, p: KindParams) -> Writer:
         pack, tid = struct.Struct("<I" + p.narrow).pack, p.type_id
 
         def write(v: Any, out: bytearray) -> None:
@@ -485,7 +485,7 @@ class SignalKind(Kind):
             return V.Signal(name, unpack(buf, pos)[0]), pos + 8
         return read
 
-    def writer(self, p: KindParams, ctx: Context) -> Writer:
+    def writer(self, p: KindParams) -> Writer:
         h = _U32.pack(p.type_id)
         pack = struct.Struct("<" + L.SignalLayout.object_id.code).pack
 
@@ -561,7 +561,7 @@ class PackedBytesKind(Kind):
             return bytes(buf[pos:pos + n]), pos + n + (-n & pad)
         return read
 
-    def writer(self, p: KindParams, ctx: Context) -> Writer:
+    def writer(self, p: KindParams) -> Writer:
         tid = p.type_id
 
         def write(v: Any, out: bytearray) -> None:
@@ -598,7 +598,7 @@ class PackedStringsKind(Kind):
             return V.PackedStringArray(out), pos
         return read
 
-    def writer(self, p: KindParams, ctx: Context) -> Writer:
+    def writer(self, p: KindParams) -> Writer:
         tid, nul = p.type_id, L.PackedStrings.element.nul
 
         def write(v: Any, out: bytearray) -> None:
@@ -646,7 +646,7 @@ class PackedKind(Kind):
             return obj, stop
         return read
 
-    def writer(self, p: KindParams, ctx: Context) -> Writer:
+    def writer(self, p: KindParams) -> Writer:
         h = p.type_id | _FLAG64 if p.write_wide else p.type_id
         code = p.wide if p.write_wide else p.narrow
         pad = p.stride - struct.calcsize(p.narrow) * p.n
