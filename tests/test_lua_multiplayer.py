@@ -327,7 +327,7 @@ def test_a_command_added_to_the_enet_spec_is_dissected_with_no_other_edit(tmp_pa
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     from godot_dissect.spec import enet as E
 
-    made_up = E.CommandDef(13, "MADE_UP", (E.Field("made_up_value", "I", "madeUpValue", "a made-up field"),),
+    made_up = E.CommandDef(13, "MADE_UP", (E.enet_field("made_up_value", "I", "madeUpValue", "a made-up field"),),
                            "a command ENet does not have", sent_flags=(0x80,))
     datagram = struct.pack(">HHBBHI", 0x8000, 0x1234, 0x80 | 13, 0xFF, 1, 0xDEADBEEF)
     pcap = tmp_path / "made_up.pcap"

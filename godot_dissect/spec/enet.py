@@ -24,7 +24,7 @@ from .words import BIG, BitField, IntField, joined_format
 BYTE_ORDER = BIG
 
 
-def _field(name: str, code: str, c_name: str, meaning: str) -> IntField:
+def enet_field(name: str, code: str, c_name: str, meaning: str) -> IntField:
     """An ENet field as protocol.h has it: name, ``struct`` code (network order), C name, meaning."""
     return IntField(name, BYTE_ORDER + code, meaning, c_name)
 
@@ -111,7 +111,7 @@ CONTROL_CHANNEL = 0xFF
 SEQ_MODULO = 1 << 16
 
 # --- protocol header ---------------------------------------------------------------------------------
-HEADER_PEER_WORD = _field("peer_word", "H", "peerID", "peer id of the receiver, session id and flags")
+HEADER_PEER_WORD = enet_field("peer_word", "H", "peerID", "peer id of the receiver, session id and flags")
 HEADER_BITS = (
     BitField("peer_id", 0, 12, "the receiver's peer index at the sender (0xFFF: not assigned yet, CONNECT)"),
     BitField("session_id", 12, 2, "session id, changes on every reconnect of the same peer slot"),
@@ -119,17 +119,17 @@ HEADER_BITS = (
                                   "not on the wire)"),
     BitField("has_sent_time", 15, 1, "a u16 sent time follows (set whenever a command asks for an ACK)"),
 )
-HEADER_SENT_TIME = _field("sent_time", "H", "sentTime", "low 16 bits of the sender's service time in ms, echoed "
+HEADER_SENT_TIME = enet_field("sent_time", "H", "sentTime", "low 16 bits of the sender's service time in ms, echoed "
                                                        "back in ACKs for the round-trip time")
-HEADER_CHECKSUM = _field("checksum", "I", "checksum", "CRC32 over the datagram, only with a checksum callback "
+HEADER_CHECKSUM = enet_field("checksum", "I", "checksum", "CRC32 over the datagram, only with a checksum callback "
                                                      "(ENet's enet_crc32); Godot never installs one")
 PEER_ID, SESSION_ID, FLAG_COMPRESSED, FLAG_SENT_TIME = HEADER_BITS
 
 # --- command header ----------------------------------------------------------------------------------
 COMMAND_HEADER = (
-    _field("command", "B", "command", "command number (low nibble) and flags"),
-    _field("channel", "B", "channelID", "channel (0xFF: peer-level control command)"),
-    _field("reliable_seq", "H", "reliableSequenceNumber", "reliable sequence number on that channel"),
+    enet_field("command", "B", "command", "command number (low nibble) and flags"),
+    enet_field("channel", "B", "channelID", "channel (0xFF: peer-level control command)"),
+    enet_field("reliable_seq", "H", "reliableSequenceNumber", "reliable sequence number on that channel"),
 )
 COMMAND_HEADER_FORMAT = joined_format(COMMAND_HEADER, BYTE_ORDER)
 COMMAND_HEADER_SIZE = struct.calcsize(COMMAND_HEADER_FORMAT)
@@ -142,28 +142,28 @@ COMMAND_NUMBER, FLAG_UNSEQUENCED, FLAG_ACKNOWLEDGE = COMMAND_BITS
 _ACK, _UNSEQ = FLAG_ACKNOWLEDGE.mask, FLAG_UNSEQUENCED.mask
 
 # --- shared field lists ------------------------------------------------------------------------------
-_DATA_LENGTH = _field("data_length", "H", "dataLength", "bytes of packet data after the fixed part")
+_DATA_LENGTH = enet_field("data_length", "H", "dataLength", "bytes of packet data after the fixed part")
 _CONNECT_FIELDS = (
-    _field("outgoing_peer_id", "H", "outgoingPeerID", "the sender's own peer index for this connection"),
-    _field("incoming_session_id", "B", "incomingSessionID", "session id (0xFF: let the receiver choose)"),
-    _field("outgoing_session_id", "B", "outgoingSessionID", "session id (0xFF: let the receiver choose)"),
-    _field("mtu", "I", "mtu", "the sender's MTU, clamped to MIN_MTU..MAX_MTU"),
-    _field("window_size", "I", "windowSize", "reliable window size in bytes"),
-    _field("channel_count", "I", "channelCount", "channels wanted (Godot 3.x: 3, Godot 4.x: 255)"),
-    _field("incoming_bandwidth", "I", "incomingBandwidth", "bytes/s, 0 = unlimited"),
-    _field("outgoing_bandwidth", "I", "outgoingBandwidth", "bytes/s, 0 = unlimited"),
-    _field("packet_throttle_interval", "I", "packetThrottleInterval", "ms"),
-    _field("packet_throttle_acceleration", "I", "packetThrottleAcceleration", "throttle step up"),
-    _field("packet_throttle_deceleration", "I", "packetThrottleDeceleration", "throttle step down"),
-    _field("connect_id", "I", "connectID", "random id of this connection attempt (copied, never byte-swapped)"),
+    enet_field("outgoing_peer_id", "H", "outgoingPeerID", "the sender's own peer index for this connection"),
+    enet_field("incoming_session_id", "B", "incomingSessionID", "session id (0xFF: let the receiver choose)"),
+    enet_field("outgoing_session_id", "B", "outgoingSessionID", "session id (0xFF: let the receiver choose)"),
+    enet_field("mtu", "I", "mtu", "the sender's MTU, clamped to MIN_MTU..MAX_MTU"),
+    enet_field("window_size", "I", "windowSize", "reliable window size in bytes"),
+    enet_field("channel_count", "I", "channelCount", "channels wanted (Godot 3.x: 3, Godot 4.x: 255)"),
+    enet_field("incoming_bandwidth", "I", "incomingBandwidth", "bytes/s, 0 = unlimited"),
+    enet_field("outgoing_bandwidth", "I", "outgoingBandwidth", "bytes/s, 0 = unlimited"),
+    enet_field("packet_throttle_interval", "I", "packetThrottleInterval", "ms"),
+    enet_field("packet_throttle_acceleration", "I", "packetThrottleAcceleration", "throttle step up"),
+    enet_field("packet_throttle_deceleration", "I", "packetThrottleDeceleration", "throttle step down"),
+    enet_field("connect_id", "I", "connectID", "random id of this connection attempt (copied, never byte-swapped)"),
 )
 _FRAGMENT_FIELDS = (
-    _field("start_seq", "H", "startSequenceNumber", "sequence number of the group's first fragment"),
+    enet_field("start_seq", "H", "startSequenceNumber", "sequence number of the group's first fragment"),
     _DATA_LENGTH,
-    _field("fragment_count", "I", "fragmentCount", "fragments in the group"),
-    _field("fragment_number", "I", "fragmentNumber", "index of this fragment"),
-    _field("total_length", "I", "totalLength", "length of the reassembled packet"),
-    _field("fragment_offset", "I", "fragmentOffset", "where this fragment's data goes in the packet"),
+    enet_field("fragment_count", "I", "fragmentCount", "fragments in the group"),
+    enet_field("fragment_number", "I", "fragmentNumber", "index of this fragment"),
+    enet_field("total_length", "I", "totalLength", "length of the reassembled packet"),
+    enet_field("fragment_offset", "I", "fragmentOffset", "where this fragment's data goes in the packet"),
 )
 _DATA_CHANNEL = Check("channel", "<", MAX_CHANNEL_COUNT, "data command on a channel the peer cannot have")
 _DATA_SIZE = Check("data_length", "<=", MAX_PACKET_SIZE, "dataLength above the host's maximum packet size")
@@ -177,11 +177,11 @@ _FRAGMENT_CHECKS = (
 
 COMMANDS: tuple[CommandDef, ...] = (
     CommandDef(1, "ACKNOWLEDGE", (
-        _field("received_reliable_seq", "H", "receivedReliableSequenceNumber", "reliable_seq of the command acked"),
-        _field("received_sent_time", "H", "receivedSentTime", "sent_time of the datagram that carried it"),
+        enet_field("received_reliable_seq", "H", "receivedReliableSequenceNumber", "reliable_seq of the command acked"),
+        enet_field("received_sent_time", "H", "receivedSentTime", "sent_time of the datagram that carried it"),
     ), "acknowledges one reliable command (header channel = the acked command's channel)", sent_flags=(0,)),
     CommandDef(2, "CONNECT", (*_CONNECT_FIELDS,
-                              _field("data", "I", "data", "user data; Godot: the client's unique peer id")),
+                              enet_field("data", "I", "data", "user data; Godot: the client's unique peer id")),
                "client asks to connect (channel 0xFF, from the unassigned peer id)", needs_peer=False,
                sent_flags=(_ACK,),
                checks=(Check("channel_count", ">=", MIN_CHANNEL_COUNT, "channelCount below the minimum"),
@@ -189,14 +189,14 @@ COMMANDS: tuple[CommandDef, ...] = (
     CommandDef(3, "VERIFY_CONNECT", _CONNECT_FIELDS, "server accepts a CONNECT (channel 0xFF)", sent_flags=(_ACK,),
                checks=(Check("channel_count", ">=", MIN_CHANNEL_COUNT, "channelCount below the minimum"),
                        Check("channel_count", "<=", MAX_CHANNEL_COUNT, "channelCount above the maximum"))),
-    CommandDef(4, "DISCONNECT", (_field("data", "I", "data", "user data; Godot 3.x: the sender's unique id"),),
+    CommandDef(4, "DISCONNECT", (enet_field("data", "I", "data", "user data; Godot 3.x: the sender's unique id"),),
                "orderly disconnect (UNSEQUENCED instead of ACKNOWLEDGE when not connected, and from "
                "enet_peer_disconnect_now)", sent_flags=(_ACK, _UNSEQ)),
     CommandDef(5, "PING", (), "keep-alive (reliable, channel 0xFF)", sent_flags=(_ACK,)),
     CommandDef(6, "SEND_RELIABLE", (_DATA_LENGTH,), "a reliable, ordered packet", data_length="data_length",
                delivery="reliable", checks=(_DATA_CHANNEL, _DATA_SIZE), sent_flags=(_ACK,)),
     CommandDef(7, "SEND_UNRELIABLE", (
-        _field("unreliable_seq", "H", "unreliableSequenceNumber", "unreliable sequence number on the channel"),
+        enet_field("unreliable_seq", "H", "unreliableSequenceNumber", "unreliable sequence number on the channel"),
         _DATA_LENGTH,
     ), "an unreliable, sequenced packet", data_length="data_length", delivery="unreliable",
         checks=(_DATA_CHANNEL, _DATA_SIZE), sent_flags=(0,)),
@@ -208,18 +208,18 @@ COMMANDS: tuple[CommandDef, ...] = (
                        Check("total_length", ">=", "fragment_count", "totalLength below fragmentCount")),
                sent_flags=(_ACK,)),
     CommandDef(9, "SEND_UNSEQUENCED", (
-        _field("unsequenced_group", "H", "unsequencedGroup", "per-peer counter; duplicates are dropped"),
+        enet_field("unsequenced_group", "H", "unsequencedGroup", "per-peer counter; duplicates are dropped"),
         _DATA_LENGTH,
     ), "an unreliable, unordered packet (command byte 0x49)", data_length="data_length",
         delivery="unsequenced", checks=(_DATA_CHANNEL, _DATA_SIZE), sent_flags=(_UNSEQ,)),
     CommandDef(10, "BANDWIDTH_LIMIT", (
-        _field("incoming_bandwidth", "I", "incomingBandwidth", "bytes/s, 0 = unlimited"),
-        _field("outgoing_bandwidth", "I", "outgoingBandwidth", "bytes/s, 0 = unlimited"),
+        enet_field("incoming_bandwidth", "I", "incomingBandwidth", "bytes/s, 0 = unlimited"),
+        enet_field("outgoing_bandwidth", "I", "outgoingBandwidth", "bytes/s, 0 = unlimited"),
     ), "new bandwidth limits", sent_flags=(_ACK,)),
     CommandDef(11, "THROTTLE_CONFIGURE", (
-        _field("packet_throttle_interval", "I", "packetThrottleInterval", "ms"),
-        _field("packet_throttle_acceleration", "I", "packetThrottleAcceleration", "throttle step up"),
-        _field("packet_throttle_deceleration", "I", "packetThrottleDeceleration", "throttle step down"),
+        enet_field("packet_throttle_interval", "I", "packetThrottleInterval", "ms"),
+        enet_field("packet_throttle_acceleration", "I", "packetThrottleAcceleration", "throttle step up"),
+        enet_field("packet_throttle_deceleration", "I", "packetThrottleDeceleration", "throttle step down"),
     ), "new throttle parameters", sent_flags=(_ACK,)),
     CommandDef(12, "SEND_UNRELIABLE_FRAGMENT", _FRAGMENT_FIELDS, "one fragment of an unreliable packet larger "
                "than the MTU (sent only with ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT; start_seq is an "
