@@ -114,10 +114,9 @@ def _utf8(s: str) -> bytes:
     return s.encode("utf-8", "surrogatepass")
 
 
-def write_string(out: bytearray, s: str, nul: bool = False) -> None:
-    """One string as ``layouts.PADDED_STRING`` (``nul``: with the NUL the engine counts in
-    PackedStringArray elements)."""
-    b = _utf8(s) + b"\0" if nul else _utf8(s)
+def write_string(out: bytearray, s: str) -> None:
+    """One string as ``layouts.PADDED_STRING``."""
+    b = _utf8(s)
     n = len(b)
     out += _U32.pack(n)
     out += b
@@ -599,12 +598,18 @@ class PackedStringsKind(Kind):
         return read
 
     def writer(self, p: KindParams) -> Writer:
-        tid, nul = p.type_id, L.PackedStrings.element.nul
+        tid = p.type_id
+        end = b"\0" if L.PackedStrings.element.nul else b""  # the engine counts a NUL in each element
+        u32, utf8, pad = _U32.pack, _utf8, _PAD
 
         def write(v: Any, out: bytearray) -> None:
             out += _II.pack(tid, len(v))
             for s in v:
-                write_string(out, s, nul)  # the engine counts a NUL terminator in each element
+                b = utf8(s) + end
+                n = len(b)
+                out += u32(n)
+                out += b
+                out += pad[n & 3]
         return write
 
     def fields(self, w: FieldSink, pos: int, header: int, p: KindParams, depth: int,
