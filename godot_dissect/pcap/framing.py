@@ -157,18 +157,24 @@ class LengthPrefixFramer:
         self._cut(out)
         return out
 
-    def finish(self) -> list[Pdu | Skipped]:
-        """The end of the stream: what is left is a PDU the capture cut off."""
+    @property
+    def quiet(self) -> bool:
+        """Nothing held and nothing left to report."""
+        return not self.buf and self.run is None
+
+    def finish(self, why: str | None = None) -> list[Pdu | Skipped]:
+        """The end of the stream (the capture's, or ``why``): what is left is a PDU cut off."""
         out: list[Pdu | Skipped] = []
+        why = why or "the capture ends"
         if self.buf and not self.synced:
-            self._skip(len(self.buf), "no PDU found before the end of the capture")
+            self._skip(len(self.buf), f"no PDU found before the end ({why})")
         self._end_run(out)
         if self.buf:
             n = _U32.unpack_from(self.buf)[0] if len(self.buf) >= PREFIX_SIZE else None
-            claim = f"a PDU of {n} bytes" if n is not None else "a length prefix"
+            claim = f"a PDU of {n + PREFIX_SIZE} bytes" if n is not None else "a length prefix"
             end = self.base + len(self.buf)
             out.append(Skipped(self.frame, self.time, self.base, len(self.buf),
-                               f"the capture ends {len(self.buf)} bytes into {claim}",
+                               f"{len(self.buf)} bytes of {claim}, never completed: {why}",
                                self.ledger.take(self.base, end)))
             self.base = end
             self.buf.clear()
@@ -405,22 +411,30 @@ class WebSocketFramer:
         self.base += len(self.buf)
         self.buf.clear()
 
-    def finish(self) -> list[Pdu | Skipped]:
+    @property
+    def quiet(self) -> bool:
+        """Nothing held and nothing left to report."""
+        return not self.buf and self.lost is None and not self.msg_opcode
+
+    def finish(self, why: str | None = None) -> list[Pdu | Skipped]:
+        """The end of the stream (the capture's, or ``why``): report what it cut off."""
         out: list[Pdu | Skipped] = []
+        why = why or "the capture ends"
         if self.lost is not None:
             out.append(self.lost.item())
             self.lost = None
             return out
         if self.msg_opcode and not self.oversized:
-            out.append(self._cut_message(f"the capture ends inside a message ({self.parts_size} bytes, no FIN)",
+            out.append(self._cut_message(f"message of {self.parts_size} bytes so far never finished (no FIN): {why}",
                                          self.base))
-            self.msg_opcode = 0
+        self.msg_opcode = 0
         if self.buf and self.handshake_done:
             end = self.base + len(self.buf)
             h = parse_ws_header(self.buf)
-            what = f"a frame of {h.length} bytes" if h is not None else "a frame header"
+            what = f"a frame of {h.size + h.length} bytes" if h is not None else "a frame header"
             out.append(Skipped(self.frame, self.time, self.base, len(self.buf),
-                               f"the capture ends {len(self.buf)} bytes into {what}", self.ledger.take(self.base, end)))
+                               f"{len(self.buf)} bytes of {what}, never completed: {why}",
+                               self.ledger.take(self.base, end)))
             self.base = end
             self.buf.clear()
         return out
