@@ -172,6 +172,11 @@ def reconsider(verdict: Verdict, guess: DialectGuess | None, body: bytes,
                                                f"{verdict.dialect} rejects)", new.ambiguous, new.family_clear)
 
 
+#: a body whose first byte (the type id, ``spec.layouts.TYPE_MASK``) is this or more is no Variant
+#: in any dialect ``plausible`` tries; checked before decoding when scanning for a PDU
+TYPE_ID_LIMIT = max(get_dialect(d).variant_max for d in HEURISTIC_DIALECTS)
+
+
 def _family(dialect: str) -> int:
     return get_dialect(dialect).family
 
@@ -204,7 +209,8 @@ def pdu_start(payload: bytes) -> str:
         return "no"
     if len(payload) - PREFIX_SIZE >= n:
         return "yes" if plausible(payload[PREFIX_SIZE:PREFIX_SIZE + n]) else "no"
-    if len(payload) >= PREFIX_SIZE + 2 and payload[PREFIX_SIZE + 1] != 0:  # header byte 1 is 0 in what engines write
+    if len(payload) >= PREFIX_SIZE + 2 and (payload[PREFIX_SIZE + 1] != 0  # header byte 1 is 0 in what engines write
+                                            or payload[PREFIX_SIZE] >= TYPE_ID_LIMIT):
         return "no"
     return "maybe"
 

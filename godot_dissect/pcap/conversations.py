@@ -148,10 +148,11 @@ class ConversationTable:
             del self.by_key[conv.key]
 
     def to_evict(self, now: float) -> Iterator[Conversation]:
-        """Conversations to finish now: idle ones, then the least recently active beyond the cap."""
+        """Conversations to finish before a new one is made: idle ones, then the least recently
+        active while the table is full."""
         while self.by_key:
             conv = next(iter(self.by_key.values()))
-            if now - conv.last_time > self.idle_seconds or len(self.by_key) > self.max_conversations:
+            if now - conv.last_time > self.idle_seconds or len(self.by_key) >= self.max_conversations:
                 self.remove(conv)
                 yield conv
             else:
