@@ -15,8 +15,9 @@ from typing import Any
 from .. import values as V
 from ..errors import ERR_OUT_OF_MEMORY, ERR_UNAUTHORIZED, DecodeError
 from ..spec import layouts as L
-from ..spec.dialects import Dialect, per_dialect
+from ..spec.dialects import Dialect, get_dialect, per_dialect
 from ..spec.kinds import kind_params
+from ..spec.transports import MAX_DEPTH
 from . import fast as _fast
 from .kinds import KINDS, Fail, Reader, fits_f32, make_string_reader, need, to_f32
 from .typed import object_type, settle_array, settle_dictionary
@@ -79,7 +80,7 @@ def _path(stack: list[_Frame]) -> str:
 
 
 def decode_prefix(data: bytes | bytearray | memoryview, dialect: Dialect | str = "godot4", *,
-                  allow_objects: bool = False, max_depth: int = 1024, offset: int = 0,
+                  allow_objects: bool = False, max_depth: int = MAX_DEPTH, offset: int = 0,
                   end: int | None = None) -> tuple[Any, int]:
     """Decode one Variant at ``offset``; return ``(value, bytes_used)``.
 
@@ -243,6 +244,6 @@ def _open_container(c: CompiledDecoder, buf: Any, pos: int, end: int, header: in
 
 
 def decode(data: bytes | bytearray | memoryview, dialect: Dialect | str = "godot4", *,
-           allow_objects: bool = False, max_depth: int = 1024) -> Any:
+           allow_objects: bool = False, max_depth: int = MAX_DEPTH) -> Any:
     """Decode one Variant from the start of ``data``; trailing bytes are ignored like the engine."""
     return decode_prefix(data, dialect, allow_objects=allow_objects, max_depth=max_depth)[0]

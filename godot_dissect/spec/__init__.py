@@ -13,7 +13,8 @@ Where to look (one file each):
   the Python kind walker (``codec/kinds.py``), scapy and the Lua generator read.
 * ``conversions.py``: what typed containers convert (``EncodedObjectAsID``).
 * ``transports.py``: u32 length prefix, ``MAX_PDU``, the debugger port and message shapes, the
-  WebSocket frame and opcode table, detection order, the depth limit.
+  WebSocket frame and opcode table, detection order, the depth limit,
+  and the capture reader's limits (conversations, held bytes, frame sizes).
 * ``enet.py``: ENet 1.3 as Godot bundles it (commands, fields, limits).
 * ``multiplayer.py``: Godot 3/4 high-level multiplayer packets as item lists (``Form``), with
   each list's cross-reference index (``index_of``).
