@@ -15,7 +15,7 @@ from typing import Any
 from .. import values as V
 from ..errors import ERR_OUT_OF_MEMORY, ERR_UNAUTHORIZED, DecodeError
 from ..spec import layouts as L
-from ..spec.dialects import Dialect, get_dialect, per_dialect
+from ..spec.dialects import Dialect, per_dialect
 from ..spec.kinds import kind_params
 from ..spec.transports import MAX_DEPTH
 from . import fast as _fast
