@@ -242,10 +242,10 @@ def text_writer(dialect: Dialect | str) -> Any:
 def json_writer() -> Any:
     """Compile jsonform's JSON form into a ``_speedups.JsonWriter``."""
     assert _speedups is not None, "the _speedups extension is not built"
-    from ..jsonform import compiled_entries  # jsonform imports this module
+    from ..jsonform import VALUE_MAX_DEPTH, compiled_entries  # jsonform imports this module
 
     _float_tables()
-    return _speedups.JsonWriter(_codes(_speedups.JSON_KINDS, compiled_entries()))
+    return _speedups.JsonWriter(_codes(_speedups.JSON_KINDS, compiled_entries()), max_depth=VALUE_MAX_DEPTH)
 
 
 _TEXT: dict[str, Any] = {}  # dialect name -> TextWriter

@@ -17,6 +17,7 @@ import re
 from typing import Any, NamedTuple
 
 from .. import values as V
+from ..deep import deep_recursion
 from ..spec import Dialect, get_dialect
 from ..spec import layouts as L
 from .writer import f32, real_is_double, s64
@@ -110,6 +111,10 @@ def html_color(hexdigits: str) -> V.Color | None:
         hexdigits += "ff"
     r, g, b, a = (int(hexdigits[i:i + 2], 16) / 255.0 for i in range(0, 8, 2))
     return V.Color(f32(r), f32(g), f32(b), f32(a))
+
+
+#: nesting limit of a dialect without one of its own (Godot 3 crashes instead): the spec's default
+DEFAULT_DEPTH_LIMIT: int = Dialect.engine_depth_limit  # type: ignore[assignment]
 
 
 class _Frame:
@@ -278,8 +283,21 @@ class Reader:
 
     # values ---------------------------------------------------------------------------------
     def value(self) -> Any:
-        """Read one value starting at the next token."""
+        """Read one value starting at the next token. Containers nest at most the dialect's
+        ``engine_depth_limit`` levels (as in the binary form): deeper is a TextParseError."""
+        pos, peeked = self.pos, self._peeked
+        try:
+            return self._value()
+        except RecursionError:
+            # equal Dictionary keys nested near the depth limit: Python compares them
+            # recursively, past its default recursion limit; again with room for that (rare)
+            self.pos, self._peeked = pos, peeked
+            with deep_recursion():
+                return self._value()
+
+    def _value(self) -> Any:
         stack: list[_Frame] = []
+        limit = self.dialect.engine_depth_limit or DEFAULT_DEPTH_LIMIT
         while True:
             tok = self.next()
             if stack:
@@ -291,6 +309,8 @@ class Reader:
                     stack.pop()
                     result = done
                 else:
+                    if len(stack) > limit:  # counted as the binary decoder does: containers with elements
+                        raise self.error(f"nesting deeper than {limit} levels (the engine's limit)", tok.pos)
                     result = self._start(tok, stack)
             else:
                 result = self._start(tok, stack)
