@@ -26,17 +26,26 @@ CRASH_MARKS = ("Traceback (most recent call last)", "Lua Error", "Lua:", "lua_sc
 
 _SCAPY = """
 import sys
-from scapy.all import IP, UDP, TCP, Raw, PcapReader
+from scapy.all import UDP, PcapReader
 import godot_dissect.scapy as G
-n = 0
-for pkt in PcapReader(sys.argv[1]):
-    pkt.show(dump=True)
+
+
+def value(layer):
+    try:
+        layer.to_value()
+    except ValueError:  # a DecodeError naming offset and reason: malformed bytes, a clean answer
+        return 1
+    return 0
+
+
+n = bad = 0
+for pkt in PcapReader(sys.argv[1]):  # every layer is dissected as the packet is read
+    bad += sum(value(layer) for layer in pkt.iterpayloads() if hasattr(layer, "to_value"))
     payload = bytes(pkt[UDP].payload) if UDP in pkt else b""
     if payload:
-        for d in ("godot3", "godot4"):
-            G.GodotVariant(payload, dialect=d).show(dump=True)
+        bad += sum(value(G.GodotVariant(payload, dialect=d)) for d in ("godot3", "godot4"))
     n += 1
-print(n, "packets")
+print(n, "packets,", bad, "malformed values")
 """
 
 _TSCN = """
@@ -67,27 +76,38 @@ class Outcome:
         return self.crash is None
 
 
+# Peak RSS: Linux keeps a process's RSS high-water mark across fork and exec, so a child forked
+# from a big harness would report the harness's size. A small process in between (this wrapper,
+# started fresh) forks the real child, whose mark then starts from the wrapper's few MB, and
+# writes the child's wait4 figures to a file.
+_WRAPPER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
 def _run(tool: str, argv: list[str], timeout: float, env: dict[str, str] | None = None) -> Outcome:
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".rusage") as report:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
-        deadline = start + timeout
-        status, usage = 0, None
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                proc.kill()
-                _, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.005)
+        proc = subprocess.Popen([sys.executable, "-S", "-c", _WRAPPER, report.name, *argv], stdout=out, stderr=err,
+                                env=env, start_new_session=True)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
         seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        figures = report.read().split()
+        rc, rss_kb = (int(figures[0]), int(figures[1])) if len(figures) == 2 else (-9, 0)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read().decode("utf-8", "replace")
-    rc = proc.returncode
     crash = None
     if seconds > timeout:
         crash = f"timed out after {timeout:g} s"
@@ -103,8 +123,7 @@ def _run(tool: str, argv: list[str], timeout: float, env: dict[str, str] | None 
             crash = text[at:at + 300]
         elif rc == 2 and tool.startswith("read") and len(stderr.strip().splitlines()) != 1:
             crash = f"exit 2 without a one-line error: {stderr[-300:]}"
-    rss = usage.ru_maxrss / 1024 if usage is not None else 0.0  # ru_maxrss is KB on Linux
-    return Outcome(tool, rc, seconds, rss, len(stdout), crash)
+    return Outcome(tool, rc, seconds, rss_kb / 1024, len(stdout), crash)  # ru_maxrss is KB on Linux
 
 
 def _env() -> dict[str, str]:
