@@ -46,6 +46,7 @@ class Payload:
     commands: tuple[str, ...] = ()
     reliable_seq: int | None = None
     error: str | None = None
+    wire: float = 0.0  # share of the wire bytes of the frames that carried its data (Record.wire_bytes)
 
 
 class _Recent:
@@ -80,6 +81,7 @@ class _Group:
     start_seq: int
     parts: dict[int, tuple[int, bytes]] = field(default_factory=dict)
     size: int = 0  # data bytes held
+    wire: float = 0.0
     cost: int = 0  # bytes charged: data + REASSEMBLY_FRAGMENT_COST per fragment
     last_time: float = 0.0  # capture time of its latest fragment
     owner: EnetReassembler | None = None
@@ -135,6 +137,7 @@ class EnetReassembler:
         self.budget = DEFAULT_BUDGET if budget is None else budget
         self.duplicates = 0  # commands dropped as repeats
         self._connect_id: int | None = None
+        self._weight = 0.0  # wire bytes per data byte of the datagram being fed
         self._groups: OrderedDict[tuple, _Group] = OrderedDict()  # least recently fed first
         self._dropped: list[Payload] = []  # error payloads of groups a bound gave up
         self._reset()
@@ -147,19 +150,22 @@ class EnetReassembler:
         self._unsequenced = _Recent()
         for g in list(self._groups.values()):
             self._drop(g, "a new ENet session began", frame, time)
-        self._held = 0  # bytes charged for this side's open groups
+        self._pending = 0  # bytes charged for this side's open groups (EnetConversation.held_bytes)
         self._channel_fragments: dict[int, int] = {}
         self._given_up = _Recent()  # (key, count, length) of groups a bound gave up: their late fragments
         # cannot complete them, and one error record per late fragment would be a flood: counted instead
         self._late = [0, 0]  # fragments, bytes
 
-    def feed(self, datagram: Datagram, frame: int, time: float) -> list[Payload]:
+    def feed(self, datagram: Datagram, frame: int, time: float, frame_len: int = 0) -> list[Payload]:
+        """``frame_len``: the frame's length on the wire, shared by the commands' data bytes."""
         out: list[Payload] = []
         if datagram.opaque:
-            out.append(Payload(None, datagram.body, "compressed", frame, time, frame, 0, (),
+            out.append(Payload(None, datagram.body, "compressed", frame, time, frame, 0, (), wire=float(frame_len),
                                error="compressed ENet datagram; the codec is not on the wire (choose one: "
                                      + ", ".join(c.name for c in spec.COMPRESSIONS[1:]) + ")"))
             return out
+        data_bytes = sum(len(c.data or b"") for c in datagram.commands if c.definition and c.definition.delivery)
+        self._weight = frame_len / data_bytes if data_bytes else 0.0
         for cmd in datagram.commands:
             d = cmd.definition
             if d is None:
@@ -178,7 +184,7 @@ class EnetReassembler:
                 self.duplicates += 1
                 continue
             out.append(Payload(cmd.channel, cmd.data or b"", d.delivery, frame, time, frame, 1, (d.name,),
-                               cmd.reliable_seq))
+                               cmd.reliable_seq, wire=self._weight * len(cmd.data or b"")))
         if self._dropped:
             out += self._dropped
             self._dropped = []
@@ -245,9 +251,10 @@ class EnetReassembler:
         cost = len(data) + spec.REASSEMBLY_FRAGMENT_COST
         g.parts[number] = (f["fragment_offset"], data)
         g.size += len(data)
+        g.wire += self._weight * len(data)
         g.cost += cost
         g.last_time = time
-        self._held += cost
+        self._pending += cost
         self.budget.held += cost
         self._channel_fragments[g.channel] = self._channel_fragments.get(g.channel, 0) + 1
         self._groups.move_to_end(key)
@@ -261,7 +268,7 @@ class EnetReassembler:
     def _release(self, g: _Group) -> None:
         """Forget an open group (completed or given up) and what it held."""
         del self._groups[g.key]
-        self._held -= g.cost
+        self._pending -= g.cost
         self._channel_fragments[g.channel] -= len(g.parts)
         self.budget.forget(g)
 
@@ -276,9 +283,9 @@ class EnetReassembler:
             g = next(g for g in self._groups.values() if g.channel == channel)
             self._drop(g, f"channel {channel} holds more than {self.max_channel_fragments} fragments "
                           f"(REASSEMBLY_CHANNEL_FRAGMENTS)", frame, time)
-        while len(self._groups) > self.max_groups or self._held > self.max_bytes:
+        while len(self._groups) > self.max_groups or self._pending > self.max_bytes:
             g = next(iter(self._groups.values()))
-            self._drop(g, f"this peer holds {len(self._groups)} groups / {self._held} bytes, more than "
+            self._drop(g, f"this peer holds {len(self._groups)} groups / {self._pending} bytes, more than "
                           f"{self.max_groups} / {self.max_bytes} (REASSEMBLY_PEER_GROUPS / REASSEMBLY_PEER_BYTES)",
                        frame, time)
         self.budget.enforce(time, frame)
@@ -300,9 +307,9 @@ class EnetReassembler:
             piece = data[:g.total_length - off]
             buf[off:off + len(piece)] = piece
         return Payload(g.channel, bytes(buf), g.delivery, frame, time, g.first_frame, g.fragment_count, (g.name,),
-                       g.reliable_seq)
+                       g.reliable_seq, wire=g.wire)
 
     def _incomplete(self, g: _Group, why: str, frame: int, time: float) -> Payload:
         return Payload(g.channel, b"", g.delivery, frame, time, g.first_frame, len(g.parts), (g.name,), g.reliable_seq,
-                       error=f"incomplete {g.name} group start_seq={g.start_seq}: {len(g.parts)} of "
+                       wire=g.wire, error=f"incomplete {g.name} group start_seq={g.start_seq}: {len(g.parts)} of "
                              f"{g.fragment_count} fragments, {g.size} of {g.total_length} bytes ({why})")
