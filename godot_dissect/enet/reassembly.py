@@ -114,7 +114,8 @@ class FragmentBudget:
             if now - g.last_time > self.stale_seconds:
                 why = f"no fragment for {self.stale_seconds:g} s (REASSEMBLY_STALE_SECONDS)"
             elif self.held > self.max_bytes:
-                why = (f"all peers hold {self.held} bytes > {self.max_bytes} (REASSEMBLY_TOTAL_BYTES)")
+                why = (f"dropped to bound memory: all peers hold {self.held} bytes > {self.max_bytes} "
+                       f"(REASSEMBLY_TOTAL_BYTES)")
             else:
                 return
             assert g.owner is not None
@@ -281,13 +282,13 @@ class EnetReassembler:
         """The bounds, narrowest first: this channel, this side of the peer, then every peer."""
         while self._channel_fragments.get(channel, 0) > self.max_channel_fragments:
             g = next(g for g in self._groups.values() if g.channel == channel)
-            self._drop(g, f"channel {channel} holds more than {self.max_channel_fragments} fragments "
-                          f"(REASSEMBLY_CHANNEL_FRAGMENTS)", frame, time)
+            self._drop(g, f"dropped to bound memory: channel {channel} holds more than "
+                          f"{self.max_channel_fragments} fragments (REASSEMBLY_CHANNEL_FRAGMENTS)", frame, time)
         while len(self._groups) > self.max_groups or self._pending > self.max_bytes:
             g = next(iter(self._groups.values()))
-            self._drop(g, f"this peer holds {len(self._groups)} groups / {self._pending} bytes, more than "
-                          f"{self.max_groups} / {self.max_bytes} (REASSEMBLY_PEER_GROUPS / REASSEMBLY_PEER_BYTES)",
-                       frame, time)
+            self._drop(g, f"dropped to bound memory: this peer holds {len(self._groups)} groups / "
+                          f"{self._pending} bytes, more than {self.max_groups} / {self.max_bytes} "
+                          f"(REASSEMBLY_PEER_GROUPS / REASSEMBLY_PEER_BYTES)", frame, time)
         self.budget.enforce(time, frame)
 
     def _assemble(self, g: _Group, frame: int, time: float) -> Payload:

@@ -70,6 +70,7 @@ class Outcome:
     rss_mb: float
     stdout_bytes: int
     crash: str | None  # the first crash mark found, or why the exit is not clean
+    error_records: int = 0  # records of kind "error" (read --format json/jsonl)
 
     @property
     def clean(self) -> bool:
@@ -123,7 +124,8 @@ def _run(tool: str, argv: list[str], timeout: float, env: dict[str, str] | None 
             crash = text[at:at + 300]
         elif rc == 2 and tool.startswith("read") and len(stderr.strip().splitlines()) != 1:
             crash = f"exit 2 without a one-line error: {stderr[-300:]}"
-    return Outcome(tool, rc, seconds, rss_kb / 1024, len(stdout), crash)  # ru_maxrss is KB on Linux
+    errors = stdout.count(b'"kind": "error"')
+    return Outcome(tool, rc, seconds, rss_kb / 1024, len(stdout), crash, errors)  # ru_maxrss is KB on Linux
 
 
 def _env() -> dict[str, str]:

@@ -117,6 +117,22 @@ def html_color(hexdigits: str) -> V.Color | None:
 DEFAULT_DEPTH_LIMIT: int = Dialect.engine_depth_limit  # type: ignore[assignment]
 
 
+def _nesting(value: Any) -> int:
+    """Levels of containers with elements in ``value``, as the binary decoder counts them (iterative)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        items = v.items() if isinstance(v, dict) else ((x, None) for x in v)
+        for a, b in items:
+            if len(v):
+                deepest = max(deepest, depth)
+            for x in (a, b):
+                if isinstance(x, (list, dict)) and x:
+                    stack.append((x, depth + 1))
+    return deepest
+
+
 class _Frame:
     """An open container: what it has so far and what token it waits for."""
 
@@ -283,8 +299,9 @@ class Reader:
 
     # values ---------------------------------------------------------------------------------
     def value(self) -> Any:
-        """Read one value starting at the next token. Containers nest at most the dialect's
-        ``engine_depth_limit`` levels (as in the binary form): deeper is a TextParseError."""
+        """Read one value starting at the next token. A Dictionary key nests at most the dialect's
+        ``engine_depth_limit`` levels of containers with elements (as in the binary form): deeper
+        is a TextParseError."""
         pos, peeked = self.pos, self._peeked
         try:
             return self._value()
@@ -309,8 +326,6 @@ class Reader:
                     stack.pop()
                     result = done
                 else:
-                    if len(stack) > limit:  # counted as the binary decoder does: containers with elements
-                        raise self.error(f"nesting deeper than {limit} levels (the engine's limit)", tok.pos)
                     result = self._start(tok, stack)
             else:
                 result = self._start(tok, stack)
@@ -325,6 +340,11 @@ class Reader:
                     frame.items[frame.key] = result
                     frame.state = "comma"
                 else:  # a dictionary key
+                    if isinstance(result, (list, dict)) and len(stack) + _nesting(result) > limit:
+                        # Python hashes and compares keys recursively in C: bounded by the engine's
+                        # limit, as the binary form is (values themselves may nest deeper)
+                        raise self.error(f"Dictionary key nested deeper than {limit} levels (the engine's "
+                                         f"limit)", tok.pos)
                     frame.key = V.freeze(result)
                     frame.state = "colon"
                 result = _MORE
