@@ -201,8 +201,8 @@ def websocket_unbounded(n: int, path: Path) -> None:
     tcp.close()
     tcp2 = _Tcp(w, ("10.0.0.1", 40002), SERVER)
     _ws_handshake(tcp2)
-    for _ in range(n):
-        tcp2.send(b"\x02\x7e\x04\x00" + bytes(1024), c2s=False)  # binary, then continuations, no FIN
+    for i in range(n):  # a binary frame without FIN, then continuation frames without FIN
+        tcp2.send((b"\x02" if i == 0 else b"\x00") + b"\x7e\x04\x00" + bytes(1024), c2s=False)
     tcp2.close()
     w.close()
 
