@@ -1782,8 +1782,11 @@ top_shape = function(raw, d)
     pos = pos + 4
     top.kids = {}
     for i = 1, n do
-      top.kids[i] = leaf(pos)
-      pos = variant(pos, 1)
+      local kid = leaf(pos)
+      top.kids[i] = kid
+      local e = variant(pos, 1)
+      if kid.t.kind == "container" and not kid.t.pairs then kid.raw = ssub(raw, pos + 1, e) end
+      pos = e
     end
   end
   return top
@@ -1807,6 +1810,15 @@ local function b2n(b) return b and 1 or 0 end
 
 local function guess_add(g, raw)
   g.samples = g.samples + 1
+  if g.samples == 1 and #raw >= 4 then
+    -- what each dialect takes the first message for: the evidence says what differed
+    local id = band(unpack("<I4", raw, 1), SPEC.type_mask)
+    g.first_types = {}
+    for _, name in ipairs(CANDIDATES) do
+      local t = DIALECTS[name].types[id]
+      g.first_types[name] = t and t.name or sfmt("type %d (none)", id)
+    end
+  end
   local outcome = {}
   local best
   for _, name in ipairs(CANDIDATES) do
@@ -1899,7 +1911,21 @@ local function guess_verdict(g, elsewhere)
       parts[#parts + 1] = sfmt("%s: %d exact, %d identical", ranked[i], o.exact, o.canonical)
     end
   end
-  if #tied > 1 then parts[#parts + 1] = "ambiguous: " .. tconcat(tied, ", ") .. " read these bytes alike" .. hint end
+  if #tied > 1 then
+    local ft = g.first_types or {}
+    local as, differ = {}, false
+    for _, name in ipairs(tied) do
+      as[#as + 1] = sfmt("%s as %s", name, ft[name] or "?")
+      if ft[name] ~= ft[tied[1]] then differ = true end
+    end
+    if differ then
+      parts[#parts + 1] = sfmt("ambiguous: %s score alike but read the first message differently (%s)%s",
+                               tconcat(tied, ", "), tconcat(as, ", "), hint)
+    else
+      parts[#parts + 1] = sfmt("ambiguous: %s score alike (the first message is a %s in each)%s",
+                               tconcat(tied, ", "), ft[tied[1]] or "?", hint)
+    end
+  end
   local fams, nf = {}, 0
   for _, name in ipairs(tied) do
     if not DIALECTS[name].doc_only and not fams[family_of(name)] then fams[family_of(name)] = true; nf = nf + 1 end
@@ -2094,11 +2120,32 @@ local function first_pass(conv, side, raw, key, debugger)
   return rec
 end
 
+-- The Strings of a debugger message's arguments (Arrays of them, a few levels deep): what the game
+-- printed, the error text, the names of a scene tree; for the Info column
+local function printed(raws, d)
+  local out, n = {}, 0
+  local function walk(raw, depth)
+    if n >= 8 or depth > 3 then return end
+    local ok = decode(raw, #raw, d, false)
+    if not ok then return end
+    local top = top_shape(raw, d)
+    if top.t.kind == "string" then n = n + 1; out[n] = top.v; return end
+    for _, kid in ipairs(top.kids or {}) do
+      if n >= 8 then return end
+      if kid.t.kind == "string" then n = n + 1; out[n] = kid.v
+      elseif kid.raw then walk(kid.raw, depth + 1) end
+    end
+  end
+  for _, raw in ipairs(raws) do walk(raw, 1) end
+  return n > 0 and tconcat(out, " ") or nil
+end
+
 -- Show one message (a datagram, a PDU body or a WebSocket message) at tvb[off, off + #raw)
 local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
   local dname, evidence = rec.dialect, rec.show_evidence and rec.evidence
   local conv = rec.conv
-  if rec.provisional then
+  local provisional = rec.provisional
+  if provisional then
     local v = conv.verdict or guess_verdict(conv.guess, clear_verdicts)
     dname = v.dialect
     evidence = v.evidence .. " (provisional: the conversation's dialect is still being guessed)"
@@ -2136,16 +2183,18 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
     if #all > 0 then
       local atvb = ByteArray.new(all, true):tvb("Godot debugger message")
       aitem = root:add(F.dbg_args, atvb())
-      local pos = 0
+      local pos, texts = 0, {}
       for i, a in ipairs(rec.args) do
-        show(atvb, pos, a, d, aitem, INDEX[i - 1])
+        local _, _, text = show(atvb, pos, a, d, aitem, INDEX[i - 1])
+        texts[#texts + 1] = text
         pos = pos + #a
       end
+      info = rec.name .. ": " .. short(printed(rec.args, d) or tconcat(texts, ", "), 100)
     else
       aitem = root:add(F.dbg_args, whole)
+      info = rec.name
     end
     aitem:set_text(sfmt("Arguments (%d)", rec.argc))
-    info = rec.name
   else
     local ok, used, text, eoff, emsg = show(tvb, off, raw, d, root, "")
     if not ok and not select(2, frame_of(pinfo)) and not rec.checked and conv and conv.verdict and conv.guess then
@@ -2168,7 +2217,17 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
         root:add_tvb_expert_info(E.malformed, whole, rec.err)
         info = "Malformed: " .. rec.err
       elseif rec.role == "debugger" then
-        info = rec.name
+        -- the data after the name (and thread): its Strings, else its summary
+        local top = top_shape(raw, d)
+        local raws, strings = {}, {}
+        for i, kid in ipairs(top.kids or {}) do
+          if i > 1 and kid.raw then raws[#raws + 1] = kid.raw end
+          if i > 1 and kid.t.kind == "string" then strings[#strings + 1] = kid.v end
+        end
+        local what = printed(raws, d)
+        if what and #strings > 0 then what = tconcat(strings, " ") .. " " .. what end
+        what = what or (#strings > 0 and tconcat(strings, " ")) or nil
+        info = what and (rec.name .. ": " .. short(what, 100)) or rec.name
       elseif rec.role == "part" then
         info = rec.name .. " (" .. rec.part .. ")"
       else
@@ -2184,24 +2243,22 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
     end
   end
   root:append_text(", " .. dname .. ": " .. info)
+  if provisional then info = info .. " [provisional " .. dname .. "]" end
   return info
 end
 
-local frame_state = { number = -1, first = true }
-
+-- the Info column: the frame's first message replaces what the layers below wrote, the next ones are
+-- appended. pinfo.private lives for one dissection of one frame, so every pass (and every click in
+-- the GUI) writes the same text.
 local function set_info(pinfo, text)
-  local st = frame_state
-  local number, visited = frame_of(pinfo)
+  local priv = pinfo.private
   local cols = pinfo.cols
-  if st.number ~= number or st.visited ~= visited then
-    st.number, st.visited, st.first = number, visited, true
-    cols.protocol = "Godot"
-  end
-  if st.first then
-    cols.info = text
-    st.first = false
-  else
+  if priv.godot_info then
     cols.info:append(" | " .. text)
+  else
+    priv.godot_info = "1"
+    cols.protocol = "Godot"
+    cols.info = text
   end
 end
 
@@ -2476,7 +2533,6 @@ end
 function godot.init()
   read_prefs()
   reset_state()
-  frame_state = { number = -1, first = true }
 end
 
 read_prefs()
@@ -5162,13 +5218,15 @@ local function dissect(tvb, pinfo, tree)
   pinfo.cols.info = "ENet " .. tconcat(info, ", ")
   local major, evidence = conv_major(conv)
   if major then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
-  for i, p in ipairs(deliveries) do
-    if MP.payload then
-      MP.payload(p, pinfo, tree, { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
-                                   client_id = conv.client_id, transport = "enet", conv = conv,
-                                   direction_known = conv.connect_seen or false,
-                                   msg_key = pinfo.number .. ":" .. i })
+  if #deliveries > 0 and MP.deliver then
+    local list = {}
+    for i, p in ipairs(deliveries) do
+      list[i] = { p = p, env = { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
+                                 client_id = conv.client_id, transport = "enet", conv = conv,
+                                 direction_known = conv.connect_seen or false,
+                                 msg_key = pinfo.number .. ":" .. i } }
     end
+    MP.deliver(list, tvb, pinfo, tree, root)
   end
   return tvb:len()
 end
@@ -5223,12 +5281,21 @@ local function part()
 -- @MP_SPEC@
 local MS = MP_SPEC.mp
 
+-- A protocol of its own (filter name godot_mp, Protocol column "GodotMP"): ENet hands each frame's
+-- delivered packets to it through a Dissector handle, so frame.protocols and io,phs list it after enet;
+-- the Variants of its arguments are godot.* fields inside its items.
+local godot_mp = Proto("godot_mp", "Godot high-level multiplayer")
+MP.proto = godot_mp
+local MP_COLUMN = "GodotMP"
+
 -- ProtoFields: one per item name of every layout, plus the filterable summary fields -----------------
 local IF, BF = {}, {}  -- item name -> ProtoField; bits name -> ProtoField
+local BF_MASKED = {}   -- bits names whose field has its mask: added from the bytes, shown as bits
+local HEX = {}         -- item names that are flag words (they have bit fields): shown in hex
 local WIDE = {}        -- item names whose field is 64-bit: values are passed as Int64/UInt64
 local int_kinds = {}   -- name -> { size, signed, mixed }
 local text_names, blob_names, bits_names = {}, {}, {}
-local SKIP = { command = true } -- the command byte has its own fields (godot.mp.command is its name)
+local SKIP = { command = true } -- the command byte has its own fields (godot_mp.command is its name)
 
 local function note_int(name, code)
   local k = int_kinds[name]
@@ -5237,20 +5304,29 @@ local function note_int(name, code)
   if code.size > k.size then k.size = code.size end
 end
 
-local collect
-local function collect_bits(list)
-  for _, b in ipairs(list or {}) do bits_names[b.name] = bits_names[b.name] or b end
+-- bits of a `size`-byte word: one masked field per name, unless a name sits in words of two shapes
+local function collect_bits(list, size, owner)
+  for _, b in ipairs(list or {}) do
+    local seen = bits_names[b.name]
+    if seen == nil then
+      bits_names[b.name] = { b = b, size = size, shift = b.shift, width = b.width }
+    elseif seen.size ~= size or seen.shift ~= b.shift or seen.width ~= b.width then
+      seen.conflict = true
+    end
+    if owner and not SKIP[b.name] then HEX[owner] = true end
+  end
 end
+local collect
 collect = function(items)
   for _, it in ipairs(items) do
     local k = it.kind
     if k == "when" then collect({ it.item })
     elseif k == "int" then
       if not SKIP[it.name] then note_int(it.name, it.code) end
-      collect_bits(it.bits)
+      collect_bits(it.bits, it.code.size, it.name)
     elseif k == "choice" then
       for _, code in pairs(it.codes) do note_int(it.name, code) end
-      for _, bb in ipairs(it.bits) do collect_bits(bb.bits) end
+      for _, bb in ipairs(it.bits) do collect_bits(bb.bits, bb.size, it.name) end
     elseif k == "text" then text_names[it.name] = true
     elseif k == "blob" then blob_names[it.name] = it
     elseif k == "repeat" then collect(it.items)
@@ -5260,7 +5336,7 @@ collect = function(items)
 end
 for _, proto in pairs(MS.protocols) do
   for _, c in ipairs(proto.commands) do
-    collect_bits(c.flags)
+    collect_bits(c.flags, proto.command_byte.code.size, nil)
     for _, form in ipairs(c.forms) do collect(form.items) end
   end
 end
@@ -5270,70 +5346,89 @@ for _, form in ipairs({ MS.enet3_sysmsg, MS.ws3_header, MS.ws3_sys, MS.ws4_peer_
 local function label(name) return (name:gsub("_", " "):gsub("^%l", string.upper)) end
 local mfields = {}
 local function add_field(f) mfields[#mfields + 1] = f; return f end
+
+-- the summary fields: what a message means, the same names in Godot 3 and 4 (filter on these)
+local MF = {
+  kind = add_field(ProtoField.string("godot_mp.kind", "Multiplayer kind")),
+  command = add_field(ProtoField.string("godot_mp.command", "Command")),
+  command_id = add_field(ProtoField.uint8("godot_mp.command_id", "Command number", base.DEC)),
+  protocol = add_field(ProtoField.string("godot_mp.protocol", "Protocol")),
+  sender = add_field(ProtoField.int32("godot_mp.sender", "Sending peer", base.DEC)),
+  receiver = add_field(ProtoField.int32("godot_mp.receiver", "Receiving peer", base.DEC)),
+  app_bytes = add_field(ProtoField.uint32("godot_mp.app_bytes", "Packet size (as the engine sees it)", base.DEC)),
+  transfer = add_field(ProtoField.string("godot_mp.transfer", "Transfer mode")),
+  channel = add_field(ProtoField.uint8("godot_mp.channel", "ENet channel", base.DEC)),
+  channel_name = add_field(ProtoField.string("godot_mp.channel_name", "Channel")),
+  relay = add_field(ProtoField.string("godot_mp.relay", "Relay")),
+  error = add_field(ProtoField.string("godot_mp.error", "Malformed")),
+  unresolved = add_field(ProtoField.string("godot_mp.unresolved", "Unresolved")),
+  node = add_field(ProtoField.string("godot_mp.rpc.node", "Node")),
+  node_id = add_field(ProtoField.uint32("godot_mp.rpc.node_id", "Node cache id", base.DEC)),
+  method = add_field(ProtoField.string("godot_mp.rpc.method", "Method")),
+  method_id = add_field(ProtoField.uint16("godot_mp.rpc.method_id", "Method id", base.DEC)),
+  property = add_field(ProtoField.string("godot_mp.rset.property", "Property")),
+  argc = add_field(ProtoField.uint8("godot_mp.rpc.argc", "Arguments", base.DEC)),
+  arg = add_field(ProtoField.string("godot_mp.rpc.arg", "Argument")),
+  peer = add_field(ProtoField.int32("godot_mp.peer", "Peer", base.DEC)),
+  evidence = add_field(ProtoField.string("godot_mp.evidence", "Protocol evidence")),
+  peer_header = add_field(ProtoField.none("godot_mp.peer_header", "Godot 3 ENet peer header")),
+}
+-- layout items that ARE a summary field: read into it directly, so the tree has the value once
+local ALIAS = { method = "method", property = "property", node_path = "node", method_id = "method_id" }
+for item_name, mf in pairs(ALIAS) do IF[item_name] = MF[mf] end
+
+local UINTS = { [1] = ProtoField.uint8, [2] = ProtoField.uint16, [4] = ProtoField.uint32 }
 for name, k in pairs(int_kinds) do
-  local abbrev = "godot.mp." .. name
-  if k.mixed or k.size > 4 then
+  local abbrev = "godot_mp." .. name
+  if IF[name] then -- an alias
+  elseif k.mixed or k.size > 4 then
     WIDE[name] = (k.signed or k.mixed) and Int64 or UInt64
     IF[name] = add_field((k.signed or k.mixed) and ProtoField.int64(abbrev, label(name), base.DEC)
                          or ProtoField.uint64(abbrev, label(name), base.DEC))
   elseif k.signed then
     IF[name] = add_field(ProtoField.int32(abbrev, label(name), base.DEC))
   else
-    IF[name] = add_field(ProtoField.uint32(abbrev, label(name), base.DEC))
+    IF[name] = add_field(ProtoField.uint32(abbrev, label(name), HEX[name] and base.HEX or base.DEC))
   end
 end
 for name in pairs(text_names) do
-  if IF[name] == nil then IF[name] = add_field(ProtoField.string("godot.mp." .. name, label(name))) end
+  if IF[name] == nil then IF[name] = add_field(ProtoField.string("godot_mp." .. name, label(name))) end
 end
 local TEXT_BLOB = {} -- blob names whose bytes are text (shown as a string field)
 for name, it in pairs(blob_names) do
   if IF[name] == nil then
     if it.content == "utf8" then
       TEXT_BLOB[name] = true
-      IF[name] = add_field(ProtoField.string("godot.mp." .. name, label(name)))
+      IF[name] = add_field(ProtoField.string("godot_mp." .. name, label(name)))
     else
-      IF[name] = add_field(ProtoField.bytes("godot.mp." .. name, label(name)))
+      IF[name] = add_field(ProtoField.bytes("godot_mp." .. name, label(name)))
     end
   end
 end
-for name, b in pairs(bits_names) do
+for name, bn in pairs(bits_names) do
+  local b = bn.b
   if IF[name] == nil and not SKIP[name] then
-    BF[name] = add_field(ProtoField.uint32("godot.mp." .. name, label(name), base.DEC, b.values, nil, b.meaning))
+    if bn.conflict or UINTS[bn.size] == nil then
+      BF[name] = add_field(ProtoField.uint32("godot_mp." .. name, label(name), base.DEC, b.values, nil, b.meaning))
+    else
+      -- a bit field of its word: Wireshark shows the bits (..1. ....) and reads the value itself
+      local mask = (2 ^ b.width - 1) * 2 ^ b.shift
+      BF[name] = add_field(UINTS[bn.size]("godot_mp." .. name, label(name), base.DEC, b.values, mask, b.meaning))
+      BF_MASKED[name] = true
+    end
   elseif not SKIP[name] then
     BF[name] = IF[name]
   end
 end
-
-local MF = {
-  kind = add_field(ProtoField.string("godot.mp.kind", "Multiplayer kind")),
-  command = add_field(ProtoField.string("godot.mp.command", "Command")),
-  command_id = add_field(ProtoField.uint8("godot.mp.command_id", "Command number", base.DEC)),
-  protocol = add_field(ProtoField.string("godot.mp.protocol", "Protocol")),
-  sender = add_field(ProtoField.int32("godot.mp.sender", "Sending peer", base.DEC)),
-  channel = add_field(ProtoField.uint8("godot.mp.channel", "ENet channel", base.DEC)),
-  channel_name = add_field(ProtoField.string("godot.mp.channel_name", "Channel")),
-  relay = add_field(ProtoField.string("godot.mp.relay", "Relay")),
-  error = add_field(ProtoField.string("godot.mp.error", "Malformed")),
-  unresolved = add_field(ProtoField.string("godot.mp.unresolved", "Unresolved")),
-  node = add_field(ProtoField.string("godot.rpc.node", "Node")),
-  node_id = add_field(ProtoField.uint32("godot.rpc.node_id", "Node cache id", base.DEC)),
-  method = add_field(ProtoField.string("godot.rpc.method", "Method")),
-  method_id = add_field(ProtoField.uint16("godot.rpc.method_id", "Method id", base.DEC)),
-  property = add_field(ProtoField.string("godot.rset.property", "Property")),
-  argc = add_field(ProtoField.uint8("godot.rpc.argc", "Arguments", base.DEC)),
-  arg = add_field(ProtoField.string("godot.rpc.arg", "Argument")),
-  peer = add_field(ProtoField.int32("godot.mp.peer", "Peer", base.DEC)),
-  evidence = add_field(ProtoField.string("godot.mp.evidence", "Protocol evidence")),
-}
-godot.fields = mfields -- appended to the godot protocol's fields (Proto.fields adds, it does not replace)
+godot_mp.fields = mfields
 
 local ME = {
-  malformed = ProtoExpert.new("godot.mp.malformed", "Malformed Godot multiplayer packet", expert.group.MALFORMED,
+  malformed = ProtoExpert.new("godot_mp.malformed", "Malformed Godot multiplayer packet", expert.group.MALFORMED,
                               expert.severity.ERROR),
-  unresolved = ProtoExpert.new("godot.mp.unresolved.expert", "Path cache id not announced in the capture",
+  unresolved = ProtoExpert.new("godot_mp.unresolved.expert", "Path cache id not announced in the capture",
                                expert.group.SEQUENCE, expert.severity.NOTE),
 }
-godot.experts = { ME.malformed, ME.unresolved }
+godot_mp.experts = { ME.malformed, ME.unresolved }
 
 -- Reading ---------------------------------------------------------------------------------------------
 local MPFAIL = {}
@@ -5436,7 +5531,14 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
     local bv = band(rshift(v, b.shift), lshift(1, b.width) - 1)
     if b.width >= 31 then bv = v % 2 ^ (b.shift + b.width) ; bv = floor(bv / 2 ^ b.shift) end
     scope.v[b.name] = bv
-    if item and BF[b.name] then item:add(BF[b.name], rng(ctx, pos, pos + code.size), bv) end
+    if item and BF[b.name] then
+      if BF_MASKED[b.name] then
+        if code.le then item:add_le(BF[b.name], rng(ctx, pos, pos + code.size))
+        else item:add(BF[b.name], rng(ctx, pos, pos + code.size)) end
+      else
+        item:add(BF[b.name], rng(ctx, pos, pos + code.size), bv)
+      end
+    end
   end
   if item and it.values and it.values[v] then item:append_text(" (" .. it.values[v] .. ")") end
   return pos + code.size
@@ -5554,9 +5656,9 @@ local function one_compressed(ctx, pos, e, tree, prefix)
   if t == bool_t.id then
     local v = bits_get(CV.bool_value_bits, meta) == 1
     local text = bool_t.name .. ": " .. tostring(v)
-    if tree then
-      local it = tree:add(F.type, rng(ctx, pos, pos + 1), t, (prefix or "") .. text)
-      it:add(F.bool, rng(ctx, pos, pos + 1), v)
+    if tree then -- the value field is the item (as engine.lua shows a bool), its type a hidden field
+      local r = rng(ctx, pos, pos + 1)
+      tree:add(F.bool, r, v, (prefix or "") .. text):add(F.type, r, t):set_hidden()
     end
     return pos + 1, text
   end
@@ -5571,8 +5673,9 @@ local function one_compressed(ctx, pos, e, tree, prefix)
     local v = code.size == 8 and r:le_int64() or read_code(ctx.raw, pos + 1, code)
     local text = int_t.name .. ": " .. tostring(v)
     if tree then
-      local it = tree:add(F.type, rng(ctx, pos, pos + 1 + code.size), t, (prefix or "") .. text)
-      it:add(F.int, r, type(v) == "number" and Int64.new(v) or v)
+      local whole = rng(ctx, pos, pos + 1 + code.size)
+      tree:add(F.int, whole, type(v) == "number" and Int64.new(v) or v, (prefix or "") .. text)
+        :add(F.type, whole, t):set_hidden()
     end
     return pos + 1 + code.size, text
   end
@@ -5630,10 +5733,10 @@ end
 -- Godot 4 method names -------------------------------------------------------------------------------------
 -- Method ids index the node's RPC names sorted (node-level ones with NODE_RPC_FLAG); the names are not
 -- on the wire, but SIMPLIFY_PATH carries get_rpc_md5 (md5 of the node-level names sorted, then the
--- script's sorted, concatenated). Names listed in the preference godot.rpc_names are used only when
+-- script's sorted, concatenated). Names listed in the preference godot_mp.rpc_names are used only when
 -- their md5 is the announced one (or, with no md5 in the capture, marked unverified): the rules of
 -- godot_dissect/multiplayer/rpcnames.py.
-godot.prefs.rpc_names = Pref.string("RPC method names (Godot 4)", "",
+godot_mp.prefs.rpc_names = Pref.string("RPC method names (Godot 4)", "",
   "NODE=name,name,node:name;NODE=... : the @rpc method names of a node (node: = rpc_config on the Node), "
   .. "checked against the md5 of SIMPLIFY_PATH")
 
@@ -5683,7 +5786,7 @@ end
 local NODE_RPC_FLAG = MS.node_rpc_flag
 local rpc_pref, rpc_tables = nil, {}
 local function rpc_candidates(path)
-  local want = tostring(godot.prefs.rpc_names or "")
+  local want = tostring(godot_mp.prefs.rpc_names or "")
   if want ~= rpc_pref then
     rpc_pref, rpc_tables = want, {}
     for entry in want:gmatch("[^;]+") do
@@ -5769,9 +5872,10 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   local proto = PROTOCOLS[env.major]
   local msg = { args = nil, base = base }
   ctx.base = base
-  local root = tree:add(godot, rng(ctx, base, stop))
+  local root = tree:add(godot_mp, rng(ctx, env.start or base, stop))
   msg.root, ctx.root = root, root
   root:set_text("Godot multiplayer, " .. proto.name)
+  if env.header then env.header(root) end
   root:add(MF.protocol, rng(ctx, base, stop), proto.name):set_generated()
   if stop - base < 1 then
     root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)")
@@ -5779,19 +5883,21 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   end
   local byte = sbyte(ctx.raw, base + 1)
   local c, n = command_of(proto, byte)
-  root:add(MF.command_id, rng(ctx, base, base + 1), n)
+  root:add(MF.command_id, rng(ctx, base, base + 1), n):set_hidden() -- the number is in Command's label
   if c == nil then
     root:add(MF.command, rng(ctx, base, base + 1), ""):append_text("(unknown)")
     mfail(ctx, base, sfmt("unknown command %d (byte 0x%02x)", n, byte))
   end
   msg.command, msg.kind = c.name, c.kind
   local citem = root:add(MF.command, rng(ctx, base, base + 1), c.name)
+  citem:append_text(sfmt(" (%d)", n))
   root:add(MF.kind, rng(ctx, base, base + 1), c.kind):set_generated()
   local scope = scope_new(nil)
   for _, b in ipairs(c.flags or {}) do
     local v = bits_get(b, byte)
     scope.v[b.name] = v
-    if BF[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1), v) end
+    if BF_MASKED[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1))
+    elseif BF[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1), v) end
   end
   msg.scope = scope
   local form = pick_form(c, scope, stop - base, ctx.hint)
@@ -5912,19 +6018,36 @@ local function summary(msg)
   return msg.command or "?"
 end
 
+-- whether the packet carried `value` as its item `name` (then that item is the field, shown once)
+local function read_as(msg, value, ...)
+  local v = msg.scope and msg.scope.v
+  if v == nil then return false end
+  for i = 1, select("#", ...) do
+    if v[select(i, ...)] == value then return true end
+  end
+  return false
+end
+
+-- what the packet means, as generated fields: only what it did not carry as such (a node resolved
+-- from a cache id, a Godot 4 method name from its id); the arguments as text are hidden fields, for
+-- filters and pyshark (their Variants are the items shown)
 local function show_resolved(msg, ctx, base, stop)
   local root = msg.root
   local whole = rng(ctx, base, stop)
-  if msg.node then root:add(MF.node, whole, msg.node):set_generated() end
-  if msg.node_id then root:add(MF.node_id, whole, msg.node_id):set_generated() end
+  if msg.node and not read_as(msg, msg.node, "node_path") then root:add(MF.node, whole, msg.node):set_generated() end
+  if msg.node_id and not read_as(msg, msg.node_id, "node_id", "path_id", "cache_id") then
+    root:add(MF.node_id, whole, msg.node_id):set_generated()
+  end
   if msg.kind == "rpc" then
-    if msg.method then
+    if msg.method and not read_as(msg, msg.method, "method") then
       local it = root:add(MF.method, whole, msg.method)
       it:set_generated()
       if msg.method_verified == false then it:append_text(" (not verified: no SIMPLIFY_PATH md5 in the capture)") end
     end
-    if msg.method_id then root:add(MF.method_id, whole, msg.method_id):set_generated() end
-  elseif msg.kind == "rset" and msg.method then
+    if msg.method_id and not read_as(msg, msg.method_id, "method_id") then
+      root:add(MF.method_id, whole, msg.method_id):set_generated()
+    end
+  elseif msg.kind == "rset" and msg.method and not read_as(msg, msg.method, "property") then
     root:add(MF.property, whole, msg.method):set_generated()
   end
   if msg.unresolved then
@@ -5932,20 +6055,29 @@ local function show_resolved(msg, ctx, base, stop)
     root:add_proto_expert_info(ME.unresolved, msg.unresolved)
   end
   if msg.kind == "rpc" or msg.kind == "rset" then
-    root:add(MF.argc, whole, #(msg.args or {})):set_generated()
-    for i, a in ipairs(msg.args or {}) do root:add(MF.arg, whole, a):set_generated() end
+    local it = root:add(MF.argc, whole, #(msg.args or {}))
+    it:set_generated()
+    it:set_hidden()
+    for _, a in ipairs(msg.args or {}) do
+      it = root:add(MF.arg, whole, a)
+      it:set_generated()
+      it:set_hidden()
+    end
   end
 end
 
-local info_state = { number = -1 }
+-- the Info column: the first message of a dissection replaces what the layers below wrote, the next
+-- ones are appended. pinfo.private lives for one dissection of one frame, so every pass (and every
+-- click in the GUI) writes the same text.
 local function add_info(pinfo, text)
-  if info_state.number ~= pinfo.number or info_state.visited ~= pinfo.visited then
-    info_state.number, info_state.visited = pinfo.number, pinfo.visited
-    pinfo.cols.info = text
-  else
+  local priv = pinfo.private
+  if priv.godot_mp_info then
     pinfo.cols.info:append(" | " .. text)
+  else
+    priv.godot_mp_info = "1"
+    pinfo.cols.info = text
+    pinfo.cols.protocol = MP_COLUMN
   end
-  pinfo.cols.protocol = "Godot MP"
 end
 
 -- a packet with its resolution and, for a SYS RELAY, the relayed packet
@@ -5973,6 +6105,9 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
   if env.sender_id then msg.root:add(MF.sender, rng(ctx, base, stop), env.sender_id):set_generated() end
+  local receiver = type(env.receiver) == "number" and env.receiver or env.receiver_id
+  if receiver then msg.root:add(MF.receiver, rng(ctx, base, stop), receiver):set_generated() end
+  msg.root:add(MF.app_bytes, rng(ctx, base, stop), stop - base):set_generated()
   if env.relay then msg.root:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
   show_resolved(msg, ctx, base, stop)
   local text = (prefix or "") .. summary(msg)
@@ -5987,6 +6122,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
       env2.sender, env2.receiver, env2.relay = env.sender, peer, "to " .. peer
     end
     env2.sender_id = type(env2.sender) == "number" and env2.sender or env.client_id
+    env2.receiver_id = type(env2.receiver) == "number" and env2.receiver or env.client_id
     memo.inner = memo.inner or {}
     packet(ctx, inner.s, inner.e, tree, env2, st, memo.inner, pinfo, "[relay " .. env2.relay .. "] ")
     return
@@ -6002,7 +6138,7 @@ end
 
 local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e)
   local scope = scope_new(nil)
-  local root = tree:add(godot, rng(ctx, s, e))
+  local root = tree:add(godot_mp, rng(ctx, s, e))
   root:set_text("Godot multiplayer, peer message")
   ctx.base = s
   local ok, err = pcall(function()
@@ -6076,7 +6212,7 @@ MP.payload = function(p, pinfo, tree, e)
     if not ok and err ~= MPFAIL then error(err, 0) end
     if not ok then
       local text = sfmt("offset %d: %s", ctx.err_off or 0, ctx.err or "bad header")
-      local root = tree:add(godot, p.range)
+      local root = tree:add(godot_mp, p.range)
       root:set_text("Godot 3 ENet peer header: " .. text)
       root:add(MF.command, p.range, "ENET_PEER_HEADER")
       root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
@@ -6086,15 +6222,18 @@ MP.payload = function(p, pinfo, tree, e)
     local hsize = 0
     for _, it in ipairs(form.items) do hsize = hsize + it.code.size end
     local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, direction = e.direction }
-    local htree = tree:add(godot, rng(ctx, 0, hsize), "Godot 3 ENet peer header")
-    read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
-    htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
-    htree:add(MF.channel_name, rng(ctx, 0, hsize), cname):set_generated()
+    env.start = 0 -- the packet's item covers the peer header, shown inside it
+    env.header = function(root)
+      local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
+      read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
+      htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
+      htree:add(MF.channel_name, rng(ctx, 0, hsize), cname):set_generated()
+    end
     packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
     return
   end
   local env = { major = 4, direction = e.direction, client_id = e.client_id, direction_known = e.direction_known }
-  if e.direction == "s2c" then env.sender, env.receiver, env.sender_id = 1, "client", 1
+  if e.direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, e.client_id
   else env.sender, env.receiver, env.sender_id = "client", 1, e.client_id end
   packet(ctx, 0, #p.data, tree, env, st, memo, pinfo)
 end
@@ -6162,7 +6301,7 @@ local function heur_ws_mp(tvb, pinfo, tree)
   local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"] }
   local st = state_of(c.key)
   local memo = memo_of(mkey)
-  pinfo.conversation = godot
+  pinfo.conversation = godot_mp
   if c.kind == "ws4" then
     if direction == "s2c" and (memo.peer_id or (not pinfo.visited and st.first_s2c)) then
       st.first_s2c = false
@@ -6171,7 +6310,7 @@ local function heur_ws_mp(tvb, pinfo, tree)
       return true
     end
     local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true }
-    if direction == "s2c" then env.sender, env.receiver, env.sender_id = 1, "client", 1
+    if direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, c.client_id
     else env.sender, env.receiver, env.sender_id = "client", 1, c.client_id end
     packet(ctx, 0, #raw, tree, env, st, memo, pinfo)
     return true
@@ -6180,7 +6319,7 @@ local function heur_ws_mp(tvb, pinfo, tree)
   local form = MS.ws3_header
   local scope = scope_new(nil)
   local hsize = form.min_size
-  local htree = tree:add(godot, tvb(0, math.min(hsize, #raw)), "Godot 3 WebSocket multiplayer header")
+  local htree = tree:add(godot_mp, tvb(0, math.min(hsize, #raw)), "Godot 3 WebSocket multiplayer header")
   ctx.base = 0
   local ok, err = pcall(function()
     check_size(ctx, form, #raw, 0, "WebSocket multiplayer header")
@@ -6206,13 +6345,30 @@ end
 
 MP.reset = function()
   mstates, memos, wsconvs = {}, {}, {}
-  info_state = { number = -1 }
   ws_msg_index = { number = -1, n = 0 }
 end
 
--- a protocol of its own only to register a second "ws" heuristic (one per protocol); the tree is godot's
-local godot_ws = Proto("godot_mp_ws", "Godot WebSocket multiplayer")
-godot_ws:register_heuristic("ws", heur_ws_mp)
+-- ENet: enet.lua hands the packets its commands delivered in one frame to MP.deliver, which calls the
+-- godot_mp dissector through its handle (that call is what puts godot_mp in frame.protocols); the
+-- call's tree is the ENet item (Wireshark's Lua adds its hidden helper item there, not at the top),
+-- and the multiplayer items go to the top level of the tree, after ENet's.
+local handed, mp_handle = nil, nil
+MP.deliver = function(list, tvb, pinfo, top, enet_item)
+  handed = { list = list, top = top }
+  mp_handle = mp_handle or Dissector.get("godot_mp")
+  mp_handle:call(tvb, pinfo, enet_item)
+  handed = nil
+end
+
+function godot_mp.dissector(tvb, pinfo, tree)
+  local job = handed
+  handed = nil
+  if job == nil then return 0 end -- not called by enet.lua (e.g. Decode As): nothing to read alone
+  for _, d in ipairs(job.list) do MP.payload(d.p, pinfo, job.top, d.env) end
+  return tvb:len()
+end
+
+godot_mp:register_heuristic("ws", heur_ws_mp)
 
 end
 part()

@@ -494,13 +494,15 @@ local function dissect(tvb, pinfo, tree)
   pinfo.cols.info = "ENet " .. tconcat(info, ", ")
   local major, evidence = conv_major(conv)
   if major then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
-  for i, p in ipairs(deliveries) do
-    if MP.payload then
-      MP.payload(p, pinfo, tree, { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
-                                   client_id = conv.client_id, transport = "enet", conv = conv,
-                                   direction_known = conv.connect_seen or false,
-                                   msg_key = pinfo.number .. ":" .. i })
+  if #deliveries > 0 and MP.deliver then
+    local list = {}
+    for i, p in ipairs(deliveries) do
+      list[i] = { p = p, env = { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
+                                 client_id = conv.client_id, transport = "enet", conv = conv,
+                                 direction_known = conv.connect_seen or false,
+                                 msg_key = pinfo.number .. ":" .. i } }
     end
+    MP.deliver(list, tvb, pinfo, tree, root)
   end
   return tvb:len()
 end

@@ -1139,8 +1139,11 @@ top_shape = function(raw, d)
     pos = pos + 4
     top.kids = {}
     for i = 1, n do
-      top.kids[i] = leaf(pos)
-      pos = variant(pos, 1)
+      local kid = leaf(pos)
+      top.kids[i] = kid
+      local e = variant(pos, 1)
+      if kid.t.kind == "container" and not kid.t.pairs then kid.raw = ssub(raw, pos + 1, e) end
+      pos = e
     end
   end
   return top
@@ -1164,6 +1167,15 @@ local function b2n(b) return b and 1 or 0 end
 
 local function guess_add(g, raw)
   g.samples = g.samples + 1
+  if g.samples == 1 and #raw >= 4 then
+    -- what each dialect takes the first message for: the evidence says what differed
+    local id = band(unpack("<I4", raw, 1), SPEC.type_mask)
+    g.first_types = {}
+    for _, name in ipairs(CANDIDATES) do
+      local t = DIALECTS[name].types[id]
+      g.first_types[name] = t and t.name or sfmt("type %d (none)", id)
+    end
+  end
   local outcome = {}
   local best
   for _, name in ipairs(CANDIDATES) do
@@ -1256,7 +1268,21 @@ local function guess_verdict(g, elsewhere)
       parts[#parts + 1] = sfmt("%s: %d exact, %d identical", ranked[i], o.exact, o.canonical)
     end
   end
-  if #tied > 1 then parts[#parts + 1] = "ambiguous: " .. tconcat(tied, ", ") .. " read these bytes alike" .. hint end
+  if #tied > 1 then
+    local ft = g.first_types or {}
+    local as, differ = {}, false
+    for _, name in ipairs(tied) do
+      as[#as + 1] = sfmt("%s as %s", name, ft[name] or "?")
+      if ft[name] ~= ft[tied[1]] then differ = true end
+    end
+    if differ then
+      parts[#parts + 1] = sfmt("ambiguous: %s score alike but read the first message differently (%s)%s",
+                               tconcat(tied, ", "), tconcat(as, ", "), hint)
+    else
+      parts[#parts + 1] = sfmt("ambiguous: %s score alike (the first message is a %s in each)%s",
+                               tconcat(tied, ", "), ft[tied[1]] or "?", hint)
+    end
+  end
   local fams, nf = {}, 0
   for _, name in ipairs(tied) do
     if not DIALECTS[name].doc_only and not fams[family_of(name)] then fams[family_of(name)] = true; nf = nf + 1 end
@@ -1451,11 +1477,32 @@ local function first_pass(conv, side, raw, key, debugger)
   return rec
 end
 
+-- The Strings of a debugger message's arguments (Arrays of them, a few levels deep): what the game
+-- printed, the error text, the names of a scene tree; for the Info column
+local function printed(raws, d)
+  local out, n = {}, 0
+  local function walk(raw, depth)
+    if n >= 8 or depth > 3 then return end
+    local ok = decode(raw, #raw, d, false)
+    if not ok then return end
+    local top = top_shape(raw, d)
+    if top.t.kind == "string" then n = n + 1; out[n] = top.v; return end
+    for _, kid in ipairs(top.kids or {}) do
+      if n >= 8 then return end
+      if kid.t.kind == "string" then n = n + 1; out[n] = kid.v
+      elseif kid.raw then walk(kid.raw, depth + 1) end
+    end
+  end
+  for _, raw in ipairs(raws) do walk(raw, 1) end
+  return n > 0 and tconcat(out, " ") or nil
+end
+
 -- Show one message (a datagram, a PDU body or a WebSocket message) at tvb[off, off + #raw)
 local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
   local dname, evidence = rec.dialect, rec.show_evidence and rec.evidence
   local conv = rec.conv
-  if rec.provisional then
+  local provisional = rec.provisional
+  if provisional then
     local v = conv.verdict or guess_verdict(conv.guess, clear_verdicts)
     dname = v.dialect
     evidence = v.evidence .. " (provisional: the conversation's dialect is still being guessed)"
@@ -1493,16 +1540,18 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
     if #all > 0 then
       local atvb = ByteArray.new(all, true):tvb("Godot debugger message")
       aitem = root:add(F.dbg_args, atvb())
-      local pos = 0
+      local pos, texts = 0, {}
       for i, a in ipairs(rec.args) do
-        show(atvb, pos, a, d, aitem, INDEX[i - 1])
+        local _, _, text = show(atvb, pos, a, d, aitem, INDEX[i - 1])
+        texts[#texts + 1] = text
         pos = pos + #a
       end
+      info = rec.name .. ": " .. short(printed(rec.args, d) or tconcat(texts, ", "), 100)
     else
       aitem = root:add(F.dbg_args, whole)
+      info = rec.name
     end
     aitem:set_text(sfmt("Arguments (%d)", rec.argc))
-    info = rec.name
   else
     local ok, used, text, eoff, emsg = show(tvb, off, raw, d, root, "")
     if not ok and not select(2, frame_of(pinfo)) and not rec.checked and conv and conv.verdict and conv.guess then
@@ -1525,7 +1574,17 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
         root:add_tvb_expert_info(E.malformed, whole, rec.err)
         info = "Malformed: " .. rec.err
       elseif rec.role == "debugger" then
-        info = rec.name
+        -- the data after the name (and thread): its Strings, else its summary
+        local top = top_shape(raw, d)
+        local raws, strings = {}, {}
+        for i, kid in ipairs(top.kids or {}) do
+          if i > 1 and kid.raw then raws[#raws + 1] = kid.raw end
+          if i > 1 and kid.t.kind == "string" then strings[#strings + 1] = kid.v end
+        end
+        local what = printed(raws, d)
+        if what and #strings > 0 then what = tconcat(strings, " ") .. " " .. what end
+        what = what or (#strings > 0 and tconcat(strings, " ")) or nil
+        info = what and (rec.name .. ": " .. short(what, 100)) or rec.name
       elseif rec.role == "part" then
         info = rec.name .. " (" .. rec.part .. ")"
       else
@@ -1541,24 +1600,22 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
     end
   end
   root:append_text(", " .. dname .. ": " .. info)
+  if provisional then info = info .. " [provisional " .. dname .. "]" end
   return info
 end
 
-local frame_state = { number = -1, first = true }
-
+-- the Info column: the frame's first message replaces what the layers below wrote, the next ones are
+-- appended. pinfo.private lives for one dissection of one frame, so every pass (and every click in
+-- the GUI) writes the same text.
 local function set_info(pinfo, text)
-  local st = frame_state
-  local number, visited = frame_of(pinfo)
+  local priv = pinfo.private
   local cols = pinfo.cols
-  if st.number ~= number or st.visited ~= visited then
-    st.number, st.visited, st.first = number, visited, true
-    cols.protocol = "Godot"
-  end
-  if st.first then
-    cols.info = text
-    st.first = false
-  else
+  if priv.godot_info then
     cols.info:append(" | " .. text)
+  else
+    priv.godot_info = "1"
+    cols.protocol = "Godot"
+    cols.info = text
   end
 end
 
@@ -1833,7 +1890,6 @@ end
 function godot.init()
   read_prefs()
   reset_state()
-  frame_state = { number = -1, first = true }
 end
 
 read_prefs()
