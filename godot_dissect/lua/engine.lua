@@ -13,6 +13,11 @@
 -- walks all of them on every cycle), TreeItem methods are looked up once, and the message being read
 -- lives in upvalues rather than in a table.
 
+-- Loaded twice (an installed copy in the plugin folder and `-X lua_script:`): Wireshark loads the
+-- plugin folder first; the copy loaded second steps aside without a word, so every message is
+-- dissected once (and Proto() does not fail on the second "Godot Variant").
+if select(2, pcall(Dissector.get, "godot")) ~= nil then return end
+
 local SPEC = nil -- @SPEC@
 
 local bit32, Struct = bit32, Struct
