@@ -39,6 +39,19 @@ class Record:
     peer: int | None = None  # peer a peer/sys message is about, or the relay peer
     command: str | None = None  # the engine's command name (REMOTE_CALL, SYS, CONNECT ...)
     fields: dict[str, Any] | None = None  # the rest of the packet (cache ids, md5, headers ...)
+    # multiplayer routing (set by the multiplayer layer; see multiplayer.session._route)
+    sender: int | None = None  # peer id of the original sender
+    receiver: int | None = None  # peer id that executes it (a relayed packet: the final receiver)
+    transfer: str | None = None  # "reliable" | "unreliable" | "unreliable_ordered"
+    relayed: bool | None = None  # the packet goes through the server (either leg)
+    # sizes (shared contract with the reader): the message as the application sees it, and its share
+    # of the on-the-wire frame bytes that carried it
+    app_bytes: int = -1  # -1: len(raw) (set in __post_init__)
+    wire_bytes: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.app_bytes < 0:
+            self.app_bytes = len(self.raw)
 
     @property
     def type(self) -> str:
@@ -86,6 +99,9 @@ class Record:
         for k in _MP_FIELDS:
             if (v := getattr(self, k)) is not None:
                 d[k] = v
+        for k in _ROUTE_FIELDS:
+            if (v := getattr(self, k)) is not None:
+                d[k] = v
         if self.fields:
             d["fields"] = {k: _json_field(v) for k, v in self.fields.items()}
         if self.error is not None:
@@ -107,6 +123,7 @@ MULTIPLAYER_KINDS = tuple(RECORD_KINDS)
 #: kinds whose value is a list of values shown one after the other (not one Array)
 LIST_KINDS = ("rpc", "spawn", "sync")
 _MP_FIELDS = ("node", "method", "method_id", "channel", "peer", "command")
+_ROUTE_FIELDS = ("sender", "receiver", "transfer", "relayed")
 
 
 def _json_field(v: Any) -> Any:
