@@ -39,19 +39,16 @@ class Record:
     peer: int | None = None  # peer a peer/sys message is about, or the relay peer
     command: str | None = None  # the engine's command name (REMOTE_CALL, SYS, CONNECT ...)
     fields: dict[str, Any] | None = None  # the rest of the packet (cache ids, md5, headers ...)
+    # bandwidth (the shared contract): this message's share of the wire bytes of the frames that
+    # carried it (frame length x its bytes in the frame / all Godot message bytes in the frame),
+    # and its size as the application sees it (None: len(raw))
+    wire_bytes: float = 0.0
+    app_bytes: int | None = None
     # multiplayer routing (set by the multiplayer layer; see multiplayer.session._route)
     sender: int | None = None  # peer id of the original sender
     receiver: int | None = None  # peer id that executes it (a relayed packet: the final receiver)
     transfer: str | None = None  # "reliable" | "unreliable" | "unreliable_ordered"
     relayed: bool | None = None  # the packet goes through the server (either leg)
-    # sizes (shared contract with the reader): the message as the application sees it, and its share
-    # of the on-the-wire frame bytes that carried it
-    app_bytes: int = -1  # -1: len(raw) (set in __post_init__)
-    wire_bytes: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.app_bytes < 0:
-            self.app_bytes = len(self.raw)
 
     @property
     def type(self) -> str:
@@ -90,7 +87,8 @@ class Record:
             "frame": self.frame, "time": round(self.time, 6), "src": self.src, "sport": self.sport,
             "dst": self.dst, "dport": self.dport, "transport": self.transport, "direction": self.direction,
             "kind": self.kind, "dialect": self.dialect, "type": self.type, "offset": self.offset,
-            "length": len(self.raw),
+            "length": len(self.raw), "wire_bytes": round(self.wire_bytes, 3),
+            "app_bytes": len(self.raw) if self.app_bytes is None else self.app_bytes,
         }
         if self.message is not None:
             d["message"] = self.message

@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..records import Record
-from .rows import OTHER, Rows
+from .rows import OTHER, Rows, app_size
 
 RPC_COLUMNS = (("sender", None), ("receiver", None), ("node", None), ("kind", None), ("name", None),
                ("transfer", None), ("channel", None), ("relayed", None), ("count", None),
@@ -67,7 +67,7 @@ class RpcTable:
         row[2] += rec.wire_bytes
         if delivered(rec):
             row[0] += 1
-            row[1] += rec.app_bytes
+            row[1] += app_size(rec)
             if row[3] is None:
                 row[3] = rec.time
             row[4] = rec.time
@@ -98,14 +98,14 @@ class SyncTable:
                 if count:
                     row[2 if delta else 0] += 1
                     row[3 if delta else 1] += e.get("size", 0)
-                    row[6] += round(rec.app_bytes * share)
+                    row[6] += round(app_size(rec) * share)
             return
         obj = f.get("name") or rec.node or f"net#{f.get('net_id')}"
         row = self._row(rec, obj, count)
         row[7] += rec.wire_bytes
         if count:
             row[4 if rec.kind == "spawn" else 5] += 1
-            row[6] += rec.app_bytes
+            row[6] += app_size(rec)
 
     def _row(self, rec: Record, obj: str, count: bool) -> list[Any]:
         row = self.rows.get((rec.sender, rec.receiver, obj))

@@ -30,7 +30,7 @@ from ..records import Record
 from ..spec import get_dialect
 from ..spec.stats import MAX_VALUES_SEARCHED, UDP_PAYLOAD_MTU
 from ..values import Object, ObjectID
-from .rows import OTHER, Rows
+from .rows import OTHER, Rows, app_size
 from .traffic import _ep
 
 EXPERT_COLUMNS = (("severity", None), ("category", None), ("src", None), ("dst", None), ("count", None),
@@ -124,7 +124,7 @@ class ExpertTable:
             frags = f.get("fragments", 1)
             if frags > 1:
                 self.note("note", "over-mtu", rec, f"{rec.node}.{rec.method}" if rec.node else kind,
-                          f"{rec.app_bytes} bytes sent as {frags} ENet fragments")
+                          f"{app_size(rec)} bytes sent as {frags} ENet fragments")
         if kind == "rpc" and rec.method is None and rec.method_id is not None:
             status = (f or {}).get("method_names") or "no method names given (--project / --rpc-names)"
             self.note("note", "unknown-method", rec, f"{rec.node} #{rec.method_id}",

@@ -88,3 +88,9 @@ class Windows:
         high = max(self.high, b)
         n = self.cur - self.first + 1
         return low / interval, self.total / (n * interval), high / interval
+
+
+def app_size(rec: Any) -> int:
+    """``Record.app_bytes`` (None: ``len(raw)``, the reader's default)."""
+    a = rec.app_bytes
+    return len(rec.raw) if a is None else a

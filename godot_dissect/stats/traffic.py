@@ -31,7 +31,7 @@ from typing import Any
 from ..records import MULTIPLAYER_KINDS, Record
 from ..spec.stats import MAX_SERIES_WINDOWS
 from .calls import method_name
-from .rows import OTHER, Rows, Windows
+from .rows import OTHER, Rows, Windows, app_size
 
 NO_MESSAGE = "(no message)"
 
@@ -174,8 +174,8 @@ class Traffic:
         w = int((rec.time - self.t0) / self.interval)
         if kind != "enet":
             row[0] += 1
-            row[1] += rec.app_bytes
-            row[3].add(w, rec.app_bytes)
+            row[1] += app_size(rec)
+            row[3].add(w, app_size(rec))
         row[2] += rec.wire_bytes
         row[4].add(w, rec.wire_bytes)
         if self.series is not None:

@@ -12,7 +12,7 @@ keys, the game-state pattern), for the debugger the message name. ``count``, ``a
 from __future__ import annotations
 
 from ..records import Record
-from .rows import OTHER, Rows
+from .rows import OTHER, Rows, app_size
 from .traffic import _ep
 
 VARIANT_COLUMNS = (("src", None), ("dst", None), ("transport", None), ("kind", None), ("what", None),
@@ -42,7 +42,7 @@ class VariantTable:
     def add(self, rec: Record) -> None:
         row = self.rows.get((_ep(rec.src, rec.sport), _ep(rec.dst, rec.dport), rec.transport, rec.kind, what(rec)))
         row[0] += 1
-        row[1] += rec.app_bytes
+        row[1] += app_size(rec)
         row[2] += rec.wire_bytes
 
     def records(self) -> list[tuple]:
