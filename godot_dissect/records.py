@@ -39,6 +39,16 @@ class Record:
     peer: int | None = None  # peer a peer/sys message is about, or the relay peer
     command: str | None = None  # the engine's command name (REMOTE_CALL, SYS, CONNECT ...)
     fields: dict[str, Any] | None = None  # the rest of the packet (cache ids, md5, headers ...)
+    # bandwidth (the shared contract): this message's share of the wire bytes of the frames that
+    # carried it (frame length x its bytes in the frame / all Godot message bytes in the frame),
+    # and its size as the application sees it (None: len(raw))
+    wire_bytes: float = 0.0
+    app_bytes: int | None = None
+    # multiplayer routing (set by the multiplayer layer; see multiplayer.session._route)
+    sender: int | None = None  # peer id of the original sender
+    receiver: int | None = None  # peer id that executes it (a relayed packet: the final receiver)
+    transfer: str | None = None  # "reliable" | "unreliable" | "unreliable_ordered"
+    relayed: bool | None = None  # the packet goes through the server (either leg)
 
     @property
     def type(self) -> str:
@@ -77,13 +87,17 @@ class Record:
             "frame": self.frame, "time": round(self.time, 6), "src": self.src, "sport": self.sport,
             "dst": self.dst, "dport": self.dport, "transport": self.transport, "direction": self.direction,
             "kind": self.kind, "dialect": self.dialect, "type": self.type, "offset": self.offset,
-            "length": len(self.raw),
+            "length": len(self.raw), "wire_bytes": round(self.wire_bytes, 3),
+            "app_bytes": len(self.raw) if self.app_bytes is None else self.app_bytes,
         }
         if self.message is not None:
             d["message"] = self.message
         if self.thread is not None:
             d["thread"] = self.thread
         for k in _MP_FIELDS:
+            if (v := getattr(self, k)) is not None:
+                d[k] = v
+        for k in _ROUTE_FIELDS:
             if (v := getattr(self, k)) is not None:
                 d[k] = v
         if self.fields:
@@ -107,6 +121,7 @@ MULTIPLAYER_KINDS = tuple(RECORD_KINDS)
 #: kinds whose value is a list of values shown one after the other (not one Array)
 LIST_KINDS = ("rpc", "spawn", "sync")
 _MP_FIELDS = ("node", "method", "method_id", "channel", "peer", "command")
+_ROUTE_FIELDS = ("sender", "receiver", "transfer", "relayed")
 
 
 def _json_field(v: Any) -> Any:
