@@ -44,6 +44,7 @@ local OBJ_AS_ID = field_mask(SPEC.object_as_id)
 local EL_KIND, KEY_KIND, VAL_KIND = SPEC.array_element_kind, SPEC.dict_key_kind, SPEC.dict_value_kind
 local KINDS = SPEC.container_kinds -- 1-based: KINDS[kind + 1]
 local MAX_NESTING = SPEC.max_nesting
+local DEPTH_FAILURE = "nesting deeper than " -- the start of the reason the nesting limit gives
 local ZEROS = { [0] = "", "\0", "\0\0", "\0\0\0" }
 local STRUCT_CODE = { i = "i4", I = "I4", q = "e", Q = "E", f = "f", d = "d" }
 local INT_CODES = { i = true, I = true, q = true, Q = true }
@@ -857,7 +858,7 @@ end
 -- message). Any other key (and every key with the details preference) is a Variant shown inside its
 -- value's item: { s, depth, pre }.
 local function read_key(pos, depth)
-  if depth > MAX_NESTING then fail(pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+  if depth > MAX_NESTING then fail(pos, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
   if STOP - pos < 4 then need(pos, 4, "Variant header") end
   local raw = RAW
   local id, b1, b2, b3, n0, n1, n2, n3 = sbyte(raw, pos + 1, pos + 8) -- the header and the length
@@ -1052,7 +1053,7 @@ R.object = function(t, pos, h, s, depth, tree, prefix, key)
   if item and depth + 1 >= MAX_SHOWN and n > 0 then too_deep(item, s, STOP); sub = nil end
   local seen = CK and {} or nil
   for _ = 1, n do
-    if depth + 1 > MAX_NESTING then fail(p, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+    if depth + 1 > MAX_NESTING then fail(p, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
     local ns = p
     local name
     name, p = read_string(p, "property name")
@@ -1080,7 +1081,7 @@ for _, d in ipairs(DIALECT_LIST) do
 end
 
 variant = function(pos, depth, tree, prefix, key)
-  if depth > MAX_NESTING then fail(pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+  if depth > MAX_NESTING then fail(pos, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
   if STOP - pos < 4 then need(pos, 4, "Variant header") end
   local id, b1, b2, b3 = sbyte(RAW, pos + 1, pos + 4)
   local t = TYPES[id]
@@ -1187,6 +1188,15 @@ local function guess_add(g, raw)
     local s = g.scores[name]
     local ok, used, canon, off, msg = decode(raw, #raw, DIALECTS[name], true)
     local o
+    if not ok and msg and sfind(msg, DEPTH_FAILURE, 1, true) == 1 then
+      -- fails only on our nesting limit (Godot 3.2 has none): the engine reads it all, so for the
+      -- dialect guess it is a full reading (shown as malformed, with the reason, all the same)
+      ok, used, canon = true, #raw, false
+    elseif ok and used < #raw and used * 2 < #raw then
+      -- a prefix leaving most of the message unread is no reading of it: it must not win over a
+      -- dialect that reads the message through
+      ok, off, msg = false, used, sfmt("%d of %d bytes read", used, #raw)
+    end
     if not ok then
       s.fails = s.fails + 1
       if s.first == "" then s.first = sfmt("%s at offset %d", msg, off) end
@@ -1828,6 +1838,10 @@ local function heur_tcp(tvb, pinfo, tree)
       if not any then return false end
     end
     if avail >= 6 and tvb(5, 1):uint() ~= 0 then return false end
+    -- a guess on a length prefix alone: Wireshark's reassembly costs time per segment it holds, so
+    -- it is asked for a small PDU only (a trickle of 1-byte segments after a huge claim stays linear);
+    -- a flow with a bigger first PDU is recognised at a later PDU that arrives whole
+    if n > SPEC.max_guessed_pdu then return false end
     pinfo.desegment_offset = 0
     pinfo.desegment_len = n + 4 - avail
     return true

@@ -19,6 +19,7 @@ from ..enet import fastlz, rangecoder, reassembly
 from ..multiplayer import session
 from ..spec import enet as E
 from ..spec import multiplayer as M
+from ..spec import transports
 
 #: the Lua templates, in the order they are appended
 TEMPLATES = ("compression.lua", "enet.lua", "multiplayer.lua")
@@ -98,6 +99,7 @@ def enet_data() -> dict[str, Any]:
         # the Python reassembler's bounds, so both give up on the same groups
         "max_groups": inspect.signature(reassembly.EnetReassembler).parameters["max_groups"].default,
         "seen_window": reassembly.SEEN_WINDOW,
+        "max_held_bytes": transports.MAX_HELD_BYTES,
     }
 
 
