@@ -118,7 +118,8 @@ def _capture_class() -> type:
         def __init__(self, inner: Any) -> None:
             self._inner = inner
 
-        async def get_packets_from_stream(self, stream: Any, existing_data: bytes, got_first_packet: bool = True) -> Any:
+        async def get_packets_from_stream(self, stream: Any, existing_data: bytes,
+                                          got_first_packet: bool = True) -> Any:
             packet, data = await self._inner.get_packets_from_stream(stream, existing_data,
                                                                      got_first_packet=got_first_packet)
             if packet is not None:
