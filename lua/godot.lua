@@ -671,6 +671,18 @@ local sfmt, sbyte, ssub, srep, sfind, schar = string.format, string.byte, string
 local tconcat, tsort, floor = table.concat, table.sort, math.floor
 local ipairs, pairs, pcall, error, tostring, type, select = ipairs, pairs, pcall, error, tostring, type, select
 
+-- No tree (tshark without -V, -T, -Y or a tap that needs one): Wireshark passes a TreeItem with no
+-- tree behind it (its text is nil). The dissectors still read every message, for the Info column and
+-- their state, but into NULL_ITEM, whose every method is a Lua no-op: no TreeItem or TvbRange is made.
+local NULL_ITEM, NULL_FN = {}, nil
+NULL_FN = function() return NULL_ITEM end
+setmetatable(NULL_ITEM, { __index = function() return NULL_FN end, __call = NULL_FN })
+-- Decided where Wireshark calls a dissector (its TreeItem then holds Lua's helper item, absent without
+-- a tree); not from the TreeItems dissect_tcp_pdus hands its callbacks, whose text is unsafe to read.
+local NO_TREE = false
+local function enter(tree) NO_TREE = tree.text == nil end
+local function tree_of(tree) if NO_TREE then return NULL_ITEM end return tree end
+
 -- How many entries each of the engine's memo tables keeps (decoded strings, label texts, keys) before
 -- it starts again: the garbage collector goes through everything kept on every cycle, and on a big
 -- capture a small heap saves more than the memos' misses cost.
@@ -1063,6 +1075,7 @@ local RAW, STOP, D, TYPES, UTF8 = "", 0, nil, nil, nil -- the bytes, where they 
 local CK, CANON = false, true         -- checking that it re-encodes byte-identically (detection); result
 local ERR_OFF, ERR_MSG = false, false -- where and why it is malformed
 local TVB, BASE, TLEN = nil, 0, 0     -- showing: the Tvb, where the message starts in it, its length
+local NULL_MODE = false               -- showing into NULL_ITEM (no tree): labels for the Info column only
 local COMPACT, DETAILS, LIMIT, MAX_SHOWN, NOTED = false, false, 0, 0, false -- preferences; depth noted
 local SERIAL = 0 -- counts the messages shown (see leaf())
 
@@ -1127,10 +1140,22 @@ local variant -- forward
 -- call on a TreeItem (tree:add) first goes through Wireshark's __index for the method, which costs
 -- about a sixth of what adding the item costs
 local add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden
+local REAL_METHODS = nil
 
+-- the TreeItem methods the readers call: Wireshark's, or the no-ops of NULL_ITEM (no tree)
 local function tree_methods(tree)
-  add, add_le, set_text, set_len = tree.add, tree.add_le, tree.set_text, tree.set_len
-  prepend_text, add_expert, set_hidden = tree.prepend_text, tree.add_tvb_expert_info, tree.set_hidden
+  if tree == NULL_ITEM then
+    add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden =
+      NULL_FN, NULL_FN, NULL_FN, NULL_FN, NULL_FN, NULL_FN, NULL_FN
+    return
+  end
+  local m = REAL_METHODS
+  if m == nil then
+    m = { tree.add, tree.add_le, tree.set_text, tree.set_len, tree.prepend_text, tree.add_tvb_expert_info,
+          tree.set_hidden }
+    REAL_METHODS = m
+  end
+  add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden = m[1], m[2], m[3], m[4], m[5], m[6], m[7]
 end
 
 local INT64 = cache(KEEP, Int64.new) -- values of godot.int (an int64 field takes Int64 objects)
@@ -1612,7 +1637,23 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
   for i = 0, n - 1 do
     if pairs_ then
       local ks = pos
-      if sub then
+      if sub and NULL_MODE then
+        -- no tree: only the label of the message's top Variant is wanted (the Info column), and a
+        -- Dictionary's label names its first keys; the values are checked, not labelled
+        if i < 4 then
+          local k
+          k, pos = read_key(pos, depth + 1)
+          if not k.short and not k.text then
+            local _, text = variant(k.s, k.depth, sub, KEY, nil)
+            k.text = text
+          end
+          pos = variant(pos, depth + 1)
+          local kt = k.short or k.text
+          node = node[kt] or summary_next(node, kt)
+        else
+          pos = variant(variant(pos, depth + 1), depth + 1)
+        end
+      elseif sub then
         local k
         k, pos = read_key(pos, depth + 1)
         if k.s then
@@ -1646,7 +1687,8 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
       end
     else
       local es = pos
-      pos = variant(pos, depth + 1, sub, sub and INDEX[i] or nil, nil)
+      if NULL_MODE then pos = variant(pos, depth + 1) -- no tree: the elements are checked, not labelled
+      else pos = variant(pos, depth + 1, sub, sub and INDEX[i] or nil, nil) end
       if types then -- a typed Array pushes each element: kept, converted or dropped
         local st = settle(types.element, TYPES[sbyte(raw, es + 1)])
         if st ~= "keep" then
@@ -1749,9 +1791,10 @@ end
 show = function(tvb, base, raw, d, tree, prefix)
   begin(raw, #raw, d, false)
   SERIAL = SERIAL + 1
-  TVB, BASE, TLEN = tvb, base, #raw
-  COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, P.packed_limit, P.max_depth
-  if add == nil then tree_methods(tree) end
+  NULL_MODE = tree == NULL_ITEM
+  TVB, BASE, TLEN = (NULL_MODE and NULL_FN or tvb), base, #raw
+  COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, NULL_MODE and 0 or P.packed_limit, P.max_depth
+  tree_methods(tree)
   local ok, used, text = pcall(variant, 0, 0, tree, prefix, nil)
   if ok then return true, used, text end
   if used ~= FAIL then error(used, 0) end
@@ -2264,22 +2307,31 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
 end
 
 -- the Info column: the frame's first message replaces what the layers below wrote, the next ones are
--- appended. pinfo.private lives for one dissection of one frame, so every pass (and every click in
--- the GUI) writes the same text.
+-- appended. "Next" = the same frame and pass as the message before, with the column still holding
+-- what we wrote then: a new dissection of the frame (a second pass, a click in the GUI) starts from
+-- what the lower layers wrote, so every dissection writes the same text.
+local info_last = { number = -1, visited = false, text = "" }
 local function set_info(pinfo, text)
-  local priv = pinfo.private
+  local number, visited = frame_of(pinfo)
+  local st = info_last
   local cols = pinfo.cols
-  if priv.godot_info then
+  -- (the column may hold a fenced prefix, e.g. a TCP segment's earlier PDUs: compare its end)
+  if st.number == number and st.visited == visited and ssub(tostring(cols.info), -#st.text) == st.text then
+    st.text = st.text .. " | " .. text
     cols.info:append(" | " .. text)
   else
-    priv.godot_info = "1"
+    st.number, st.visited, st.text = number, visited, text
     cols.protocol = "Godot"
     cols.info = text
   end
 end
 
+-- the statistics (stats.lua) count every message the dissectors show: stats.lua sets `count`
+local STATS_HOOK = {}
+
 -- one message through the conversation machinery
 local function message(tvb, pinfo, tree, conv, sender, raw, off, key, framing, debugger)
+  tree = tree_of(tree)
   local rec = frames[key]
   if rec == nil then
     rec = first_pass(conv, side_of(conv, sender), raw, key, debugger)
@@ -2291,6 +2343,9 @@ local function message(tvb, pinfo, tree, conv, sender, raw, off, key, framing, d
     rec = frames[key]
   end
   set_info(pinfo, show_message(tvb, pinfo, tree, rec, raw, off, framing, key))
+  if STATS_HOOK.count and rec.role ~= "part" then -- set while a statistic is asked for
+    STATS_HOOK.count(pinfo, { kind = "variant", app_bytes = #raw })
+  end
 end
 
 ----------------------------------------------------------------------------------------------------
@@ -2443,6 +2498,7 @@ local function dissect_tcp(tvb, pinfo, tree)
 end
 
 function godot.dissector(tvb, pinfo, tree)
+  enter(tree)
   if pinfo.port_type == 3 then
     local conv = conv_of(pinfo, "udp")
     if not conv.heuristic and not select(2, frame_of(pinfo)) and not known("udp", pinfo) then
@@ -2454,6 +2510,7 @@ function godot.dissector(tvb, pinfo, tree)
 end
 
 local function heur_udp(tvb, pinfo, tree)
+  enter(tree)
   if not P.heuristics then return false end
   local len = tvb:len()
   if len < 4 or len % 4 ~= 0 then return false end
@@ -2465,6 +2522,7 @@ local function heur_udp(tvb, pinfo, tree)
 end
 
 local function heur_tcp(tvb, pinfo, tree)
+  enter(tree)
   if not P.heuristics then return false end
   local avail = tvb:len()
   if avail < 4 or looks_http(tvb) then return false end
@@ -2498,22 +2556,22 @@ local function heur_tcp(tvb, pinfo, tree)
 end
 
 -- WebSocket: one binary message, one Variant (text messages are left to the websocket dissector)
-local f_ws_opcode = Field.new("websocket.opcode")
-
-local function ws_is_text()
-  local ops = { f_ws_opcode() }
-  for i = #ops, 1, -1 do
-    local op = ops[i].value
-    if op == 1 then return true end
-    if op == 2 then return false end
-  end
-  return false
+-- A WebSocket text message (opcode 1) is left to the websocket dissector. Its heuristic list gets
+-- text and binary messages alike and Lua cannot see the opcode without a Field extractor, which
+-- would make tshark build a tree for every packet (and cost the plugin most of its speed without
+-- -V); so text is told by its bytes: printable UTF-8 with no control characters, which no Variant
+-- is (a Variant's header has zero flag bytes) and no multiplayer packet is (ids, commands).
+local function looks_like_text(raw)
+  if #raw == 0 or sfind(raw, "[%z\1-\8\11\12\14-\31\127]") then return false end
+  return valid_strict(raw)
 end
 
 local function heur_ws(tvb, pinfo, tree)
-  if not P.heuristics or ws_is_text() then return false end
+  enter(tree)
+  if not P.heuristics then return false end
   local len = tvb:len()
   local raw = tvb:raw()
+  if looks_like_text(raw) then return false end
   local conv, sender = conv_of(pinfo, "ws")
   if not conv.confirmed then
     if not plausible_in(raw, len, nil) then return false end
@@ -2553,6 +2611,7 @@ end
 function godot.init()
   read_prefs()
   reset_state()
+  info_last = { number = -1, visited = false, text = "" }
 end
 
 read_prefs()
@@ -4356,6 +4415,7 @@ local MP_SPEC = {
       enet = "an ENet control command (connect, disconnect, ...)",
     },
     max_cache_entries = 65536,
+    transfer_of_delivery = { reliable = "reliable", unsequenced = "unreliable", unreliable = "unreliable_ordered" },
   },
   codecs = {
     range_coder = {
@@ -4376,6 +4436,7 @@ local MP_SPEC = {
     },
     fastlz = { MAX_L2_DISTANCE = 8191 },
   },
+  stats = { max_rows = 100000 },
 }
 local MP = {} -- what enet.lua hands to multiplayer.lua
 do -- compression.lua
@@ -4751,9 +4812,9 @@ local function part()
 local ES = MP_SPEC.enet
 -- what these templates use of engine.lua (its main-chunk locals): fail at load time, not per packet,
 -- if the engine stops offering one of them
-local ENGINE_NAMES = { "show", "F", "godot", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
+local ENGINE_NAMES = { "show", "F", "godot", "STATS_HOOK", "looks_like_text", "NULL_ITEM", "tree_of", "enter", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
                        "tconcat", "tsort", "floor", "band", "bor", "rshift", "lshift" }
-local ENGINE_VALUES = { show, F, godot, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
+local ENGINE_VALUES = { show, F, godot, STATS_HOOK, looks_like_text, NULL_ITEM, tree_of, enter, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
                         band, bor, rshift, lshift }
 for i, name in ipairs(ENGINE_NAMES) do
   assert(ENGINE_VALUES[i] ~= nil, "godot.lua: engine.lua no longer defines " .. name)
@@ -5155,6 +5216,7 @@ end
 local function show_command(ctree, ctvb, cmd)
   local d, v = cmd.def, cmd.values
   local r = ctvb(cmd.off, d.size)
+  if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
   local item = ctree:add(enet, ctvb(cmd.off, cmd.size), d.name)
   item:set_text(d.name)
   local byte_range = r(0, CH.command.size)
@@ -5181,7 +5243,8 @@ local function conv_major(conv)
   return conv.major, conv.major_evidence
 end
 
-local function dissect(tvb, pinfo, tree)
+local function dissect(tvb, pinfo, given)
+  local tree = tree_of(given)
   local raw = tvb:raw()
   local conv, sender = econv_of(pinfo)
   local root = tree:add(enet, tvb())
@@ -5293,15 +5356,19 @@ local function dissect(tvb, pinfo, tree)
                                  direction_known = conv.connect_seen or false,
                                  msg_key = pinfo.number .. ":" .. i } }
     end
-    MP.deliver(list, tvb, pinfo, tree, root)
+    MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
   end
   return tvb:len()
 end
 
 -- Registration ---------------------------------------------------------------------------------------
-function enet.dissector(tvb, pinfo, tree) return dissect(tvb, pinfo, tree) end
+function enet.dissector(tvb, pinfo, tree)
+  enter(tree)
+  return dissect(tvb, pinfo, tree)
+end
 
 local function heur_enet(tvb, pinfo, tree)
+  enter(tree)
   if not EP.heuristic then return false end
   local c = econv_of(pinfo)
   if not c.confirmed then
@@ -5422,6 +5489,7 @@ local MF = {
   protocol = add_field(ProtoField.string("godot_mp.protocol", "Protocol")),
   sender = add_field(ProtoField.int32("godot_mp.sender", "Sending peer", base.DEC)),
   receiver = add_field(ProtoField.int32("godot_mp.receiver", "Receiving peer", base.DEC)),
+  relayed = add_field(ProtoField.bool("godot_mp.relayed", "Relayed by the server")),
   app_bytes = add_field(ProtoField.uint32("godot_mp.app_bytes", "Packet size (as the engine sees it)", base.DEC)),
   transfer = add_field(ProtoField.string("godot_mp.transfer", "Transfer mode")),
   channel = add_field(ProtoField.uint8("godot_mp.channel", "ENet channel", base.DEC)),
@@ -5549,7 +5617,10 @@ local function check_size(ctx, form, size, at, what)
 end
 
 -- ctx: { tvb, off (tvb offset of raw byte 0), raw, d (dialect), tree items, args = {} }
-local function rng(ctx, s, e) return ctx.tvb(ctx.off + s, e - s) end
+local function rng(ctx, s, e)
+  if ctx.null then return NULL_ITEM end -- no tree: no TvbRange either
+  return ctx.tvb(ctx.off + s, e - s)
+end
 
 local BLOB = {}    -- content -> function(ctx, blob item, s, e, scope, tree)
 local read_items
@@ -5736,8 +5807,7 @@ local function one_compressed(ctx, pos, e, tree, prefix)
     if e - pos - 1 < code.size then
       mfail(ctx, pos + 1, sfmt("compressed int (%d-bit): needs %d bytes, %d left", code.size * 8, code.size, e - pos - 1))
     end
-    local r = rng(ctx, pos + 1, pos + 1 + code.size)
-    local v = code.size == 8 and r:le_int64() or read_code(ctx.raw, pos + 1, code)
+    local v = code.size == 8 and Struct.unpack("<e", ctx.raw, pos + 2) or read_code(ctx.raw, pos + 1, code)
     local text = int_t.name .. ": " .. tostring(v)
     if tree then
       local whole = rng(ctx, pos, pos + 1 + code.size)
@@ -6133,19 +6203,56 @@ local function show_resolved(msg, ctx, base, stop)
   end
 end
 
--- the Info column: the first message of a dissection replaces what the layers below wrote, the next
--- ones are appended. pinfo.private lives for one dissection of one frame, so every pass (and every
--- click in the GUI) writes the same text.
+-- the Info column: the frame's first message replaces what ENet or WebSocket wrote, the next ones are
+-- appended (the rule of engine.lua's set_info), so every dissection of a frame writes the same text
+local info_last = { number = -1, visited = false, text = "" }
 local function add_info(pinfo, text)
-  local priv = pinfo.private
-  if priv.godot_mp_info then
-    pinfo.cols.info:append(" | " .. text)
+  local number, visited = pinfo.number, pinfo.visited
+  local st = info_last
+  local cols = pinfo.cols
+  -- (the column may hold a fenced prefix, e.g. a TCP segment's earlier PDUs: compare its end)
+  if st.number == number and st.visited == visited and ssub(tostring(cols.info), -#st.text) == st.text then
+    st.text = st.text .. " | " .. text
+    cols.info:append(" | " .. text)
   else
-    priv.godot_mp_info = "1"
-    pinfo.cols.info = text
-    pinfo.cols.protocol = MP_COLUMN
+    st.number, st.visited, st.text = number, visited, text
+    cols.protocol = MP_COLUMN
+    cols.info = text
   end
 end
+
+-- Who sends to whom (multiplayer/session.py _route): every topology is a star around the server
+-- (peer 1). A client's packet for another client goes client -> server -> client, and both legs
+-- name the original sender and the final receiver, with relayed set. What the server does with a
+-- client's packet follows the engine: target 1, 0 or -N (N != 1): the server executes it
+-- (receiver 1); target N > 1: forwarded only (receiver N); target -1: to every other client (none).
+local function route(env)
+  local client = env.client_id
+  local s2c = env.direction == "s2c"
+  local hop_src, hop_dst = 1, client
+  if not s2c then hop_src, hop_dst = client, 1 end
+  local sender = env.sender_id or hop_src
+  if s2c then return sender, hop_dst, sender ~= 1 end
+  local target = env.target
+  if env.relay_way then target = env.relay_way == "to" and env.relay_peer or nil end
+  if target == nil or target == 1 or target == 0 or (target < 0 and target ~= -1) then return sender, 1, false end
+  return sender, target > 1 and target or nil, true
+end
+
+-- one record for the statistics (stats.lua): the message as godot-dissect stats counts it
+local function count(pinfo, env, kind, msg, app_bytes)
+  if MP.count == nil then return end
+  local sender, receiver, relayed = route(env)
+  local name
+  if msg and (kind == "rpc" or kind == "rset") then
+    name = msg.method or (msg.method_id and ("#" .. msg.method_id)) or "?"
+  end
+  MP.count(pinfo, { kind = kind, sender = sender, receiver = receiver, relayed = relayed,
+                    delivered = env.direction ~= "c2s" or receiver == 1, node = msg and msg.node or "",
+                    name = name or "", transfer = env.transfer, channel = env.channel,
+                    app_bytes = env.app_bytes or app_bytes })
+end
+MP.route = route
 
 -- a packet with its resolution and, for a SYS RELAY, the relayed packet
 local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
@@ -6161,6 +6268,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     local it = where:add(MF.error, rng(ctx, math.min(ctx.err_off, stop), stop), text)
     it:add_proto_expert_info(ME.malformed, text)
     add_info(pinfo, (prefix or "") .. "malformed: " .. ctx.err)
+    count(pinfo, env, "error", nil, stop - base)
     return
   end
   if msg.command == "CONFIRM_PATH" and not env.relay and st.confirm_form == nil and not pinfo.visited then
@@ -6171,10 +6279,12 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     local text = sfmt("offset %d: %s", msg.err_off, msg.err)
     msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
-  if env.sender_id then msg.root:add(MF.sender, rng(ctx, base, stop), env.sender_id):set_generated() end
-  local receiver = type(env.receiver) == "number" and env.receiver or env.receiver_id
+  local sender, receiver, relayed = route(env)
+  if sender then msg.root:add(MF.sender, rng(ctx, base, stop), sender):set_generated() end
   if receiver then msg.root:add(MF.receiver, rng(ctx, base, stop), receiver):set_generated() end
-  msg.root:add(MF.app_bytes, rng(ctx, base, stop), stop - base):set_generated()
+  if relayed then msg.root:add(MF.relayed, rng(ctx, base, stop), true):set_generated() end
+  msg.root:add(MF.app_bytes, rng(ctx, base, stop), env.app_bytes or (stop - base)):set_generated()
+  if env.transfer then msg.root:add(MF.transfer, rng(ctx, base, stop), env.transfer):set_generated() end
   if env.relay then msg.root:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
   show_resolved(msg, ctx, base, stop)
   local text = (prefix or "") .. summary(msg)
@@ -6182,19 +6292,20 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   local inner = ctx.inner
   if inner and msg.command == "SYS" then
     local peer = msg.scope.v.peer
-    local env2 = { major = env.major }
+    local env2 = { major = env.major, direction = env.direction, client_id = env.client_id, channel = env.channel,
+                   transfer = env.transfer, app_bytes = stop - base, relay_peer = peer }
     if env.direction == "s2c" then
-      env2.sender, env2.receiver, env2.relay = peer, env.receiver, "from " .. peer
+      env2.sender, env2.receiver, env2.relay, env2.relay_way = peer, env.receiver, "from " .. peer, "from"
     else
-      env2.sender, env2.receiver, env2.relay = env.sender, peer, "to " .. peer
+      env2.sender, env2.receiver, env2.relay, env2.relay_way = env.sender, peer, "to " .. peer, "to"
     end
     env2.sender_id = type(env2.sender) == "number" and env2.sender or env.client_id
-    env2.receiver_id = type(env2.receiver) == "number" and env2.receiver or env.client_id
     memo.inner = memo.inner or {}
     packet(ctx, inner.s, inner.e, tree, env2, st, memo.inner, pinfo, "[relay " .. env2.relay .. "] ")
     return
   end
   add_info(pinfo, text)
+  count(pinfo, env, msg.kind, msg, stop - base)
 end
 
 local function memo_of(key)
@@ -6203,7 +6314,7 @@ local function memo_of(key)
   return m
 end
 
-local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e)
+local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e, env)
   local scope = scope_new(nil)
   local root = tree:add(godot_mp, rng(ctx, s, e))
   root:set_text("Godot multiplayer, peer message")
@@ -6217,6 +6328,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
     local text = sfmt("offset %d: %s", ctx.err_off or s, ctx.err or "bad peer message")
     root:add(MF.error, rng(ctx, s, e), text):add_proto_expert_info(ME.malformed, text)
     add_info(pinfo, "malformed: " .. text)
+    count(pinfo, env, "error", nil, e - s)
     return nil
   end
   local name = command_name
@@ -6230,6 +6342,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   local text = name .. " " .. tostring(peer)
   root:append_text(": " .. text)
   add_info(pinfo, text)
+  count(pinfo, env, "peer", nil, e - s)
   scope.root, scope.name = root, name
   return scope
 end
@@ -6245,16 +6358,20 @@ MP.payload = function(p, pinfo, tree, e)
   end
   local proto = PROTOCOLS[major]
   if not proto then return end
-  local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"] }
+  local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"],
+                null = tree == NULL_ITEM }
   local st = state_of(e.key)
   local memo = memo_of(e.msg_key)
+  local transfer = MS.transfer_of_delivery[p.delivery]
   local cmap = MS.enet_channels[major]
   local cname
   for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
   cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
   if major == 3 then
     if p.channel == 0 then
-      local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data)
+      local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data,
+                                 { direction = e.direction, client_id = e.conv.client_id, sender_id = 1,
+                                   channel = p.channel, transfer = transfer })
       if scope and e.direction == "c2s" and e.direction_known then -- "Only server can send config messages"
         local text = sfmt("offset 0: %s from a client on channel 0: the server drops it", scope.name or "SYSMSG")
         scope.root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
@@ -6288,7 +6405,11 @@ MP.payload = function(p, pinfo, tree, e)
     end
     local hsize = 0
     for _, it in ipairs(form.items) do hsize = hsize + it.code.size end
-    local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, direction = e.direction }
+    if e.direction == "c2s" and e.conv.client_id == nil and not pinfo.visited then
+      e.conv.client_id = scope.v.src -- no CONNECT in the capture: the header says who the client is
+    end
+    local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, target = scope.v.dst,
+                  direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
     env.header = function(root)
       local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
@@ -6299,24 +6420,14 @@ MP.payload = function(p, pinfo, tree, e)
     packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
     return
   end
-  local env = { major = 4, direction = e.direction, client_id = e.client_id, direction_known = e.direction_known }
+  local env = { major = 4, direction = e.direction, client_id = e.conv.client_id, direction_known = e.direction_known,
+                channel = p.channel, transfer = transfer }
   if e.direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, e.client_id
   else env.sender, env.receiver, env.sender_id = "client", 1, e.client_id end
   packet(ctx, 0, #p.data, tree, env, st, memo, pinfo)
 end
 
 -- WebSocket ------------------------------------------------------------------------------------------------
-local f_ws_op = Field.new("websocket.opcode")
-local function ws_binary()
-  local ops = { f_ws_op() }
-  for i = #ops, 1, -1 do
-    local op = ops[i].value
-    if op == 1 then return false end
-    if op == 2 then return true end
-  end
-  return true -- a continuation: the opcode was in an earlier frame
-end
-
 local wsconvs = {}
 local ws_msg_index = { number = -1, n = 0 }
 local WS3_SYS_ID
@@ -6351,10 +6462,12 @@ local function ws_detect(c, sender, raw)
   return false
 end
 
-local function heur_ws_mp(tvb, pinfo, tree)
-  if not ws_binary() then return false end
-  local c, sender = ws_conv(pinfo)
+local function heur_ws_mp(tvb, pinfo, given)
+  enter(given)
+  local tree = tree_of(given)
   local raw = tvb:raw()
+  if looks_like_text(raw) then return false end -- a text message (engine.lua)
+  local c, sender = ws_conv(pinfo)
   if c.kind == nil then
     if pinfo.visited or not ws_detect(c, sender, raw) then c.kind = c.kind or "no"; return false end
   end
@@ -6365,7 +6478,8 @@ local function heur_ws_mp(tvb, pinfo, tree)
   ws_msg_index.n = ws_msg_index.n + 1
   local mkey = "w" .. pinfo.number .. ":" .. ws_msg_index.n
   local direction = sender == c.server and "s2c" or "c2s"
-  local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"] }
+  local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"],
+                null = tree == NULL_ITEM }
   local st = state_of(c.key)
   local memo = memo_of(mkey)
   pinfo.conversation = godot_mp
@@ -6373,10 +6487,11 @@ local function heur_ws_mp(tvb, pinfo, tree)
     if direction == "s2c" and (memo.peer_id or (not pinfo.visited and st.first_s2c)) then
       st.first_s2c = false
       memo.peer_id = true
-      peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw)
+      peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw,
+                   { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable" })
       return true
     end
-    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true }
+    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true, transfer = "reliable" }
     if direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, c.client_id
     else env.sender, env.receiver, env.sender_id = "client", 1, c.client_id end
     packet(ctx, 0, #raw, tree, env, st, memo, pinfo)
@@ -6402,16 +6517,20 @@ local function heur_ws_mp(tvb, pinfo, tree)
   end
   local tname = form.items[1].values[scope.v.type]
   if scope.v.type ~= 0 then
-    peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw)
+    local ps = peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw,
+                            { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable" })
+    if ps and ps.name == "SYS_ID" and not pinfo.visited then c.client_id = ps.v.peer end
     return true
   end
-  local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, direction = direction }
+  local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, target = scope.v.to,
+                direction = direction, client_id = c.client_id, transfer = "reliable" }
   packet(ctx, hsize, #raw, tree, env, st, memo, pinfo)
   return true
 end
 
 MP.reset = function()
   mstates, memos, wsconvs = {}, {}, {}
+  info_last = { number = -1, visited = false, text = "" }
   ws_msg_index = { number = -1, n = 0 }
 end
 
@@ -6436,6 +6555,246 @@ function godot_mp.dissector(tvb, pinfo, tree)
 end
 
 godot_mp:register_heuristic("ws", heur_ws_mp)
+
+end
+part()
+end
+do -- stats.lua
+local function part()
+-- Statistics: `tshark -z godot,rpc` and `-z godot,bandwidth`, and Statistics > Godot in Wireshark.
+-- A template appended to godot.lua by godot_dissect/lua/mp_generator.py; the same tables as
+-- `godot-dissect stats` (godot_dissect/stats: calls.py rpc, traffic.py bandwidth), counted the same way:
+--   rpc: one row per (sender, receiver, node, kind, name, transfer, channel, relayed) with count
+--        (calls delivered: a server-to-client hop, or a client's packet the server executes itself;
+--        the first leg of a relayed call is not counted again) and app_bytes of the counted calls;
+--   bandwidth: one row per direction (transport, source, destination) of every conversation that
+--        carried Godot messages: frames and wire bytes of every frame of the direction, Godot or
+--        not, and the messages and their app_bytes.
+-- The dissectors hand each message's record to MP.count while they dissect a frame; a Listener on
+-- every frame adds them, with the frame's bytes, when the frame's taps run.
+-- @MP_SPEC@
+local ROWS_MAX = MP_SPEC.stats.max_rows -- distinct rows kept per table; later ones are folded into one
+local OTHER = "(other)"
+
+local pending = { number = -1, recs = {} } -- the records of the frame being dissected
+
+local function count(pinfo, rec)
+  local n = pinfo.number
+  if pending.number ~= n then pending.number, pending.recs = n, {} end
+  pending.recs[#pending.recs + 1] = rec
+end
+
+local function endpoint(addr, port)
+  local a = tostring(addr)
+  if sfind(a, ":", 1, true) then a = "[" .. a .. "]" end
+  return a .. ":" .. tostring(port)
+end
+
+local function new_tables()
+  return { rpc = {}, rpc_order = {}, nrpc = 0, dirs = {}, dir_order = {}, ndirs = 0 }
+end
+
+local T = new_tables()
+
+local NKEY = 8 -- the key columns of the rpc table (some may be nil: iterate by index, not ipairs)
+
+local function key_of(parts)
+  local out = {}
+  for i = 1, NKEY do local p = parts[i]; out[i] = tostring(p == nil and "" or p) end
+  return tconcat(out, "\1")
+end
+
+local function rpc_row(r)
+  local parts = { r.sender, r.receiver, r.node, r.kind, r.name, r.transfer, r.channel, r.relayed }
+  local key = key_of(parts)
+  local row = T.rpc[key]
+  if row == nil then
+    if T.nrpc >= ROWS_MAX then
+      parts = { OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER }
+      key = key_of(parts)
+      row = T.rpc[key]
+    end
+    if row == nil then
+      row = { parts = parts, count = 0, app_bytes = 0 }
+      T.rpc[key] = row
+      T.nrpc = T.nrpc + 1
+      T.rpc_order[T.nrpc] = row
+    end
+  end
+  return row
+end
+
+local function dir_row(transport, src, dst)
+  local key = transport .. " " .. src .. " " .. dst
+  local d = T.dirs[key]
+  if d == nil then
+    if T.ndirs >= ROWS_MAX then return nil end
+    d = { transport = transport, src = src, dst = dst, frames = 0, wire = 0, messages = 0, app = 0, godot = false }
+    T.dirs[key] = d
+    T.ndirs = T.ndirs + 1
+    T.dir_order[T.ndirs] = d
+  end
+  return d
+end
+
+local PORT_TYPES = { [2] = "tcp", [3] = "udp" } -- pinfo.port_type: PT_TCP, PT_UDP
+
+local function on_frame(pinfo)
+  local transport = PORT_TYPES[pinfo.port_type]
+  local recs = pending.number == pinfo.number and pending.recs or nil
+  pending.number, pending.recs = -1, {}
+  if transport == nil then return end
+  local src, dst = endpoint(pinfo.src, pinfo.src_port), endpoint(pinfo.dst, pinfo.dst_port)
+  local d = dir_row(transport, src, dst)
+  if d == nil then return end
+  d.frames = d.frames + 1
+  d.wire = d.wire + pinfo.len
+  if recs == nil then return end
+  for _, r in ipairs(recs) do
+    d.godot = true
+    d.messages = d.messages + 1
+    d.app = d.app + (r.app_bytes or 0)
+    if r.sender ~= nil and d.src_peer == nil and r.relayed == false then d.src_peer = r.sender end
+    if r.receiver ~= nil and d.dst_peer == nil and r.relayed == false then d.dst_peer = r.receiver end
+    if (r.kind == "rpc" or r.kind == "rset") and r.delivered then
+      local row = rpc_row(r)
+      row.count = row.count + 1
+      row.app_bytes = row.app_bytes + (r.app_bytes or 0)
+    end
+  end
+end
+
+-- the tables as text, sorted by bytes (then by their key columns, so the order is stable)
+local RPC_HEAD = { "sender", "receiver", "node", "kind", "name", "transfer", "channel", "relayed", "count", "app_bytes" }
+local BW_HEAD = { "transport", "src", "src_peer", "dst", "dst_peer", "frames", "wire_bytes", "messages", "app_bytes" }
+
+local function cell(v)
+  if v == nil then return "" end
+  return tostring(v)
+end
+
+local function render(title, head, rows)
+  local widths = {}
+  for i, h in ipairs(head) do widths[i] = #h end
+  for _, r in ipairs(rows) do
+    for i, v in ipairs(r) do if #v > widths[i] then widths[i] = #v end end
+  end
+  local lines = { "", "===================================================================", title }
+  local function line(r)
+    local out = {}
+    for i, v in ipairs(r) do out[i] = v .. srep(" ", widths[i] - #v) end
+    return (tconcat(out, "  "):gsub("%s+$", ""))
+  end
+  lines[#lines + 1] = line(head)
+  for _, r in ipairs(rows) do lines[#lines + 1] = line(r) end
+  lines[#lines + 1] = "==================================================================="
+  return tconcat(lines, "\n") .. "\n"
+end
+
+local function rpc_text()
+  local rows = {}
+  for _, row in ipairs(T.rpc_order) do
+    if row.count > 0 then
+      local r = {}
+      for i = 1, NKEY do r[i] = cell(row.parts[i]) end
+      r[#r + 1] = tostring(row.count)
+      r[#r + 1] = tostring(row.app_bytes)
+      rows[#rows + 1] = { r = r, bytes = row.app_bytes }
+    end
+  end
+  tsort(rows, function(a, b)
+    if a.bytes ~= b.bytes then return a.bytes > b.bytes end
+    return tconcat(a.r, "\1") < tconcat(b.r, "\1")
+  end)
+  local out = {}
+  for i, x in ipairs(rows) do out[i] = x.r end
+  return render("Godot RPCs and remote sets (godot-dissect stats --table rpc)", RPC_HEAD, out)
+end
+
+local function bandwidth_text()
+  local rows = {}
+  for _, d in ipairs(T.dir_order) do
+    if d.godot or T.godot_convs[d.transport .. " " .. (d.src < d.dst and d.src .. " " .. d.dst or d.dst .. " " .. d.src)]
+    then
+      rows[#rows + 1] = { r = { d.transport, d.src, cell(d.src_peer), d.dst, cell(d.dst_peer), tostring(d.frames),
+                                tostring(d.wire), tostring(d.messages), tostring(d.app) }, bytes = d.wire }
+    end
+  end
+  tsort(rows, function(a, b)
+    if a.bytes ~= b.bytes then return a.bytes > b.bytes end
+    return tconcat(a.r, "\1") < tconcat(b.r, "\1")
+  end)
+  local out = {}
+  for i, x in ipairs(rows) do out[i] = x.r end
+  return render("Godot bandwidth per direction (godot-dissect stats --table bandwidth)", BW_HEAD, out)
+end
+
+-- a direction belongs to the table when either direction of its conversation carried Godot messages
+local function mark_conversations()
+  T.godot_convs = {}
+  for _, d in ipairs(T.dir_order) do
+    if d.godot then
+      T.godot_convs[d.transport .. " " .. (d.src < d.dst and d.src .. " " .. d.dst or d.dst .. " " .. d.src)] = true
+    end
+  end
+  -- the peer ids seen in one direction name the other direction's endpoints too
+  for _, d in ipairs(T.dir_order) do
+    local back = T.dirs[d.transport .. " " .. d.dst .. " " .. d.src]
+    if back then
+      if d.src_peer == nil then d.src_peer = back.dst_peer end
+      if d.dst_peer == nil then d.dst_peer = back.src_peer end
+    end
+  end
+end
+
+local TABLES = {
+  rpc = rpc_text,
+  bandwidth = function() mark_conversations(); return bandwidth_text() end,
+}
+
+-- one Listener per statistic asked for; the tables are shared (one count per frame, however many
+-- statistics print them)
+local listener = nil
+local function ensure_listener()
+  if listener then return end
+  MP.count, STATS_HOOK.count = count, count -- the dissectors hand their records over from now on
+  listener = Listener.new("frame", nil, false)
+  function listener.packet(pinfo) on_frame(pinfo) end
+  function listener.reset() T = new_tables() end
+end
+
+local printers = {}
+for name, fn in pairs(TABLES) do
+  register_stat_cmd_arg("godot," .. name, function()
+    ensure_listener()
+    printers[#printers + 1] = fn
+    if #printers == 1 then
+      function listener.draw()
+        for _, p in ipairs(printers) do io.stdout:write(p()) end
+      end
+    end
+  end)
+end
+
+if gui_enabled() then
+  local TITLES = { rpc = "Godot/RPC calls", bandwidth = "Godot/Bandwidth" }
+  for name, fn in pairs(TABLES) do
+    register_menu(TITLES[name], function()
+      MP.count, STATS_HOOK.count = count, count
+      local win = TextWindow.new("Godot: " .. name)
+      local tap = Listener.new("frame", nil, false)
+      local saved = T
+      T = new_tables()
+      local mine = T
+      function tap.packet(pinfo) local keep = T; T = mine; on_frame(pinfo); T = keep end
+      function tap.reset() mine = new_tables() end
+      function tap.draw() local keep = T; T = mine; win:set(fn()); T = keep end
+      win:set_atclose(function() tap:remove() end)
+      T = saved
+      retap_packets()
+    end, MENU_STAT_GENERIC)
+  end
+end
 
 end
 part()

@@ -6,9 +6,9 @@
 local ES = MP_SPEC.enet
 -- what these templates use of engine.lua (its main-chunk locals): fail at load time, not per packet,
 -- if the engine stops offering one of them
-local ENGINE_NAMES = { "show", "F", "godot", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
+local ENGINE_NAMES = { "show", "F", "godot", "STATS_HOOK", "looks_like_text", "NULL_ITEM", "tree_of", "enter", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
                        "tconcat", "tsort", "floor", "band", "bor", "rshift", "lshift" }
-local ENGINE_VALUES = { show, F, godot, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
+local ENGINE_VALUES = { show, F, godot, STATS_HOOK, looks_like_text, NULL_ITEM, tree_of, enter, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
                         band, bor, rshift, lshift }
 for i, name in ipairs(ENGINE_NAMES) do
   assert(ENGINE_VALUES[i] ~= nil, "godot.lua: engine.lua no longer defines " .. name)
@@ -410,6 +410,7 @@ end
 local function show_command(ctree, ctvb, cmd)
   local d, v = cmd.def, cmd.values
   local r = ctvb(cmd.off, d.size)
+  if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
   local item = ctree:add(enet, ctvb(cmd.off, cmd.size), d.name)
   item:set_text(d.name)
   local byte_range = r(0, CH.command.size)
@@ -436,7 +437,8 @@ local function conv_major(conv)
   return conv.major, conv.major_evidence
 end
 
-local function dissect(tvb, pinfo, tree)
+local function dissect(tvb, pinfo, given)
+  local tree = tree_of(given)
   local raw = tvb:raw()
   local conv, sender = econv_of(pinfo)
   local root = tree:add(enet, tvb())
@@ -548,15 +550,19 @@ local function dissect(tvb, pinfo, tree)
                                  direction_known = conv.connect_seen or false,
                                  msg_key = pinfo.number .. ":" .. i } }
     end
-    MP.deliver(list, tvb, pinfo, tree, root)
+    MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
   end
   return tvb:len()
 end
 
 -- Registration ---------------------------------------------------------------------------------------
-function enet.dissector(tvb, pinfo, tree) return dissect(tvb, pinfo, tree) end
+function enet.dissector(tvb, pinfo, tree)
+  enter(tree)
+  return dissect(tvb, pinfo, tree)
+end
 
 local function heur_enet(tvb, pinfo, tree)
+  enter(tree)
   if not EP.heuristic then return false end
   local c = econv_of(pinfo)
   if not c.confirmed then

@@ -27,6 +27,18 @@ local sfmt, sbyte, ssub, srep, sfind, schar = string.format, string.byte, string
 local tconcat, tsort, floor = table.concat, table.sort, math.floor
 local ipairs, pairs, pcall, error, tostring, type, select = ipairs, pairs, pcall, error, tostring, type, select
 
+-- No tree (tshark without -V, -T, -Y or a tap that needs one): Wireshark passes a TreeItem with no
+-- tree behind it (its text is nil). The dissectors still read every message, for the Info column and
+-- their state, but into NULL_ITEM, whose every method is a Lua no-op: no TreeItem or TvbRange is made.
+local NULL_ITEM, NULL_FN = {}, nil
+NULL_FN = function() return NULL_ITEM end
+setmetatable(NULL_ITEM, { __index = function() return NULL_FN end, __call = NULL_FN })
+-- Decided where Wireshark calls a dissector (its TreeItem then holds Lua's helper item, absent without
+-- a tree); not from the TreeItems dissect_tcp_pdus hands its callbacks, whose text is unsafe to read.
+local NO_TREE = false
+local function enter(tree) NO_TREE = tree.text == nil end
+local function tree_of(tree) if NO_TREE then return NULL_ITEM end return tree end
+
 -- How many entries each of the engine's memo tables keeps (decoded strings, label texts, keys) before
 -- it starts again: the garbage collector goes through everything kept on every cycle, and on a big
 -- capture a small heap saves more than the memos' misses cost.
@@ -419,6 +431,7 @@ local RAW, STOP, D, TYPES, UTF8 = "", 0, nil, nil, nil -- the bytes, where they 
 local CK, CANON = false, true         -- checking that it re-encodes byte-identically (detection); result
 local ERR_OFF, ERR_MSG = false, false -- where and why it is malformed
 local TVB, BASE, TLEN = nil, 0, 0     -- showing: the Tvb, where the message starts in it, its length
+local NULL_MODE = false               -- showing into NULL_ITEM (no tree): labels for the Info column only
 local COMPACT, DETAILS, LIMIT, MAX_SHOWN, NOTED = false, false, 0, 0, false -- preferences; depth noted
 local SERIAL = 0 -- counts the messages shown (see leaf())
 
@@ -483,10 +496,22 @@ local variant -- forward
 -- call on a TreeItem (tree:add) first goes through Wireshark's __index for the method, which costs
 -- about a sixth of what adding the item costs
 local add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden
+local REAL_METHODS = nil
 
+-- the TreeItem methods the readers call: Wireshark's, or the no-ops of NULL_ITEM (no tree)
 local function tree_methods(tree)
-  add, add_le, set_text, set_len = tree.add, tree.add_le, tree.set_text, tree.set_len
-  prepend_text, add_expert, set_hidden = tree.prepend_text, tree.add_tvb_expert_info, tree.set_hidden
+  if tree == NULL_ITEM then
+    add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden =
+      NULL_FN, NULL_FN, NULL_FN, NULL_FN, NULL_FN, NULL_FN, NULL_FN
+    return
+  end
+  local m = REAL_METHODS
+  if m == nil then
+    m = { tree.add, tree.add_le, tree.set_text, tree.set_len, tree.prepend_text, tree.add_tvb_expert_info,
+          tree.set_hidden }
+    REAL_METHODS = m
+  end
+  add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden = m[1], m[2], m[3], m[4], m[5], m[6], m[7]
 end
 
 local INT64 = cache(KEEP, Int64.new) -- values of godot.int (an int64 field takes Int64 objects)
@@ -968,7 +993,23 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
   for i = 0, n - 1 do
     if pairs_ then
       local ks = pos
-      if sub then
+      if sub and NULL_MODE then
+        -- no tree: only the label of the message's top Variant is wanted (the Info column), and a
+        -- Dictionary's label names its first keys; the values are checked, not labelled
+        if i < 4 then
+          local k
+          k, pos = read_key(pos, depth + 1)
+          if not k.short and not k.text then
+            local _, text = variant(k.s, k.depth, sub, KEY, nil)
+            k.text = text
+          end
+          pos = variant(pos, depth + 1)
+          local kt = k.short or k.text
+          node = node[kt] or summary_next(node, kt)
+        else
+          pos = variant(variant(pos, depth + 1), depth + 1)
+        end
+      elseif sub then
         local k
         k, pos = read_key(pos, depth + 1)
         if k.s then
@@ -1002,7 +1043,8 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
       end
     else
       local es = pos
-      pos = variant(pos, depth + 1, sub, sub and INDEX[i] or nil, nil)
+      if NULL_MODE then pos = variant(pos, depth + 1) -- no tree: the elements are checked, not labelled
+      else pos = variant(pos, depth + 1, sub, sub and INDEX[i] or nil, nil) end
       if types then -- a typed Array pushes each element: kept, converted or dropped
         local st = settle(types.element, TYPES[sbyte(raw, es + 1)])
         if st ~= "keep" then
@@ -1105,9 +1147,10 @@ end
 show = function(tvb, base, raw, d, tree, prefix)
   begin(raw, #raw, d, false)
   SERIAL = SERIAL + 1
-  TVB, BASE, TLEN = tvb, base, #raw
-  COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, P.packed_limit, P.max_depth
-  if add == nil then tree_methods(tree) end
+  NULL_MODE = tree == NULL_ITEM
+  TVB, BASE, TLEN = (NULL_MODE and NULL_FN or tvb), base, #raw
+  COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, NULL_MODE and 0 or P.packed_limit, P.max_depth
+  tree_methods(tree)
   local ok, used, text = pcall(variant, 0, 0, tree, prefix, nil)
   if ok then return true, used, text end
   if used ~= FAIL then error(used, 0) end
@@ -1620,22 +1663,31 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
 end
 
 -- the Info column: the frame's first message replaces what the layers below wrote, the next ones are
--- appended. pinfo.private lives for one dissection of one frame, so every pass (and every click in
--- the GUI) writes the same text.
+-- appended. "Next" = the same frame and pass as the message before, with the column still holding
+-- what we wrote then: a new dissection of the frame (a second pass, a click in the GUI) starts from
+-- what the lower layers wrote, so every dissection writes the same text.
+local info_last = { number = -1, visited = false, text = "" }
 local function set_info(pinfo, text)
-  local priv = pinfo.private
+  local number, visited = frame_of(pinfo)
+  local st = info_last
   local cols = pinfo.cols
-  if priv.godot_info then
+  -- (the column may hold a fenced prefix, e.g. a TCP segment's earlier PDUs: compare its end)
+  if st.number == number and st.visited == visited and ssub(tostring(cols.info), -#st.text) == st.text then
+    st.text = st.text .. " | " .. text
     cols.info:append(" | " .. text)
   else
-    priv.godot_info = "1"
+    st.number, st.visited, st.text = number, visited, text
     cols.protocol = "Godot"
     cols.info = text
   end
 end
 
+-- the statistics (stats.lua) count every message the dissectors show: stats.lua sets `count`
+local STATS_HOOK = {}
+
 -- one message through the conversation machinery
 local function message(tvb, pinfo, tree, conv, sender, raw, off, key, framing, debugger)
+  tree = tree_of(tree)
   local rec = frames[key]
   if rec == nil then
     rec = first_pass(conv, side_of(conv, sender), raw, key, debugger)
@@ -1647,6 +1699,9 @@ local function message(tvb, pinfo, tree, conv, sender, raw, off, key, framing, d
     rec = frames[key]
   end
   set_info(pinfo, show_message(tvb, pinfo, tree, rec, raw, off, framing, key))
+  if STATS_HOOK.count and rec.role ~= "part" then -- set while a statistic is asked for
+    STATS_HOOK.count(pinfo, { kind = "variant", app_bytes = #raw })
+  end
 end
 
 ----------------------------------------------------------------------------------------------------
@@ -1799,6 +1854,7 @@ local function dissect_tcp(tvb, pinfo, tree)
 end
 
 function godot.dissector(tvb, pinfo, tree)
+  enter(tree)
   if pinfo.port_type == 3 then
     local conv = conv_of(pinfo, "udp")
     if not conv.heuristic and not select(2, frame_of(pinfo)) and not known("udp", pinfo) then
@@ -1810,6 +1866,7 @@ function godot.dissector(tvb, pinfo, tree)
 end
 
 local function heur_udp(tvb, pinfo, tree)
+  enter(tree)
   if not P.heuristics then return false end
   local len = tvb:len()
   if len < 4 or len % 4 ~= 0 then return false end
@@ -1821,6 +1878,7 @@ local function heur_udp(tvb, pinfo, tree)
 end
 
 local function heur_tcp(tvb, pinfo, tree)
+  enter(tree)
   if not P.heuristics then return false end
   local avail = tvb:len()
   if avail < 4 or looks_http(tvb) then return false end
@@ -1854,22 +1912,22 @@ local function heur_tcp(tvb, pinfo, tree)
 end
 
 -- WebSocket: one binary message, one Variant (text messages are left to the websocket dissector)
-local f_ws_opcode = Field.new("websocket.opcode")
-
-local function ws_is_text()
-  local ops = { f_ws_opcode() }
-  for i = #ops, 1, -1 do
-    local op = ops[i].value
-    if op == 1 then return true end
-    if op == 2 then return false end
-  end
-  return false
+-- A WebSocket text message (opcode 1) is left to the websocket dissector. Its heuristic list gets
+-- text and binary messages alike and Lua cannot see the opcode without a Field extractor, which
+-- would make tshark build a tree for every packet (and cost the plugin most of its speed without
+-- -V); so text is told by its bytes: printable UTF-8 with no control characters, which no Variant
+-- is (a Variant's header has zero flag bytes) and no multiplayer packet is (ids, commands).
+local function looks_like_text(raw)
+  if #raw == 0 or sfind(raw, "[%z\1-\8\11\12\14-\31\127]") then return false end
+  return valid_strict(raw)
 end
 
 local function heur_ws(tvb, pinfo, tree)
-  if not P.heuristics or ws_is_text() then return false end
+  enter(tree)
+  if not P.heuristics then return false end
   local len = tvb:len()
   local raw = tvb:raw()
+  if looks_like_text(raw) then return false end
   local conv, sender = conv_of(pinfo, "ws")
   if not conv.confirmed then
     if not plausible_in(raw, len, nil) then return false end
@@ -1909,6 +1967,7 @@ end
 function godot.init()
   read_prefs()
   reset_state()
+  info_last = { number = -1, visited = false, text = "" }
 end
 
 read_prefs()

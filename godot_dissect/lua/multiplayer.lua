@@ -81,6 +81,7 @@ local MF = {
   protocol = add_field(ProtoField.string("godot_mp.protocol", "Protocol")),
   sender = add_field(ProtoField.int32("godot_mp.sender", "Sending peer", base.DEC)),
   receiver = add_field(ProtoField.int32("godot_mp.receiver", "Receiving peer", base.DEC)),
+  relayed = add_field(ProtoField.bool("godot_mp.relayed", "Relayed by the server")),
   app_bytes = add_field(ProtoField.uint32("godot_mp.app_bytes", "Packet size (as the engine sees it)", base.DEC)),
   transfer = add_field(ProtoField.string("godot_mp.transfer", "Transfer mode")),
   channel = add_field(ProtoField.uint8("godot_mp.channel", "ENet channel", base.DEC)),
@@ -208,7 +209,10 @@ local function check_size(ctx, form, size, at, what)
 end
 
 -- ctx: { tvb, off (tvb offset of raw byte 0), raw, d (dialect), tree items, args = {} }
-local function rng(ctx, s, e) return ctx.tvb(ctx.off + s, e - s) end
+local function rng(ctx, s, e)
+  if ctx.null then return NULL_ITEM end -- no tree: no TvbRange either
+  return ctx.tvb(ctx.off + s, e - s)
+end
 
 local BLOB = {}    -- content -> function(ctx, blob item, s, e, scope, tree)
 local read_items
@@ -395,8 +399,7 @@ local function one_compressed(ctx, pos, e, tree, prefix)
     if e - pos - 1 < code.size then
       mfail(ctx, pos + 1, sfmt("compressed int (%d-bit): needs %d bytes, %d left", code.size * 8, code.size, e - pos - 1))
     end
-    local r = rng(ctx, pos + 1, pos + 1 + code.size)
-    local v = code.size == 8 and r:le_int64() or read_code(ctx.raw, pos + 1, code)
+    local v = code.size == 8 and Struct.unpack("<e", ctx.raw, pos + 2) or read_code(ctx.raw, pos + 1, code)
     local text = int_t.name .. ": " .. tostring(v)
     if tree then
       local whole = rng(ctx, pos, pos + 1 + code.size)
@@ -792,19 +795,56 @@ local function show_resolved(msg, ctx, base, stop)
   end
 end
 
--- the Info column: the first message of a dissection replaces what the layers below wrote, the next
--- ones are appended. pinfo.private lives for one dissection of one frame, so every pass (and every
--- click in the GUI) writes the same text.
+-- the Info column: the frame's first message replaces what ENet or WebSocket wrote, the next ones are
+-- appended (the rule of engine.lua's set_info), so every dissection of a frame writes the same text
+local info_last = { number = -1, visited = false, text = "" }
 local function add_info(pinfo, text)
-  local priv = pinfo.private
-  if priv.godot_mp_info then
-    pinfo.cols.info:append(" | " .. text)
+  local number, visited = pinfo.number, pinfo.visited
+  local st = info_last
+  local cols = pinfo.cols
+  -- (the column may hold a fenced prefix, e.g. a TCP segment's earlier PDUs: compare its end)
+  if st.number == number and st.visited == visited and ssub(tostring(cols.info), -#st.text) == st.text then
+    st.text = st.text .. " | " .. text
+    cols.info:append(" | " .. text)
   else
-    priv.godot_mp_info = "1"
-    pinfo.cols.info = text
-    pinfo.cols.protocol = MP_COLUMN
+    st.number, st.visited, st.text = number, visited, text
+    cols.protocol = MP_COLUMN
+    cols.info = text
   end
 end
+
+-- Who sends to whom (multiplayer/session.py _route): every topology is a star around the server
+-- (peer 1). A client's packet for another client goes client -> server -> client, and both legs
+-- name the original sender and the final receiver, with relayed set. What the server does with a
+-- client's packet follows the engine: target 1, 0 or -N (N != 1): the server executes it
+-- (receiver 1); target N > 1: forwarded only (receiver N); target -1: to every other client (none).
+local function route(env)
+  local client = env.client_id
+  local s2c = env.direction == "s2c"
+  local hop_src, hop_dst = 1, client
+  if not s2c then hop_src, hop_dst = client, 1 end
+  local sender = env.sender_id or hop_src
+  if s2c then return sender, hop_dst, sender ~= 1 end
+  local target = env.target
+  if env.relay_way then target = env.relay_way == "to" and env.relay_peer or nil end
+  if target == nil or target == 1 or target == 0 or (target < 0 and target ~= -1) then return sender, 1, false end
+  return sender, target > 1 and target or nil, true
+end
+
+-- one record for the statistics (stats.lua): the message as godot-dissect stats counts it
+local function count(pinfo, env, kind, msg, app_bytes)
+  if MP.count == nil then return end
+  local sender, receiver, relayed = route(env)
+  local name
+  if msg and (kind == "rpc" or kind == "rset") then
+    name = msg.method or (msg.method_id and ("#" .. msg.method_id)) or "?"
+  end
+  MP.count(pinfo, { kind = kind, sender = sender, receiver = receiver, relayed = relayed,
+                    delivered = env.direction ~= "c2s" or receiver == 1, node = msg and msg.node or "",
+                    name = name or "", transfer = env.transfer, channel = env.channel,
+                    app_bytes = env.app_bytes or app_bytes })
+end
+MP.route = route
 
 -- a packet with its resolution and, for a SYS RELAY, the relayed packet
 local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
@@ -820,6 +860,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     local it = where:add(MF.error, rng(ctx, math.min(ctx.err_off, stop), stop), text)
     it:add_proto_expert_info(ME.malformed, text)
     add_info(pinfo, (prefix or "") .. "malformed: " .. ctx.err)
+    count(pinfo, env, "error", nil, stop - base)
     return
   end
   if msg.command == "CONFIRM_PATH" and not env.relay and st.confirm_form == nil and not pinfo.visited then
@@ -830,10 +871,12 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     local text = sfmt("offset %d: %s", msg.err_off, msg.err)
     msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
-  if env.sender_id then msg.root:add(MF.sender, rng(ctx, base, stop), env.sender_id):set_generated() end
-  local receiver = type(env.receiver) == "number" and env.receiver or env.receiver_id
+  local sender, receiver, relayed = route(env)
+  if sender then msg.root:add(MF.sender, rng(ctx, base, stop), sender):set_generated() end
   if receiver then msg.root:add(MF.receiver, rng(ctx, base, stop), receiver):set_generated() end
-  msg.root:add(MF.app_bytes, rng(ctx, base, stop), stop - base):set_generated()
+  if relayed then msg.root:add(MF.relayed, rng(ctx, base, stop), true):set_generated() end
+  msg.root:add(MF.app_bytes, rng(ctx, base, stop), env.app_bytes or (stop - base)):set_generated()
+  if env.transfer then msg.root:add(MF.transfer, rng(ctx, base, stop), env.transfer):set_generated() end
   if env.relay then msg.root:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
   show_resolved(msg, ctx, base, stop)
   local text = (prefix or "") .. summary(msg)
@@ -841,19 +884,20 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   local inner = ctx.inner
   if inner and msg.command == "SYS" then
     local peer = msg.scope.v.peer
-    local env2 = { major = env.major }
+    local env2 = { major = env.major, direction = env.direction, client_id = env.client_id, channel = env.channel,
+                   transfer = env.transfer, app_bytes = stop - base, relay_peer = peer }
     if env.direction == "s2c" then
-      env2.sender, env2.receiver, env2.relay = peer, env.receiver, "from " .. peer
+      env2.sender, env2.receiver, env2.relay, env2.relay_way = peer, env.receiver, "from " .. peer, "from"
     else
-      env2.sender, env2.receiver, env2.relay = env.sender, peer, "to " .. peer
+      env2.sender, env2.receiver, env2.relay, env2.relay_way = env.sender, peer, "to " .. peer, "to"
     end
     env2.sender_id = type(env2.sender) == "number" and env2.sender or env.client_id
-    env2.receiver_id = type(env2.receiver) == "number" and env2.receiver or env.client_id
     memo.inner = memo.inner or {}
     packet(ctx, inner.s, inner.e, tree, env2, st, memo.inner, pinfo, "[relay " .. env2.relay .. "] ")
     return
   end
   add_info(pinfo, text)
+  count(pinfo, env, msg.kind, msg, stop - base)
 end
 
 local function memo_of(key)
@@ -862,7 +906,7 @@ local function memo_of(key)
   return m
 end
 
-local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e)
+local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e, env)
   local scope = scope_new(nil)
   local root = tree:add(godot_mp, rng(ctx, s, e))
   root:set_text("Godot multiplayer, peer message")
@@ -876,6 +920,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
     local text = sfmt("offset %d: %s", ctx.err_off or s, ctx.err or "bad peer message")
     root:add(MF.error, rng(ctx, s, e), text):add_proto_expert_info(ME.malformed, text)
     add_info(pinfo, "malformed: " .. text)
+    count(pinfo, env, "error", nil, e - s)
     return nil
   end
   local name = command_name
@@ -889,6 +934,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   local text = name .. " " .. tostring(peer)
   root:append_text(": " .. text)
   add_info(pinfo, text)
+  count(pinfo, env, "peer", nil, e - s)
   scope.root, scope.name = root, name
   return scope
 end
@@ -904,16 +950,20 @@ MP.payload = function(p, pinfo, tree, e)
   end
   local proto = PROTOCOLS[major]
   if not proto then return end
-  local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"] }
+  local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"],
+                null = tree == NULL_ITEM }
   local st = state_of(e.key)
   local memo = memo_of(e.msg_key)
+  local transfer = MS.transfer_of_delivery[p.delivery]
   local cmap = MS.enet_channels[major]
   local cname
   for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
   cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
   if major == 3 then
     if p.channel == 0 then
-      local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data)
+      local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data,
+                                 { direction = e.direction, client_id = e.conv.client_id, sender_id = 1,
+                                   channel = p.channel, transfer = transfer })
       if scope and e.direction == "c2s" and e.direction_known then -- "Only server can send config messages"
         local text = sfmt("offset 0: %s from a client on channel 0: the server drops it", scope.name or "SYSMSG")
         scope.root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
@@ -947,7 +997,11 @@ MP.payload = function(p, pinfo, tree, e)
     end
     local hsize = 0
     for _, it in ipairs(form.items) do hsize = hsize + it.code.size end
-    local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, direction = e.direction }
+    if e.direction == "c2s" and e.conv.client_id == nil and not pinfo.visited then
+      e.conv.client_id = scope.v.src -- no CONNECT in the capture: the header says who the client is
+    end
+    local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, target = scope.v.dst,
+                  direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
     env.header = function(root)
       local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
@@ -958,24 +1012,14 @@ MP.payload = function(p, pinfo, tree, e)
     packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
     return
   end
-  local env = { major = 4, direction = e.direction, client_id = e.client_id, direction_known = e.direction_known }
+  local env = { major = 4, direction = e.direction, client_id = e.conv.client_id, direction_known = e.direction_known,
+                channel = p.channel, transfer = transfer }
   if e.direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, e.client_id
   else env.sender, env.receiver, env.sender_id = "client", 1, e.client_id end
   packet(ctx, 0, #p.data, tree, env, st, memo, pinfo)
 end
 
 -- WebSocket ------------------------------------------------------------------------------------------------
-local f_ws_op = Field.new("websocket.opcode")
-local function ws_binary()
-  local ops = { f_ws_op() }
-  for i = #ops, 1, -1 do
-    local op = ops[i].value
-    if op == 1 then return false end
-    if op == 2 then return true end
-  end
-  return true -- a continuation: the opcode was in an earlier frame
-end
-
 local wsconvs = {}
 local ws_msg_index = { number = -1, n = 0 }
 local WS3_SYS_ID
@@ -1010,10 +1054,12 @@ local function ws_detect(c, sender, raw)
   return false
 end
 
-local function heur_ws_mp(tvb, pinfo, tree)
-  if not ws_binary() then return false end
-  local c, sender = ws_conv(pinfo)
+local function heur_ws_mp(tvb, pinfo, given)
+  enter(given)
+  local tree = tree_of(given)
   local raw = tvb:raw()
+  if looks_like_text(raw) then return false end -- a text message (engine.lua)
+  local c, sender = ws_conv(pinfo)
   if c.kind == nil then
     if pinfo.visited or not ws_detect(c, sender, raw) then c.kind = c.kind or "no"; return false end
   end
@@ -1024,7 +1070,8 @@ local function heur_ws_mp(tvb, pinfo, tree)
   ws_msg_index.n = ws_msg_index.n + 1
   local mkey = "w" .. pinfo.number .. ":" .. ws_msg_index.n
   local direction = sender == c.server and "s2c" or "c2s"
-  local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"] }
+  local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"],
+                null = tree == NULL_ITEM }
   local st = state_of(c.key)
   local memo = memo_of(mkey)
   pinfo.conversation = godot_mp
@@ -1032,10 +1079,11 @@ local function heur_ws_mp(tvb, pinfo, tree)
     if direction == "s2c" and (memo.peer_id or (not pinfo.visited and st.first_s2c)) then
       st.first_s2c = false
       memo.peer_id = true
-      peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw)
+      peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw,
+                   { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable" })
       return true
     end
-    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true }
+    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true, transfer = "reliable" }
     if direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, c.client_id
     else env.sender, env.receiver, env.sender_id = "client", 1, c.client_id end
     packet(ctx, 0, #raw, tree, env, st, memo, pinfo)
@@ -1061,16 +1109,20 @@ local function heur_ws_mp(tvb, pinfo, tree)
   end
   local tname = form.items[1].values[scope.v.type]
   if scope.v.type ~= 0 then
-    peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw)
+    local ps = peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw,
+                            { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable" })
+    if ps and ps.name == "SYS_ID" and not pinfo.visited then c.client_id = ps.v.peer end
     return true
   end
-  local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, direction = direction }
+  local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, target = scope.v.to,
+                direction = direction, client_id = c.client_id, transfer = "reliable" }
   packet(ctx, hsize, #raw, tree, env, st, memo, pinfo)
   return true
 end
 
 MP.reset = function()
   mstates, memos, wsconvs = {}, {}, {}
+  info_last = { number = -1, visited = false, text = "" }
   ws_msg_index = { number = -1, n = 0 }
 end
 
