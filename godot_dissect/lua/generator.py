@@ -19,7 +19,7 @@ from typing import Any
 from .. import detect
 from ..codec import decoder
 from ..pcap import framing, reader
-from ..spec import DIALECTS
+from ..spec import DIALECTS, transports
 from ..spec import layouts as L
 from ..spec.conversions import OBJECT_AS_ID_CLASS, STRICT_CONVERSIONS
 
@@ -169,6 +169,7 @@ def spec_data() -> dict[str, Any]:
         "max_samples": detect.MAX_SAMPLES,
         "max_ambiguous_samples": detect.MAX_AMBIGUOUS_SAMPLES,
         "max_pdu": framing.MAX_PDU,
+        "max_guessed_pdu": transports.MAX_GUESSED_PDU,
         "debugger_ports": list(reader.DEBUGGER_PORTS),
         "typedefs": typedefs,
         "dialects": dialects,
