@@ -9,7 +9,9 @@ from godot_dissect.enet import build, parse_datagram
 from godot_dissect.enet.reassembly import EnetReassembler, FragmentBudget, Payload
 from godot_dissect.spec import enet as spec
 
-COST = spec.REASSEMBLY_FRAGMENT_COST
+#: what a held fragment of a few bytes is charged: the data of one fragment at ENet's smallest MTU
+#: (an ENet sender never cuts a packet finer), here from the command and header sizes of the spec
+CHARGE = spec.MIN_MTU - 4 - spec.COMMANDS_BY_NAME["SEND_FRAGMENT"].size
 
 
 def _datagram(*cmds, peer: int = 0):  # noqa: ANN002, ANN202 - commands in, parsed Datagram out (as the reader feeds it)
@@ -39,8 +41,9 @@ def test_channel_fragment_cap_counts_fragments() -> None:
 
 
 def test_peer_cap_charges_each_fragment_its_bookkeeping() -> None:
-    # 1-byte fragments: 50 of them are 50 data bytes, but 50 * (1 + COST) bytes held
-    r = EnetReassembler(max_bytes=50 * (1 + COST), budget=FragmentBudget())
+    # 1-byte fragments: 50 of them are 50 data bytes, but 50 * CHARGE bytes held
+    assert CHARGE == 548
+    r = EnetReassembler(max_bytes=50 * CHARGE, budget=FragmentBudget())
     out: list[Payload] = []
     for i in range(51):
         out += r.feed(_datagram(_fragment(i)), i, 0.0)
@@ -50,7 +53,7 @@ def test_peer_cap_charges_each_fragment_its_bookkeeping() -> None:
 
 
 def test_total_budget_across_peers_and_nothing_lost() -> None:
-    budget = FragmentBudget(max_bytes=64 * (1024 + COST))
+    budget = FragmentBudget(max_bytes=64 * 1024)
     peers = [EnetReassembler(budget=budget) for _ in range(128)]
     out: list[Payload] = []
     groups = 0
@@ -64,7 +67,7 @@ def test_total_budget_across_peers_and_nothing_lost() -> None:
     errs = _errors(out)
     incomplete = [e for e in errs if e.startswith("incomplete")]
     assert len(incomplete) == groups == 128  # every group once: given up by the budget, or open at the end
-    assert sum("REASSEMBLY_TOTAL_BYTES" in e or "conversation ended" in e for e in incomplete) == 128
+    assert sum("MAX_HELD_BYTES" in e or "conversation ended" in e for e in incomplete) == 128
     assert sum("conversation ended" in e for e in incomplete) <= 64  # what the budget held at the end
     # the later fragments of given-up groups: one summary per peer, not one record per fragment
     late = [e for e in errs if "later fragments" in e]

@@ -7,9 +7,10 @@ repeated fragments are delivered once. Packets come out in capture order: unlike
 unreliable packets are not dropped and reliable ones are not reordered.
 
 Memory is bounded by the spec's ``REASSEMBLY_*`` limits, counted in fragments and in bytes (a held
-fragment costs its data plus ``REASSEMBLY_FRAGMENT_COST``, so zero-length fragments cost too): per
-channel (fragments), per direction of a peer (groups, bytes) and across every reassembler sharing
-one :class:`FragmentBudget` (bytes; by default one per process, i.e. per capture read by the CLI).
+fragment is charged at least :data:`MIN_FRAGMENT_CHARGE`, the data of one fragment at ENet's
+smallest MTU, so tiny fragments cost too): per channel (fragments), per direction of a peer
+(groups, bytes) and across every reassembler sharing one :class:`FragmentBudget` (the capture's
+``MAX_HELD_BYTES``; by default one budget per process, i.e. per capture read by the CLI).
 A group that got no fragment for ``REASSEMBLY_STALE_SECONDS`` of capture time is given up. Every
 group a bound cuts off comes out as an error Payload naming the bound, the fragments and the bytes.
 """
@@ -20,7 +21,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..spec import enet as spec
+from ..spec.transports import MAX_HELD_BYTES
+from .build import fragment_length
 from .model import Command, Datagram
+
+#: the least a held fragment is charged: the data an ENet sender puts in a fragment at MIN_MTU
+MIN_FRAGMENT_CHARGE = fragment_length(spec.MIN_MTU)
 
 #: recent sequence numbers remembered per channel for duplicate detection (ENet's reliable window)
 SEEN_WINDOW = 4096
@@ -82,7 +88,7 @@ class _Group:
     parts: dict[int, tuple[int, bytes]] = field(default_factory=dict)
     size: int = 0  # data bytes held
     wire: float = 0.0
-    cost: int = 0  # bytes charged: data + REASSEMBLY_FRAGMENT_COST per fragment
+    cost: int = 0  # bytes charged: each fragment's data, at least MIN_FRAGMENT_CHARGE
     last_time: float = 0.0  # capture time of its latest fragment
     owner: EnetReassembler | None = None
     key: tuple = ()
@@ -92,7 +98,7 @@ class FragmentBudget:
     """The bytes held by the open fragment groups of every reassembler that shares it, and those
     groups in one least-recently-fed order, so the oldest (or stale) group anywhere goes first."""
 
-    def __init__(self, max_bytes: int = spec.REASSEMBLY_TOTAL_BYTES,
+    def __init__(self, max_bytes: int = MAX_HELD_BYTES,
                  stale_seconds: float = spec.REASSEMBLY_STALE_SECONDS) -> None:
         self.max_bytes = max_bytes
         self.stale_seconds = stale_seconds
@@ -115,7 +121,7 @@ class FragmentBudget:
                 why = f"no fragment for {self.stale_seconds:g} s (REASSEMBLY_STALE_SECONDS)"
             elif self.held > self.max_bytes:
                 why = (f"dropped to bound memory: all peers hold {self.held} bytes > {self.max_bytes} "
-                       f"(REASSEMBLY_TOTAL_BYTES)")
+                       f"(MAX_HELD_BYTES)")
             else:
                 return
             assert g.owner is not None
@@ -249,7 +255,7 @@ class EnetReassembler:
             self.duplicates += 1
             return None
         data = cmd.data or b""
-        cost = len(data) + spec.REASSEMBLY_FRAGMENT_COST
+        cost = max(len(data), MIN_FRAGMENT_CHARGE)
         g.parts[number] = (f["fragment_offset"], data)
         g.size += len(data)
         g.wire += self._weight * len(data)

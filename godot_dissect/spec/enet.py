@@ -289,19 +289,17 @@ GODOT_CONNECT_DATA = "client unique peer id"
 
 
 # --- this dissector's reassembly bounds (godot_dissect.enet.reassembly; not ENet's own) ----------------
-# Held fragments are counted in fragments and in bytes: each costs its data plus the bookkeeping
-# of one fragment, so zero-length fragments (which ENet accepts) cannot hold memory for free.
-#: bytes charged per held fragment besides its data (measured: one fragment's Python bookkeeping)
-REASSEMBLY_FRAGMENT_COST = 200
+# Held fragments are counted in fragments and in bytes: each is charged at least the data an ENet
+# sender puts in one fragment at MIN_MTU (build.fragment_length(MIN_MTU), 548 bytes; as the Lua
+# plugin charges them), so tiny or empty fragments cannot hold memory for free. Across the capture
+# the reader's MAX_HELD_BYTES (spec/transports.py) bounds them, as it bounds everything held.
 #: open fragment groups of one direction of one peer
 REASSEMBLY_PEER_GROUPS = 256
-#: bytes (data + fragment costs) one direction of one peer may hold: ENet's own per-peer limit
+#: bytes charged that one direction of one peer may hold: ENet's own per-peer limit
 REASSEMBLY_PEER_BYTES = MAX_WAITING_DATA
 #: fragments one channel of one peer may hold: a packet of MAX_PACKET_SIZE cut at the minimum MTU
 #: (less at most 64 bytes of headers) needs no more
 REASSEMBLY_CHANNEL_FRAGMENTS = -(-MAX_PACKET_SIZE // (MIN_MTU - 64))
-#: bytes all peers of a capture may hold together (so 128 peers cannot hold 128 x 32 MB)
-REASSEMBLY_TOTAL_BYTES = 48 * 1024 * 1024
 #: a group that got no fragment for this long (capture time) is given up: ENet's
 #: ENET_PEER_TIMEOUT_MAXIMUM (ms) -- the sender's peer would have timed out by then
 REASSEMBLY_STALE_SECONDS = 30.0
