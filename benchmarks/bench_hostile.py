@@ -144,10 +144,12 @@ def run_lua(total: int, out: Path, seed: int = 1) -> tuple[int, int, float, floa
     return tried, failures, worst_s, worst_mb
 
 
-def run_classes(scale: int, out: Path) -> list[tuple]:
+def run_classes(scale: int, out: Path, names: list[str] | None = None) -> list[tuple]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for h in hostile.CLASSES:
+            if names and h.name not in names:
+                continue
             n = h.sizes[0] * scale
             outcomes = []
             for size in (n, 2 * n):
@@ -174,12 +176,13 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=10, help="hostile classes at this many times their CI size")
     ap.add_argument("--out", default="hostile-findings")
     ap.add_argument("--parts", default="classes,lua,atheris")
+    ap.add_argument("--classes", help="comma-separated hostile classes (default: all)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     parts = args.parts.split(",")
     if "classes" in parts:
-        run_classes(args.scale, out)
+        run_classes(args.scale, out, args.classes.split(",") if args.classes else None)
     if "lua" in parts:
         tried, failures, worst_s, worst_mb = run_lua(args.lua_inputs, out)
         print(f"tshark+lua: {tried} inputs, {failures} failing captures, worst {worst_s:.1f} s / {worst_mb:.0f} MB")

@@ -32,12 +32,12 @@ from ..codec.decoder import decode_prefix
 from ..errors import DecodeError
 from ..pcap.packets import CaptureError
 from ..pcap.reader import read_pcap
-from ..scapy import GodotVariant
 from ..text.parser import from_text
 from ..text.writer import to_text
 from . import hostile
 from .malformed import malformed_corpus
 from .pcapout import ACK, PSH, SYN, PcapWriter
+from .samples import SAMPLES
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 #: captures longer than this seed the corpus with their first this many bytes (cut captures are fine)
@@ -141,6 +141,8 @@ def target_stream(data: bytes) -> None:
 
 
 def target_scapy(data: bytes) -> None:
+    from ..scapy import GodotVariant  # imported (and instrumented) by main() first when fuzzing it
+
     for d in ("godot3", "godot4"):
         pkt = GodotVariant(data, dialect=d)
         pkt.summary()
@@ -165,6 +167,10 @@ def seeds(target: str) -> Iterator[bytes]:
         for p in sorted((CAPTURES / "samples").glob("*.txt")):
             yield p.read_bytes()
         yield b'{ "a": [ Vector2( 1, 2 ), &"n", NodePath("a:b") ] }'
+        for d in ("godot3", "godot4"):
+            for value in SAMPLES.values():
+                with suppress(ValueError, TypeError):  # a type the dialect does not have
+                    yield to_text(value, d).encode("utf-8", "surrogatepass")
         return
     for d in ("godot3", "godot4"):
         for m in malformed_corpus(d)[::7]:
@@ -191,6 +197,8 @@ def main(argv: list[str]) -> None:
     if corpus:
         write_corpus(name, Path(corpus[0]))
     sys.setrecursionlimit(1000)  # the default: a target must never need more
+    if name == "scapy":
+        import godot_dissect.scapy  # noqa: F401 - loaded before instrument_all, which covers what is loaded
     atheris.instrument_all()  # every module loaded so far (the package imports most of itself early)
     atheris.Setup([argv[0], *rest], TARGETS[name])
     atheris.Fuzz()
