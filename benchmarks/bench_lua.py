@@ -1,13 +1,21 @@
-"""``tshark -V`` with the generated Lua dissector against ``tshark -V`` without it, same capture,
-same run.
+"""tshark with the generated Lua dissectors against tshark without them: same capture, same run,
+interleaved rounds.
 
-    python benchmarks/bench_lua.py [CAPTURE] [--runs N] [--prefs 'godot.compact:TRUE' ...]
+    python benchmarks/bench_lua.py [CAPTURE ...] [--rounds N] [--prefs 'godot.compact:TRUE' ...]
+    python benchmarks/bench_lua.py --make-enet-load /tmp/enet-load.pcap [--copies 150]
 
 Without CAPTURE a load capture is made with real Godot 3.2.3 processes
 (``tools/captures/make_captures.py --load 25000``: 25,001 UDP game-state datagrams and 5,001 TCP
-messages). Each configuration runs N times (default 3), interleaved, and the best time counts (the
-machine may be busy). Times are the tshark processes' CPU time (user + system); wall times are
-printed too. The target is <= 4x for the default tree.
+messages). ``--make-enet-load`` writes the second load capture, of another shape: the committed
+real Godot 3.2.3 ENet multiplayer capture (``captures/godot3-enet-multiplayer.pcapng``: RPCs and
+remote sets with Dictionary, Array, math and PoolByteArray arguments, fragments, relays) replayed
+``--copies`` times, each copy a connection of its own (other client ports, later times).
+
+Each round runs every configuration once, in turn (A B C D, A B C D, ...): ``tshark -V`` and plain
+``tshark`` (the packet list), each without and with the dissector, their output read through a pipe.
+Times are the tshark processes' CPU time (user + system); the report gives the median of the rounds
+with min-max, and the ratio of the medians. Targets: ``-V`` with the dissector at most 3x ``-V``
+without, the packet list at most 2x.
 """
 
 from __future__ import annotations
@@ -16,20 +24,21 @@ import argparse
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LUA = ROOT / "lua" / "godot.lua"
+ENET_SOURCE = ROOT / "captures" / "godot3-enet-multiplayer.pcapng"
+TARGETS = {"-V": 3.0, "list": 2.0}
 
 
-def run(cmd: list[str]) -> tuple[float, float, int]:
-    """(cpu seconds, wall seconds, output lines) of one tshark run."""
+def run(cmd: list[str]) -> tuple[float, int]:
+    """(cpu seconds, output lines) of one tshark run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     lines = 0
     assert proc.stdout is not None
@@ -37,51 +46,84 @@ def run(cmd: list[str]) -> tuple[float, float, int]:
         lines += chunk.count(b"\n")
     if proc.wait() != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}")
-    wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, wall, lines
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), lines
+
+
+def make_enet_load(out: Path, copies: int) -> None:
+    """The committed ENet capture ``copies`` times: in copy i the two clients use ports 52000+2i and
+    52001+2i (ephemeral ports no Wireshark dissector claims), so each copy is new ENet and multiplayer
+    conversations, CONNECT included; each copy starts after the one before."""
+    import dpkt
+
+    with ENET_SOURCE.open("rb") as f:
+        frames = [(ts, bytes(buf)) for ts, buf in dpkt.pcapng.Reader(f)]
+    span = frames[-1][0] - frames[0][0] + 1.0
+    server_port = 4270
+    with out.open("wb") as f:
+        w = dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB, nano=True)
+        for i in range(copies):
+            for ts, buf in frames:
+                eth = dpkt.ethernet.Ethernet(buf)
+                udp = eth.data.data
+                if isinstance(udp, dpkt.udp.UDP):
+                    if udp.sport != server_port:
+                        udp.sport = 52000 + 2 * i + (udp.sport - server_port - 1)
+                    if udp.dport != server_port:
+                        udp.dport = 52000 + 2 * i + (udp.dport - server_port - 1)
+                    udp.sum = 0
+                w.writepkt(bytes(eth), ts=ts + i * span)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("capture", nargs="?")
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("capture", nargs="*")
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--prefs", action="append", default=[],
                     help="extra configurations: a space-separated list of NAME:VALUE prefs, e.g. godot.compact:TRUE")
+    ap.add_argument("--make-enet-load", type=Path, metavar="PCAP", help="write the ENet load capture and exit")
+    ap.add_argument("--copies", type=int, default=150)
     args = ap.parse_args()
+    if args.make_enet_load:
+        make_enet_load(args.make_enet_load, args.copies)
+        print(f"wrote {args.make_enet_load}")
+        return
     if shutil.which("tshark") is None:
         raise SystemExit("tshark is not installed (apt-get install tshark)")
-    path = args.capture
-    if path is None:
+    paths = list(args.capture)
+    if not paths:
         path = os.path.join(tempfile.mkdtemp(), "load.pcapng")
         subprocess.run([sys.executable, str(ROOT / "tools/captures/make_captures.py"), "--load", "25000",
                         "--load-out", path], check=True, capture_output=True)
-    base = ["tshark", "-n", "-r", path, "-V"]
-    configs: dict[str, list[str]] = {
-        "tshark -V": base,
-        "tshark -V + godot.lua (default tree)": [*base, "-X", f"lua_script:{LUA}"],
-    }
-    for p in args.prefs:
-        opts = [x for pref in p.split() for x in ("-o", pref)]
-        configs[f"tshark -V + godot.lua ({p})"] = [*base, "-X", f"lua_script:{LUA}", *opts]
-    best: dict[str, tuple[float, float, int]] = {}
-    for _ in range(args.runs):
-        for name, cmd in configs.items():
-            cpu, wall, lines = run(cmd)
-            if name not in best or cpu < best[name][0]:
-                best[name] = (cpu, wall, lines)
-    size = os.path.getsize(path) / 1e6
-    messages = subprocess.run(["tshark", "-n", "-r", path, "-X", f"lua_script:{LUA}", "-T", "fields",
-                               "-e", "godot.dialect", "-E", "occurrence=a"], capture_output=True, text=True,
-                              check=True).stdout.count("godot")
-    print(f"capture: {path} ({size:.1f} MB), {messages} Godot messages; best of {args.runs} runs")
-    plain = best["tshark -V"][0]
-    for name, (cpu, wall, lines) in best.items():
-        ratio = "" if name == "tshark -V" else f"  {cpu / plain:.2f}x"
-        print(f"{name:48} cpu {cpu:6.2f} s  wall {wall:6.2f} s  {lines:>9} lines{ratio}")
-    default = best["tshark -V + godot.lua (default tree)"][0] / plain
-    print(f"target: <= 4x for the default tree: {default:.2f}x, {'met' if default <= 4 else 'MISSED'}")
+        paths = [path]
+    lua = ["-X", f"lua_script:{LUA}"]
+    for path in paths:
+        configs: dict[str, list[str]] = {}
+        for mode, flags in (("-V", ["-V"]), ("list", [])):
+            base = ["tshark", "-n", "-r", path, *flags]
+            configs[f"tshark {mode}"] = base
+            configs[f"tshark {mode} + godot.lua"] = [*base, *lua]
+            for p in args.prefs:
+                opts = [x for pref in p.split() for x in ("-o", pref)]
+                configs[f"tshark {mode} + godot.lua ({p})"] = [*base, *lua, *opts]
+        times: dict[str, list[float]] = {name: [] for name in configs}
+        lines: dict[str, int] = {}
+        for _ in range(args.rounds):
+            for name, cmd in configs.items():
+                cpu, n = run(cmd)
+                times[name].append(cpu)
+                lines[name] = n
+        size = os.path.getsize(path) / 1e6
+        print(f"capture: {path} ({size:.1f} MB); CPU seconds, median of {args.rounds} interleaved rounds (min-max)")
+        for name, ts in times.items():
+            mode = name.split()[1]
+            plain = statistics.median(times[f"tshark {mode}"])
+            med = statistics.median(ts)
+            ratio = "" if name == f"tshark {mode}" else f"  {med / plain:5.2f}x"
+            print(f"  {name:50} {med:6.2f} s ({min(ts):.2f}-{max(ts):.2f})  {lines[name]:>9} lines{ratio}")
+        for mode, target in TARGETS.items():
+            r = statistics.median(times[f"tshark {mode} + godot.lua"]) / statistics.median(times[f"tshark {mode}"])
+            print(f"  target {mode}: <= {target:g}x: {r:.2f}x, {'met' if r <= target else 'MISSED'}")
 
 
 if __name__ == "__main__":

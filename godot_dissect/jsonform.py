@@ -1,4 +1,4 @@
-"""The lossless JSON form of Godot values.
+r"""The lossless JSON form of Godot values.
 
 Plain JSON where it is unambiguous — ``null``, ``true``/``false``, strings (String), integers
 that travel as int32 or int64 by the engine's own choice, finite floats written with a decimal
@@ -20,18 +20,39 @@ name::
     {"type": "SubResource", "id": 2}
 
 ``from_json(to_json(v))`` gives ``v`` back with the same wire width.
+
+Depth: a record's JSON line nests at most :data:`JSON_MAX_DEPTH` levels (jq 1.6 reads 256, Python's
+``json.loads`` about 990). A value whose JSON form would nest deeper — Godot allows 1024 levels,
+and a Dictionary is three JSON levels — is written flat instead, node by node::
+
+    {"type": "Flat", "nodes": [node0, node1, ...]}    # node0 is the value
+
+where every container (Array, Dictionary, Object with properties) inside a node stands as
+``{"node": i}``, a reference to ``nodes[i]`` (always after its parent). ``from_json`` reads it back.
+
+Strings: any code point is written, lone surrogates (a Godot 3 String may hold the UTF-8 of one)
+as the JSON escape ``\udXXX`` (``"\ud800"``), which ``json.loads`` reads back as that code point.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from array import array
 from typing import Any
 
 from . import values as V
 from .codec import fast as _fast
 from .deep import deep_recursion
+
+#: most JSON nesting levels of one record line (the record object included); deeper values are
+#: written in the flat form (see the module docstring)
+JSON_MAX_DEPTH = 256
+#: the same bound for a value on its own (it sits one level inside its record)
+VALUE_MAX_DEPTH = JSON_MAX_DEPTH - 1
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def _num(x: float) -> Any:
@@ -85,9 +106,95 @@ def _unctype(d: Any) -> V.ContainerType | None:
 
 
 def to_json(value: Any) -> Any:
-    """Godot value -> JSON-ready Python data (see the module docstring)."""
+    """Godot value -> JSON-ready Python data (see the module docstring); the flat form when the
+    nested one would be deeper than :data:`VALUE_MAX_DEPTH`."""
     with deep_recursion():
-        return _to(value)
+        data = _to(value)
+    if type(data) in (list, dict) and _json_depth(data) > VALUE_MAX_DEPTH:
+        return _to_flat(value)
+    return data
+
+
+def _json_depth(data: Any) -> int:
+    """How many levels of JSON containers ``data`` nests (iterative)."""
+    deepest = 0
+    stack = [(data, 1)]
+    while stack:
+        d, depth = stack.pop()
+        deepest = max(deepest, depth)
+        for x in d.values() if type(d) is dict else d:
+            if type(x) is list or type(x) is dict:
+                stack.append((x, depth + 1))
+    return deepest
+
+
+#: the classes that are a node of their own in the flat form (exact classes: math types are tuples)
+_CONTAINERS = frozenset((list, tuple, dict, V.FrozenDict, V.Object, V.TypedArray, V.TypedDictionary))
+
+
+def _to_flat(value: Any) -> dict[str, Any]:
+    """The flat form: one node per container, containers inside a node as ``{"node": i}``."""
+    nodes: list[Any] = [None]
+    work = [(0, value)]
+
+    def ref(x: Any) -> Any:
+        if type(x) in _CONTAINERS:
+            nodes.append(None)
+            work.append((len(nodes) - 1, x))
+            return {"node": len(nodes) - 1}
+        return _to(x)  # a leaf: a few JSON levels at most
+
+    while work:
+        i, v = work.pop()
+        if type(v) is V.Object:
+            nodes[i] = {"type": "Object", "class": v.class_name,
+                        "properties": [[k, ref(x)] for k, x in v.properties.items()]}
+        elif type(v) in (dict, V.FrozenDict, V.TypedDictionary):
+            node: dict[str, Any] = {"type": "Dictionary", "items": [[ref(k), ref(x)] for k, x in v.items()]}
+            if type(v) is V.TypedDictionary:
+                node["key_type"], node["value_type"] = _ctype(v.key_type), _ctype(v.value_type)
+            nodes[i] = node
+        elif type(v) is V.TypedArray:
+            nodes[i] = {"type": "Array", "element": _ctype(v.element), "items": [ref(x) for x in v]}
+        else:
+            nodes[i] = [ref(x) for x in v]
+    return {"type": "Flat", "nodes": nodes}
+
+
+def _from_flat(nodes: list[Any]) -> Any:
+    """Inverse of :func:`_to_flat`: children come after their parent, so build from the end."""
+    built: list[Any] = [None] * len(nodes)
+
+    def get(x: Any) -> Any:
+        if type(x) is dict and "node" in x and "type" not in x:
+            return built[x["node"]]
+        return _from(x)
+
+    for i in range(len(nodes) - 1, -1, -1):
+        n = nodes[i]
+        if isinstance(n, list):
+            built[i] = [get(x) for x in n]
+        elif n["type"] == "Object":
+            built[i] = V.Object(n["class"], {k: get(x) for k, x in n["properties"]})
+        elif n["type"] == "Array":
+            built[i] = V.TypedArray(_unctype(n.get("element")), [get(x) for x in n["items"]])
+        elif n["type"] == "Dictionary":
+            items = [(V.freeze(get(k)), get(x)) for k, x in n["items"]]
+            if "key_type" in n or "value_type" in n:
+                built[i] = V.TypedDictionary(_unctype(n.get("key_type")), _unctype(n.get("value_type")), items)
+            else:
+                built[i] = dict(items)
+        else:
+            raise ValueError(f"flat JSON form: node {i} is no container")
+    return built[0]
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text with every lone surrogate (raw in a string, as ``ensure_ascii=False`` leaves
+    it) written as the escape ``\\udXXX``: the text then encodes as UTF-8."""
+    if text.isascii() or not _SURROGATES.search(text):
+        return text
+    return _SURROGATES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _to(v: Any) -> Any:
@@ -157,6 +264,11 @@ _HANDLERS: dict[type, Any] = {
 }
 
 
+def c_tables() -> tuple[dict[type, tuple[str, str | None, int]], int]:
+    """What the C JSON writer is built from: the entries below and the depth it may write."""
+    return compiled_entries(), VALUE_MAX_DEPTH
+
+
 def compiled_entries() -> dict[type, tuple[str, str | None, int]]:
     """The classes codec/_render.c writes besides the plain JSON ones (str, int, float, bool,
     None, list, tuple, dict), as ``(kind, name, n)``; every other class is written here."""
@@ -187,6 +299,8 @@ def _from(d: Any) -> Any:
     if isinstance(d, list):
         return [_from(x) for x in d]
     t = d["type"]
+    if t == "Flat":
+        return _from_flat(d["nodes"])
     if t == "int":
         return V.WideInt(d["value"]) if d.get("wide") else int(d["value"])
     if t == "float":
@@ -240,21 +354,20 @@ def _from(d: Any) -> Any:
 
 def dumps(value: Any, **kw: Any) -> str:
     """``json.dumps(to_json(value))`` with room for deeply nested values."""
-    if not kw and _fast.fast_json is not None and (s := _fast.fast_json(value, compiled_entries)) is not None:
+    if not kw and _fast.fast_json is not None and (s := _fast.fast_json(value, c_tables)) is not None:
         return s  # the compiled writer (codec/_render.c); None: it left this value to Python
-    with deep_recursion():
-        return json.dumps(_to(value), ensure_ascii=False, **kw)
+    return escape_surrogates(json.dumps(to_json(value), ensure_ascii=False, **kw))
 
 
 def record_line(head: dict[str, Any], text: str | None = None, value: Any = None) -> str:
     """``json_text({**head, "text": text, "value": to_json(value)})``, or of ``head`` alone when
     ``text`` is None: one record's JSON line, in one go by the compiled writer when it can."""
     fast = _fast.fast_json_line
-    if fast is not None and (s := fast(head, text, value, compiled_entries)) is not None:
+    if fast is not None and (s := fast(head, text, value, c_tables)) is not None:
         return s
     if text is not None:
         head = {**head, "text": text, "value": to_json(value)}
-    return json_text(head)
+    return json_text(head)  # the value is within VALUE_MAX_DEPTH: no deep_recursion needed
 
 
 def loads(text: str) -> Any:
@@ -263,6 +376,7 @@ def loads(text: str) -> Any:
 
 
 def json_text(data: Any, **kw: Any) -> str:
-    """``json.dumps`` of data that already holds JSON forms (records), deep values included."""
+    """``json.dumps`` of data that already holds JSON forms (records), deep values included;
+    lone surrogates escaped (:func:`escape_surrogates`)."""
     with deep_recursion():
-        return json.dumps(data, ensure_ascii=False, **kw)
+        return escape_surrogates(json.dumps(data, ensure_ascii=False, **kw))

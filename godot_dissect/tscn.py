@@ -112,6 +112,8 @@ class _Loader:
         self.text = text.removeprefix("\ufeff")
         self.fixed = dialect
         self.reader = Reader(self.text, dialect or "godot4")
+        self._line, self._line_pos = 1, 0  # line number at _line_pos: sections come in order, so
+        # each one's line is counted on from the previous one's (linear in the file, not per section)
 
     def run(self) -> _TextFile:
         sections: list[Section] = []
@@ -150,7 +152,9 @@ class _Loader:
     def tag(self) -> Section:
         r = self.reader
         start = r.pos
-        line = self.text.count("\n", 0, start) + 1
+        self._line += self.text.count("\n", self._line_pos, start)
+        self._line_pos = start
+        line = self._line
         r.expect("[")
         tok = r.next()
         if tok.kind != IDENT:
@@ -208,4 +212,12 @@ def load(source: str | os.PathLike[str], dialect: str | None = None) -> Scene | 
     """Read a .tscn/.tres/.escn from a path, or from text when ``source`` looks like a file's content."""
     if isinstance(source, str) and (source.lstrip().startswith("[") or "\n" in source):
         return loads(source, dialect)
-    return loads(Path(source).read_text(encoding="utf-8"), dialect)
+    data = Path(source).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:  # the engine reads these files as UTF-8 too
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - data.rfind(b"\n", 0, e.start)
+        raise TextParseError(f"not UTF-8: byte 0x{data[e.start]:02x} at file offset {e.start} ({e.reason})",
+                             line, column) from None
+    return loads(text, dialect)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import suppress
 from typing import Any, NamedTuple
 
 
@@ -587,9 +588,34 @@ def type_key(value: Any) -> str:
 
 
 def freeze(value: Any) -> Any:
-    """Make a decoded value usable as a Python dict key, as Godot allows any Variant as a key."""
-    if isinstance(value, list):
-        return tuple(freeze(v) for v in value)
-    if isinstance(value, dict):
-        return FrozenDict((freeze(k), freeze(v)) for k, v in value.items())
-    return value
+    """Make a decoded value usable as a Python dict key, as Godot allows any Variant as a key.
+
+    Iterative (an explicit stack, no recursion): a key may be nested up to the engine's 1024 levels
+    (``Dialect.engine_depth_limit``). Each FrozenDict's hash is taken as it is built, innermost
+    first, so hashing a deep key later never recurses through Python either."""
+    if not isinstance(value, (list, dict)):
+        return value
+    # a frame: [items iterator, frozen items so far, is a dict, the key of the value being frozen]
+    stack: list[list] = [[iter(value.items()) if isinstance(value, dict) else iter(value), [],
+                          isinstance(value, dict), None]]
+    while True:
+        frame = stack[-1]
+        it, out, is_dict = frame[0], frame[1], frame[2]
+        for item in it:
+            if is_dict:
+                frame[3], item = item
+            if isinstance(item, (list, dict)):
+                stack.append([iter(item.items()) if isinstance(item, dict) else iter(item), [],
+                              isinstance(item, dict), None])
+                break
+            out.append((frame[3], item) if is_dict else item)
+        else:
+            stack.pop()
+            done: Any = FrozenDict(out) if is_dict else tuple(out)
+            if is_dict:
+                with suppress(TypeError):  # an unhashable value inside fails where it is a key, as before
+                    hash(done)
+            if not stack:
+                return done
+            parent = stack[-1]
+            parent[1].append((parent[3], done) if parent[2] else done)

@@ -16,6 +16,11 @@
 -- walks all of them on every cycle), TreeItem methods are looked up once, and the message being read
 -- lives in upvalues rather than in a table.
 
+-- Loaded twice (an installed copy in the plugin folder and `-X lua_script:`): Wireshark loads the
+-- plugin folder first; the copy loaded second steps aside without a word, so every message is
+-- dissected once (and Proto() does not fail on the second "Godot Variant").
+if select(2, pcall(Dissector.get, "godot")) ~= nil then return end
+
 local SPEC = {
   type_mask = 255,
   flag_64 = { name = "64-bit", shift = 16, bits = 1 },
@@ -47,6 +52,7 @@ local SPEC = {
   max_ambiguous_samples = 64,
   max_pdu = 8388612,
   debugger_ports = { 6007 },
+  max_guessed_pdu = 4096,
   typedefs = {
     { layout = { kind = "empty" }, header = {} },
     { layout = { kind = "bool" }, header = {} },
@@ -602,6 +608,18 @@ local sfmt, sbyte, ssub, srep, sfind, schar = string.format, string.byte, string
 local tconcat, tsort, floor = table.concat, table.sort, math.floor
 local ipairs, pairs, pcall, error, tostring, type, select = ipairs, pairs, pcall, error, tostring, type, select
 
+-- No tree (tshark without -V, -T, -Y or a tap that needs one): Wireshark passes a TreeItem with no
+-- tree behind it (its text is nil). The dissectors still read every message, for the Info column and
+-- their state, but into NULL_ITEM, whose every method is a Lua no-op: no TreeItem or TvbRange is made.
+local NULL_ITEM, NULL_FN = {}, nil
+NULL_FN = function() return NULL_ITEM end
+setmetatable(NULL_ITEM, { __index = function() return NULL_FN end, __call = NULL_FN })
+-- Decided where Wireshark calls a dissector (its TreeItem then holds Lua's helper item, absent without
+-- a tree); not from the TreeItems dissect_tcp_pdus hands its callbacks, whose text is unsafe to read.
+local NO_TREE = false
+local function enter(tree) NO_TREE = tree.text == nil end
+local function tree_of(tree) if NO_TREE then return NULL_ITEM end return tree end
+
 -- How many entries each of the engine's memo tables keeps (decoded strings, label texts, keys) before
 -- it starts again: the garbage collector goes through everything kept on every cycle, and on a big
 -- capture a small heap saves more than the memos' misses cost.
@@ -619,6 +637,7 @@ local OBJ_AS_ID = field_mask(SPEC.object_as_id)
 local EL_KIND, KEY_KIND, VAL_KIND = SPEC.array_element_kind, SPEC.dict_key_kind, SPEC.dict_value_kind
 local KINDS = SPEC.container_kinds -- 1-based: KINDS[kind + 1]
 local MAX_NESTING = SPEC.max_nesting
+local DEPTH_FAILURE = "nesting deeper than " -- the start of the reason the nesting limit gives
 local ZEROS = { [0] = "", "\0", "\0\0", "\0\0\0" }
 local STRUCT_CODE = { i = "i4", I = "I4", q = "e", Q = "E", f = "f", d = "d" }
 local INT_CODES = { i = true, I = true, q = true, Q = true }
@@ -993,6 +1012,7 @@ local RAW, STOP, D, TYPES, UTF8 = "", 0, nil, nil, nil -- the bytes, where they 
 local CK, CANON = false, true         -- checking that it re-encodes byte-identically (detection); result
 local ERR_OFF, ERR_MSG = false, false -- where and why it is malformed
 local TVB, BASE, TLEN = nil, 0, 0     -- showing: the Tvb, where the message starts in it, its length
+local NULL_MODE = false               -- showing into NULL_ITEM (no tree): labels for the Info column only
 local COMPACT, DETAILS, LIMIT, MAX_SHOWN, NOTED = false, false, 0, 0, false -- preferences; depth noted
 local SERIAL = 0 -- counts the messages shown (see leaf())
 
@@ -1057,10 +1077,22 @@ local variant -- forward
 -- call on a TreeItem (tree:add) first goes through Wireshark's __index for the method, which costs
 -- about a sixth of what adding the item costs
 local add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden
+local REAL_METHODS = nil
 
+-- the TreeItem methods the readers call: Wireshark's, or the no-ops of NULL_ITEM (no tree)
 local function tree_methods(tree)
-  add, add_le, set_text, set_len = tree.add, tree.add_le, tree.set_text, tree.set_len
-  prepend_text, add_expert, set_hidden = tree.prepend_text, tree.add_tvb_expert_info, tree.set_hidden
+  if tree == NULL_ITEM then
+    add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden =
+      NULL_FN, NULL_FN, NULL_FN, NULL_FN, NULL_FN, NULL_FN, NULL_FN
+    return
+  end
+  local m = REAL_METHODS
+  if m == nil then
+    m = { tree.add, tree.add_le, tree.set_text, tree.set_len, tree.prepend_text, tree.add_tvb_expert_info,
+          tree.set_hidden }
+    REAL_METHODS = m
+  end
+  add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden = m[1], m[2], m[3], m[4], m[5], m[6], m[7]
 end
 
 local INT64 = cache(KEEP, Int64.new) -- values of godot.int (an int64 field takes Int64 objects)
@@ -1432,7 +1464,7 @@ end
 -- message). Any other key (and every key with the details preference) is a Variant shown inside its
 -- value's item: { s, depth, pre }.
 local function read_key(pos, depth)
-  if depth > MAX_NESTING then fail(pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+  if depth > MAX_NESTING then fail(pos, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
   if STOP - pos < 4 then need(pos, 4, "Variant header") end
   local raw = RAW
   local id, b1, b2, b3, n0, n1, n2, n3 = sbyte(raw, pos + 1, pos + 8) -- the header and the length
@@ -1542,7 +1574,23 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
   for i = 0, n - 1 do
     if pairs_ then
       local ks = pos
-      if sub then
+      if sub and NULL_MODE then
+        -- no tree: only the label of the message's top Variant is wanted (the Info column), and a
+        -- Dictionary's label names its first keys; the values are checked, not labelled
+        if i < 4 then
+          local k
+          k, pos = read_key(pos, depth + 1)
+          if not k.short and not k.text then
+            local _, text = variant(k.s, k.depth, sub, KEY, nil)
+            k.text = text
+          end
+          pos = variant(pos, depth + 1)
+          local kt = k.short or k.text
+          node = node[kt] or summary_next(node, kt)
+        else
+          pos = variant(variant(pos, depth + 1), depth + 1)
+        end
+      elseif sub then
         local k
         k, pos = read_key(pos, depth + 1)
         if k.s then
@@ -1576,7 +1624,8 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
       end
     else
       local es = pos
-      pos = variant(pos, depth + 1, sub, sub and INDEX[i] or nil, nil)
+      if NULL_MODE then pos = variant(pos, depth + 1) -- no tree: the elements are checked, not labelled
+      else pos = variant(pos, depth + 1, sub, sub and INDEX[i] or nil, nil) end
       if types then -- a typed Array pushes each element: kept, converted or dropped
         local st = settle(types.element, TYPES[sbyte(raw, es + 1)])
         if st ~= "keep" then
@@ -1627,7 +1676,7 @@ R.object = function(t, pos, h, s, depth, tree, prefix, key)
   if item and depth + 1 >= MAX_SHOWN and n > 0 then too_deep(item, s, STOP); sub = nil end
   local seen = CK and {} or nil
   for _ = 1, n do
-    if depth + 1 > MAX_NESTING then fail(p, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+    if depth + 1 > MAX_NESTING then fail(p, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
     local ns = p
     local name
     name, p = read_string(p, "property name")
@@ -1655,7 +1704,7 @@ for _, d in ipairs(DIALECT_LIST) do
 end
 
 variant = function(pos, depth, tree, prefix, key)
-  if depth > MAX_NESTING then fail(pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+  if depth > MAX_NESTING then fail(pos, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
   if STOP - pos < 4 then need(pos, 4, "Variant header") end
   local id, b1, b2, b3 = sbyte(RAW, pos + 1, pos + 4)
   local t = TYPES[id]
@@ -1679,9 +1728,10 @@ end
 show = function(tvb, base, raw, d, tree, prefix)
   begin(raw, #raw, d, false)
   SERIAL = SERIAL + 1
-  TVB, BASE, TLEN = tvb, base, #raw
-  COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, P.packed_limit, P.max_depth
-  if add == nil then tree_methods(tree) end
+  NULL_MODE = tree == NULL_ITEM
+  TVB, BASE, TLEN = (NULL_MODE and NULL_FN or tvb), base, #raw
+  COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, NULL_MODE and 0 or P.packed_limit, P.max_depth
+  tree_methods(tree)
   local ok, used, text = pcall(variant, 0, 0, tree, prefix, nil)
   if ok then return true, used, text end
   if used ~= FAIL then error(used, 0) end
@@ -1719,8 +1769,11 @@ top_shape = function(raw, d)
     pos = pos + 4
     top.kids = {}
     for i = 1, n do
-      top.kids[i] = leaf(pos)
-      pos = variant(pos, 1)
+      local kid = leaf(pos)
+      top.kids[i] = kid
+      local e = variant(pos, 1)
+      if kid.t.kind == "container" and not kid.t.pairs then kid.raw = ssub(raw, pos + 1, e) end
+      pos = e
     end
   end
   return top
@@ -1744,12 +1797,30 @@ local function b2n(b) return b and 1 or 0 end
 
 local function guess_add(g, raw)
   g.samples = g.samples + 1
+  if g.samples == 1 and #raw >= 4 then
+    -- what each dialect takes the first message for: the evidence says what differed
+    local id = band(unpack("<I4", raw, 1), SPEC.type_mask)
+    g.first_types = {}
+    for _, name in ipairs(CANDIDATES) do
+      local t = DIALECTS[name].types[id]
+      g.first_types[name] = t and t.name or sfmt("type %d (none)", id)
+    end
+  end
   local outcome = {}
   local best
   for _, name in ipairs(CANDIDATES) do
     local s = g.scores[name]
     local ok, used, canon, off, msg = decode(raw, #raw, DIALECTS[name], true)
     local o
+    if not ok and msg and sfind(msg, DEPTH_FAILURE, 1, true) == 1 then
+      -- fails only on our nesting limit (Godot 3.2 has none): the engine reads it all, so for the
+      -- dialect guess it is a full reading (shown as malformed, with the reason, all the same)
+      ok, used, canon = true, #raw, false
+    elseif ok and used < #raw and used * 2 < #raw then
+      -- a prefix leaving most of the message unread is no reading of it: it must not win over a
+      -- dialect that reads the message through
+      ok, off, msg = false, used, sfmt("%d of %d bytes read", used, #raw)
+    end
     if not ok then
       s.fails = s.fails + 1
       if s.first == "" then s.first = sfmt("%s at offset %d", msg, off) end
@@ -1836,7 +1907,21 @@ local function guess_verdict(g, elsewhere)
       parts[#parts + 1] = sfmt("%s: %d exact, %d identical", ranked[i], o.exact, o.canonical)
     end
   end
-  if #tied > 1 then parts[#parts + 1] = "ambiguous: " .. tconcat(tied, ", ") .. " read these bytes alike" .. hint end
+  if #tied > 1 then
+    local ft = g.first_types or {}
+    local as, differ = {}, false
+    for _, name in ipairs(tied) do
+      as[#as + 1] = sfmt("%s as %s", name, ft[name] or "?")
+      if ft[name] ~= ft[tied[1]] then differ = true end
+    end
+    if differ then
+      parts[#parts + 1] = sfmt("ambiguous: %s score alike but read the first message differently (%s)%s",
+                               tconcat(tied, ", "), tconcat(as, ", "), hint)
+    else
+      parts[#parts + 1] = sfmt("ambiguous: %s score alike (the first message is a %s in each)%s",
+                               tconcat(tied, ", "), ft[tied[1]] or "?", hint)
+    end
+  end
   local fams, nf = {}, 0
   for _, name in ipairs(tied) do
     if not DIALECTS[name].doc_only and not fams[family_of(name)] then fams[family_of(name)] = true; nf = nf + 1 end
@@ -2031,11 +2116,32 @@ local function first_pass(conv, side, raw, key, debugger)
   return rec
 end
 
+-- The Strings of a debugger message's arguments (Arrays of them, a few levels deep): what the game
+-- printed, the error text, the names of a scene tree; for the Info column
+local function printed(raws, d)
+  local out, n = {}, 0
+  local function walk(raw, depth)
+    if n >= 8 or depth > 3 then return end
+    local ok = decode(raw, #raw, d, false)
+    if not ok then return end
+    local top = top_shape(raw, d)
+    if top.t.kind == "string" then n = n + 1; out[n] = top.v; return end
+    for _, kid in ipairs(top.kids or {}) do
+      if n >= 8 then return end
+      if kid.t.kind == "string" then n = n + 1; out[n] = kid.v
+      elseif kid.raw then walk(kid.raw, depth + 1) end
+    end
+  end
+  for _, raw in ipairs(raws) do walk(raw, 1) end
+  return n > 0 and tconcat(out, " ") or nil
+end
+
 -- Show one message (a datagram, a PDU body or a WebSocket message) at tvb[off, off + #raw)
 local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
   local dname, evidence = rec.dialect, rec.show_evidence and rec.evidence
   local conv = rec.conv
-  if rec.provisional then
+  local provisional = rec.provisional
+  if provisional then
     local v = conv.verdict or guess_verdict(conv.guess, clear_verdicts)
     dname = v.dialect
     evidence = v.evidence .. " (provisional: the conversation's dialect is still being guessed)"
@@ -2073,16 +2179,18 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
     if #all > 0 then
       local atvb = ByteArray.new(all, true):tvb("Godot debugger message")
       aitem = root:add(F.dbg_args, atvb())
-      local pos = 0
+      local pos, texts = 0, {}
       for i, a in ipairs(rec.args) do
-        show(atvb, pos, a, d, aitem, INDEX[i - 1])
+        local _, _, text = show(atvb, pos, a, d, aitem, INDEX[i - 1])
+        texts[#texts + 1] = text
         pos = pos + #a
       end
+      info = rec.name .. ": " .. short(printed(rec.args, d) or tconcat(texts, ", "), 100)
     else
       aitem = root:add(F.dbg_args, whole)
+      info = rec.name
     end
     aitem:set_text(sfmt("Arguments (%d)", rec.argc))
-    info = rec.name
   else
     local ok, used, text, eoff, emsg = show(tvb, off, raw, d, root, "")
     if not ok and not select(2, frame_of(pinfo)) and not rec.checked and conv and conv.verdict and conv.guess then
@@ -2105,7 +2213,17 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
         root:add_tvb_expert_info(E.malformed, whole, rec.err)
         info = "Malformed: " .. rec.err
       elseif rec.role == "debugger" then
-        info = rec.name
+        -- the data after the name (and thread): its Strings, else its summary
+        local top = top_shape(raw, d)
+        local raws, strings = {}, {}
+        for i, kid in ipairs(top.kids or {}) do
+          if i > 1 and kid.raw then raws[#raws + 1] = kid.raw end
+          if i > 1 and kid.t.kind == "string" then strings[#strings + 1] = kid.v end
+        end
+        local what = printed(raws, d)
+        if what and #strings > 0 then what = tconcat(strings, " ") .. " " .. what end
+        what = what or (#strings > 0 and tconcat(strings, " ")) or nil
+        info = what and (rec.name .. ": " .. short(what, 100)) or rec.name
       elseif rec.role == "part" then
         info = rec.name .. " (" .. rec.part .. ")"
       else
@@ -2121,29 +2239,36 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
     end
   end
   root:append_text(", " .. dname .. ": " .. info)
+  if provisional then info = info .. " [provisional " .. dname .. "]" end
   return info
 end
 
-local frame_state = { number = -1, first = true }
-
+-- the Info column: the frame's first message replaces what the layers below wrote, the next ones are
+-- appended. "Next" = the same frame and pass as the message before, with the column still holding
+-- what we wrote then: a new dissection of the frame (a second pass, a click in the GUI) starts from
+-- what the lower layers wrote, so every dissection writes the same text.
+local info_last = { number = -1, visited = false, text = "" }
 local function set_info(pinfo, text)
-  local st = frame_state
   local number, visited = frame_of(pinfo)
+  local st = info_last
   local cols = pinfo.cols
-  if st.number ~= number or st.visited ~= visited then
-    st.number, st.visited, st.first = number, visited, true
-    cols.protocol = "Godot"
-  end
-  if st.first then
-    cols.info = text
-    st.first = false
-  else
+  -- (the column may hold a fenced prefix, e.g. a TCP segment's earlier PDUs: compare its end)
+  if st.number == number and st.visited == visited and ssub(tostring(cols.info), -#st.text) == st.text then
+    st.text = st.text .. " | " .. text
     cols.info:append(" | " .. text)
+  else
+    st.number, st.visited, st.text = number, visited, text
+    cols.protocol = "Godot"
+    cols.info = text
   end
 end
 
+-- the statistics (stats.lua) count every message the dissectors show: stats.lua sets `count`
+local STATS_HOOK = {}
+
 -- one message through the conversation machinery
 local function message(tvb, pinfo, tree, conv, sender, raw, off, key, framing, debugger)
+  tree = tree_of(tree)
   local rec = frames[key]
   if rec == nil then
     rec = first_pass(conv, side_of(conv, sender), raw, key, debugger)
@@ -2155,6 +2280,9 @@ local function message(tvb, pinfo, tree, conv, sender, raw, off, key, framing, d
     rec = frames[key]
   end
   set_info(pinfo, show_message(tvb, pinfo, tree, rec, raw, off, framing, key))
+  if STATS_HOOK.count and rec.role ~= "part" then -- set while a statistic is asked for
+    STATS_HOOK.count(pinfo, { kind = "variant", app_bytes = #raw })
+  end
 end
 
 ----------------------------------------------------------------------------------------------------
@@ -2307,6 +2435,7 @@ local function dissect_tcp(tvb, pinfo, tree)
 end
 
 function godot.dissector(tvb, pinfo, tree)
+  enter(tree)
   if pinfo.port_type == 3 then
     local conv = conv_of(pinfo, "udp")
     if not conv.heuristic and not select(2, frame_of(pinfo)) and not known("udp", pinfo) then
@@ -2318,6 +2447,7 @@ function godot.dissector(tvb, pinfo, tree)
 end
 
 local function heur_udp(tvb, pinfo, tree)
+  enter(tree)
   if not P.heuristics then return false end
   local len = tvb:len()
   if len < 4 or len % 4 ~= 0 then return false end
@@ -2329,6 +2459,7 @@ local function heur_udp(tvb, pinfo, tree)
 end
 
 local function heur_tcp(tvb, pinfo, tree)
+  enter(tree)
   if not P.heuristics then return false end
   local avail = tvb:len()
   if avail < 4 or looks_http(tvb) then return false end
@@ -2346,6 +2477,10 @@ local function heur_tcp(tvb, pinfo, tree)
       if not any then return false end
     end
     if avail >= 6 and tvb(5, 1):uint() ~= 0 then return false end
+    -- a guess on a length prefix alone: Wireshark's reassembly costs time per segment it holds, so
+    -- it is asked for a small PDU only (a trickle of 1-byte segments after a huge claim stays linear);
+    -- a flow with a bigger first PDU is recognised at a later PDU that arrives whole
+    if n > SPEC.max_guessed_pdu then return false end
     pinfo.desegment_offset = 0
     pinfo.desegment_len = n + 4 - avail
     return true
@@ -2358,22 +2493,22 @@ local function heur_tcp(tvb, pinfo, tree)
 end
 
 -- WebSocket: one binary message, one Variant (text messages are left to the websocket dissector)
-local f_ws_opcode = Field.new("websocket.opcode")
-
-local function ws_is_text()
-  local ops = { f_ws_opcode() }
-  for i = #ops, 1, -1 do
-    local op = ops[i].value
-    if op == 1 then return true end
-    if op == 2 then return false end
-  end
-  return false
+-- A WebSocket text message (opcode 1) is left to the websocket dissector. Its heuristic list gets
+-- text and binary messages alike and Lua cannot see the opcode without a Field extractor, which
+-- would make tshark build a tree for every packet (and cost the plugin most of its speed without
+-- -V); so text is told by its bytes: printable UTF-8 with no control characters, which no Variant
+-- is (a Variant's header has zero flag bytes) and no multiplayer packet is (ids, commands).
+local function looks_like_text(raw)
+  if #raw == 0 or sfind(raw, "[%z\1-\8\11\12\14-\31\127]") then return false end
+  return valid_strict(raw)
 end
 
 local function heur_ws(tvb, pinfo, tree)
-  if not P.heuristics or ws_is_text() then return false end
+  enter(tree)
+  if not P.heuristics then return false end
   local len = tvb:len()
   local raw = tvb:raw()
+  if looks_like_text(raw) then return false end
   local conv, sender = conv_of(pinfo, "ws")
   if not conv.confirmed then
     if not plausible_in(raw, len, nil) then return false end
@@ -2413,7 +2548,7 @@ end
 function godot.init()
   read_prefs()
   reset_state()
-  frame_state = { number = -1, first = true }
+  info_last = { number = -1, visited = false, text = "" }
 end
 
 read_prefs()
@@ -3183,6 +3318,7 @@ local MP_SPEC = {
     max_waiting_data = 33554432,
     max_groups = 256,
     seen_window = 4096,
+    max_held_bytes = 67108864,
   },
   mp = {
     protocols = {
@@ -4252,6 +4388,7 @@ local MP_SPEC = {
       enet = "an ENet control command (connect, disconnect, ...)",
     },
     max_cache_entries = 65536,
+    transfer_of_delivery = { reliable = "reliable", unsequenced = "unreliable", unreliable = "unreliable_ordered" },
   },
   codecs = {
     range_coder = {
@@ -4272,6 +4409,7 @@ local MP_SPEC = {
     },
     fastlz = { MAX_L2_DISTANCE = 8191 },
   },
+  stats = { max_rows = 100000 },
 }
 local MP = {} -- what enet.lua hands to multiplayer.lua
 do -- compression.lua
@@ -4647,9 +4785,9 @@ local function part()
 local ES = MP_SPEC.enet
 -- what these templates use of engine.lua (its main-chunk locals): fail at load time, not per packet,
 -- if the engine stops offering one of them
-local ENGINE_NAMES = { "show", "F", "godot", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
+local ENGINE_NAMES = { "show", "F", "godot", "STATS_HOOK", "looks_like_text", "NULL_ITEM", "tree_of", "enter", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
                        "tconcat", "tsort", "floor", "band", "bor", "rshift", "lshift" }
-local ENGINE_VALUES = { show, F, godot, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
+local ENGINE_VALUES = { show, F, godot, STATS_HOOK, looks_like_text, NULL_ITEM, tree_of, enter, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
                         band, bor, rshift, lshift }
 for i, name in ipairs(ENGINE_NAMES) do
   assert(ENGINE_VALUES[i] ~= nil, "godot.lua: engine.lua no longer defines " .. name)
@@ -4930,7 +5068,8 @@ local function recent_add(r, key)
 end
 
 local function new_direction()
-  return { reliable = {}, unreliable = {}, unsequenced = recent(), groups = {}, ngroups = 0, pending = 0 }
+  return { reliable = {}, unreliable = {}, unsequenced = recent(), groups = {}, ngroups = 0, pending = 0,
+           dropped = recent() }
 end
 
 local function econv_of(pinfo)
@@ -4948,6 +5087,32 @@ local function dir_of(c, sender)
   return d
 end
 
+-- Fragment reassembly, bounded as ENet bounds it: what a peer holds is charged per fragment at least
+-- the data an ENet sender puts in a fragment at the smallest MTU (a fragment of 0 bytes still costs
+-- an entry), up to the host's maximumWaitingData per direction (preference enet.max_reassembly) and
+-- MAX_HELD_BYTES over the whole capture; a group that would go past either is dropped (expert info
+-- says what was cut), and its later fragments are dropped with it.
+local FRAGMENT_CMD_SIZE
+for _, c in ipairs(ES.commands) do if c.fragment_key and FRAGMENT_CMD_SIZE == nil then FRAGMENT_CMD_SIZE = c.size end end
+local MIN_FRAGMENT_DATA = ES.min_mtu - HW.size - ES.sent_time.size - FRAGMENT_CMD_SIZE
+local MAX_HELD = ES.max_held_bytes
+local held_total = 0 -- charged bytes of every open group of the capture
+
+local function release(dir, key)
+  local g = dir.groups[key]
+  if g == nil then return end
+  dir.groups[key] = nil
+  dir.ngroups = dir.ngroups - 1
+  dir.pending = dir.pending - g.held
+  held_total = held_total - g.held
+end
+
+local function drop(dir, key, why)
+  release(dir, key)
+  recent_add(dir.dropped, key)
+  return { what = "dropped", why = why }
+end
+
 -- one delivery decision per data command, made once (first pass) and kept by frame number:
 -- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first }
 local function fragment(dir, cmd, frame, raw_data)
@@ -4955,33 +5120,49 @@ local function fragment(dir, cmd, frame, raw_data)
   local parts = {}
   for _, k in ipairs(d.fragment_key) do parts[#parts + 1] = tostring(v[k]) end
   local key = d.number .. ":" .. tconcat(parts, ":")
+  if dir.dropped.set[key] then
+    return { what = "dropped", why = "a fragment of a group dropped earlier" }
+  end
   local g = dir.groups[key]
   if g == nil then
-    if dir.ngroups >= MAX_GROUPS or dir.pending + v.total_length > EP.max_reassembly then
-      return { what = "dropped", why = "too many open fragment groups or bytes held" }
+    if dir.ngroups >= MAX_GROUPS then
+      return drop(dir, key, sfmt("%d fragment groups already open in this direction", MAX_GROUPS))
     end
-    g = { count = v.fragment_count, total = v.total_length, got = 0, have = {}, parts = {}, first = frame }
+    g = { count = v.fragment_count, total = v.total_length, got = 0, have = {}, offs = {}, datas = {}, first = frame,
+          held = 0 }
     dir.groups[key] = g
     dir.ngroups = dir.ngroups + 1
   elseif g.count ~= v.fragment_count or g.total ~= v.total_length then
     return { what = "dropped", why = "fragment disagrees with its group's count or length" }
   end
   if g.have[v.fragment_number] then return { what = "duplicate" } end
+  local cost = #raw_data > MIN_FRAGMENT_DATA and #raw_data or MIN_FRAGMENT_DATA
+  if dir.pending + cost > EP.max_reassembly then
+    return drop(dir, key, sfmt("group dropped: %d fragments (%d bytes charged) held in this direction, "
+      .. "the limit is %d bytes (preference enet.max_reassembly; a fragment counts at least %d bytes)",
+      g.got, dir.pending, EP.max_reassembly, MIN_FRAGMENT_DATA))
+  end
+  if held_total + cost > MAX_HELD then
+    return drop(dir, key, sfmt("group dropped: %d bytes of fragments held in the capture, the limit is %d "
+      .. "(a fragment counts at least %d bytes)", held_total, MAX_HELD, MIN_FRAGMENT_DATA))
+  end
   g.have[v.fragment_number] = true
   g.got = g.got + 1
-  g.parts[#g.parts + 1] = { v.fragment_offset, raw_data }
-  dir.pending = dir.pending + #raw_data
+  g.offs[g.got], g.datas[g.got] = v.fragment_offset, raw_data
+  g.held = g.held + cost
+  dir.pending = dir.pending + cost
+  held_total = held_total + cost
   if g.got < g.count then return { what = "fragment", got = g.got, count = g.count, first = g.first } end
-  table.sort(g.parts, function(x, y) return x[1] < y[1] end)
+  local order = {}
+  for i = 1, g.got do order[i] = i end
+  tsort(order, function(x, y) return g.offs[x] < g.offs[y] end)
   local out, at = {}, 0
-  for _, part in ipairs(g.parts) do
-    if part[1] > at then out[#out + 1] = srep("\0", part[1] - at); at = part[1] end
-    if part[1] + #part[2] > at then out[#out + 1] = ssub(part[2], at - part[1] + 1); at = part[1] + #part[2] end
+  for _, i in ipairs(order) do
+    local off, data = g.offs[i], g.datas[i]
+    if off > at then out[#out + 1] = srep("\0", off - at); at = off end
+    if off + #data > at then out[#out + 1] = ssub(data, at - off + 1); at = off + #data end
   end
-  dir.groups[key] = nil
-  dir.ngroups = dir.ngroups - 1
-  dir.pending = dir.pending - g.total
-  if dir.pending < 0 then dir.pending = 0 end
+  release(dir, key)
   local data = ssub(tconcat(out), 1, g.total)
   return { what = "reassembled", data = data, count = g.count, first = g.first }
 end
@@ -5008,6 +5189,7 @@ end
 local function show_command(ctree, ctvb, cmd)
   local d, v = cmd.def, cmd.values
   local r = ctvb(cmd.off, d.size)
+  if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
   local item = ctree:add(enet, ctvb(cmd.off, cmd.size), d.name)
   item:set_text(d.name)
   local byte_range = r(0, CH.command.size)
@@ -5034,7 +5216,8 @@ local function conv_major(conv)
   return conv.major, conv.major_evidence
 end
 
-local function dissect(tvb, pinfo, tree)
+local function dissect(tvb, pinfo, given)
+  local tree = tree_of(given)
   local raw = tvb:raw()
   local conv, sender = econv_of(pinfo)
   local root = tree:add(enet, tvb())
@@ -5075,7 +5258,10 @@ local function dissect(tvb, pinfo, tree)
       if conv.client ~= sender or conv.connect_id ~= c.values.connect_id then
         conv.client, conv.connect_id, conv.client_id = sender, c.values.connect_id, c.values.data
         conv.connect_seen = true -- the client's side is known for sure
-        for _, dir in pairs(conv.dirs) do for k, x in pairs(new_direction()) do dir[k] = x end end
+        for _, dir in pairs(conv.dirs) do
+          held_total = held_total - dir.pending -- a new connection: the old one's groups are gone
+          for k, x in pairs(new_direction()) do dir[k] = x end
+        end
       end
     end
     local major = c.values.channel_count and ES.godot_major_by_channel_count[c.values.channel_count]
@@ -5135,21 +5321,27 @@ local function dissect(tvb, pinfo, tree)
   pinfo.cols.info = "ENet " .. tconcat(info, ", ")
   local major, evidence = conv_major(conv)
   if major then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
-  for i, p in ipairs(deliveries) do
-    if MP.payload then
-      MP.payload(p, pinfo, tree, { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
-                                   client_id = conv.client_id, transport = "enet", conv = conv,
-                                   direction_known = conv.connect_seen or false,
-                                   msg_key = pinfo.number .. ":" .. i })
+  if #deliveries > 0 and MP.deliver then
+    local list = {}
+    for i, p in ipairs(deliveries) do
+      list[i] = { p = p, env = { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
+                                 client_id = conv.client_id, transport = "enet", conv = conv,
+                                 direction_known = conv.connect_seen or false,
+                                 msg_key = pinfo.number .. ":" .. i } }
     end
+    MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
   end
   return tvb:len()
 end
 
 -- Registration ---------------------------------------------------------------------------------------
-function enet.dissector(tvb, pinfo, tree) return dissect(tvb, pinfo, tree) end
+function enet.dissector(tvb, pinfo, tree)
+  enter(tree)
+  return dissect(tvb, pinfo, tree)
+end
 
 local function heur_enet(tvb, pinfo, tree)
+  enter(tree)
   if not EP.heuristic then return false end
   local c = econv_of(pinfo)
   if not c.confirmed then
@@ -5173,7 +5365,7 @@ end
 function enet.prefs_changed() read_enet_prefs(); register_enet_ports() end
 function enet.init()
   read_enet_prefs()
-  econvs, plans = {}, {}
+  econvs, plans, held_total = {}, {}, 0
   if MP.reset then MP.reset() end
 end
 
@@ -5196,12 +5388,21 @@ local function part()
 -- @MP_SPEC@
 local MS = MP_SPEC.mp
 
+-- A protocol of its own (filter name godot_mp, Protocol column "GodotMP"): ENet hands each frame's
+-- delivered packets to it through a Dissector handle, so frame.protocols and io,phs list it after enet;
+-- the Variants of its arguments are godot.* fields inside its items.
+local godot_mp = Proto("godot_mp", "Godot high-level multiplayer")
+MP.proto = godot_mp
+local MP_COLUMN = "GodotMP"
+
 -- ProtoFields: one per item name of every layout, plus the filterable summary fields -----------------
 local IF, BF = {}, {}  -- item name -> ProtoField; bits name -> ProtoField
+local BF_MASKED = {}   -- bits names whose field has its mask: added from the bytes, shown as bits
+local HEX = {}         -- item names that are flag words (they have bit fields): shown in hex
 local WIDE = {}        -- item names whose field is 64-bit: values are passed as Int64/UInt64
 local int_kinds = {}   -- name -> { size, signed, mixed }
 local text_names, blob_names, bits_names = {}, {}, {}
-local SKIP = { command = true } -- the command byte has its own fields (godot.mp.command is its name)
+local SKIP = { command = true } -- the command byte has its own fields (godot_mp.command is its name)
 
 local function note_int(name, code)
   local k = int_kinds[name]
@@ -5210,20 +5411,29 @@ local function note_int(name, code)
   if code.size > k.size then k.size = code.size end
 end
 
-local collect
-local function collect_bits(list)
-  for _, b in ipairs(list or {}) do bits_names[b.name] = bits_names[b.name] or b end
+-- bits of a `size`-byte word: one masked field per name, unless a name sits in words of two shapes
+local function collect_bits(list, size, owner)
+  for _, b in ipairs(list or {}) do
+    local seen = bits_names[b.name]
+    if seen == nil then
+      bits_names[b.name] = { b = b, size = size, shift = b.shift, width = b.width }
+    elseif seen.size ~= size or seen.shift ~= b.shift or seen.width ~= b.width then
+      seen.conflict = true
+    end
+    if owner and not SKIP[b.name] then HEX[owner] = true end
+  end
 end
+local collect
 collect = function(items)
   for _, it in ipairs(items) do
     local k = it.kind
     if k == "when" then collect({ it.item })
     elseif k == "int" then
       if not SKIP[it.name] then note_int(it.name, it.code) end
-      collect_bits(it.bits)
+      collect_bits(it.bits, it.code.size, it.name)
     elseif k == "choice" then
       for _, code in pairs(it.codes) do note_int(it.name, code) end
-      for _, bb in ipairs(it.bits) do collect_bits(bb.bits) end
+      for _, bb in ipairs(it.bits) do collect_bits(bb.bits, bb.size, it.name) end
     elseif k == "text" then text_names[it.name] = true
     elseif k == "blob" then blob_names[it.name] = it
     elseif k == "repeat" then collect(it.items)
@@ -5233,7 +5443,7 @@ collect = function(items)
 end
 for _, proto in pairs(MS.protocols) do
   for _, c in ipairs(proto.commands) do
-    collect_bits(c.flags)
+    collect_bits(c.flags, proto.command_byte.code.size, nil)
     for _, form in ipairs(c.forms) do collect(form.items) end
   end
 end
@@ -5243,70 +5453,90 @@ for _, form in ipairs({ MS.enet3_sysmsg, MS.ws3_header, MS.ws3_sys, MS.ws4_peer_
 local function label(name) return (name:gsub("_", " "):gsub("^%l", string.upper)) end
 local mfields = {}
 local function add_field(f) mfields[#mfields + 1] = f; return f end
+
+-- the summary fields: what a message means, the same names in Godot 3 and 4 (filter on these)
+local MF = {
+  kind = add_field(ProtoField.string("godot_mp.kind", "Multiplayer kind")),
+  command = add_field(ProtoField.string("godot_mp.command", "Command")),
+  command_id = add_field(ProtoField.uint8("godot_mp.command_id", "Command number", base.DEC)),
+  protocol = add_field(ProtoField.string("godot_mp.protocol", "Protocol")),
+  sender = add_field(ProtoField.int32("godot_mp.sender", "Sending peer", base.DEC)),
+  receiver = add_field(ProtoField.int32("godot_mp.receiver", "Receiving peer", base.DEC)),
+  relayed = add_field(ProtoField.bool("godot_mp.relayed", "Relayed by the server")),
+  app_bytes = add_field(ProtoField.uint32("godot_mp.app_bytes", "Packet size (as the engine sees it)", base.DEC)),
+  transfer = add_field(ProtoField.string("godot_mp.transfer", "Transfer mode")),
+  channel = add_field(ProtoField.uint8("godot_mp.channel", "ENet channel", base.DEC)),
+  channel_name = add_field(ProtoField.string("godot_mp.channel_name", "Channel")),
+  relay = add_field(ProtoField.string("godot_mp.relay", "Relay")),
+  error = add_field(ProtoField.string("godot_mp.error", "Malformed")),
+  unresolved = add_field(ProtoField.string("godot_mp.unresolved", "Unresolved")),
+  node = add_field(ProtoField.string("godot_mp.rpc.node", "Node")),
+  node_id = add_field(ProtoField.uint32("godot_mp.rpc.node_id", "Node cache id", base.DEC)),
+  method = add_field(ProtoField.string("godot_mp.rpc.method", "Method")),
+  method_id = add_field(ProtoField.uint16("godot_mp.rpc.method_id", "Method id", base.DEC)),
+  property = add_field(ProtoField.string("godot_mp.rset.property", "Property")),
+  argc = add_field(ProtoField.uint8("godot_mp.rpc.argc", "Arguments", base.DEC)),
+  arg = add_field(ProtoField.string("godot_mp.rpc.arg", "Argument")),
+  peer = add_field(ProtoField.int32("godot_mp.peer", "Peer", base.DEC)),
+  evidence = add_field(ProtoField.string("godot_mp.evidence", "Protocol evidence")),
+  peer_header = add_field(ProtoField.none("godot_mp.peer_header", "Godot 3 ENet peer header")),
+}
+-- layout items that ARE a summary field: read into it directly, so the tree has the value once
+local ALIAS = { method = "method", property = "property", node_path = "node", method_id = "method_id" }
+for item_name, mf in pairs(ALIAS) do IF[item_name] = MF[mf] end
+
+local UINTS = { [1] = ProtoField.uint8, [2] = ProtoField.uint16, [4] = ProtoField.uint32 }
 for name, k in pairs(int_kinds) do
-  local abbrev = "godot.mp." .. name
-  if k.mixed or k.size > 4 then
+  local abbrev = "godot_mp." .. name
+  if IF[name] then -- an alias
+  elseif k.mixed or k.size > 4 then
     WIDE[name] = (k.signed or k.mixed) and Int64 or UInt64
     IF[name] = add_field((k.signed or k.mixed) and ProtoField.int64(abbrev, label(name), base.DEC)
                          or ProtoField.uint64(abbrev, label(name), base.DEC))
   elseif k.signed then
     IF[name] = add_field(ProtoField.int32(abbrev, label(name), base.DEC))
   else
-    IF[name] = add_field(ProtoField.uint32(abbrev, label(name), base.DEC))
+    IF[name] = add_field(ProtoField.uint32(abbrev, label(name), HEX[name] and base.HEX or base.DEC))
   end
 end
 for name in pairs(text_names) do
-  if IF[name] == nil then IF[name] = add_field(ProtoField.string("godot.mp." .. name, label(name))) end
+  if IF[name] == nil then IF[name] = add_field(ProtoField.string("godot_mp." .. name, label(name))) end
 end
 local TEXT_BLOB = {} -- blob names whose bytes are text (shown as a string field)
 for name, it in pairs(blob_names) do
   if IF[name] == nil then
     if it.content == "utf8" then
       TEXT_BLOB[name] = true
-      IF[name] = add_field(ProtoField.string("godot.mp." .. name, label(name)))
+      IF[name] = add_field(ProtoField.string("godot_mp." .. name, label(name)))
     else
-      IF[name] = add_field(ProtoField.bytes("godot.mp." .. name, label(name)))
+      IF[name] = add_field(ProtoField.bytes("godot_mp." .. name, label(name)))
     end
   end
 end
-for name, b in pairs(bits_names) do
+for name, bn in pairs(bits_names) do
+  local b = bn.b
   if IF[name] == nil and not SKIP[name] then
-    BF[name] = add_field(ProtoField.uint32("godot.mp." .. name, label(name), base.DEC, b.values, nil, b.meaning))
+    if bn.conflict or UINTS[bn.size] == nil then
+      BF[name] = add_field(ProtoField.uint32("godot_mp." .. name, label(name), base.DEC, b.values, nil, b.meaning))
+    else
+      -- a bit field of its word: Wireshark shows the bits (..1. ....) and reads the value itself
+      local mask = (2 ^ b.width - 1) * 2 ^ b.shift
+      BF[name] = add_field(UINTS[bn.size]("godot_mp." .. name, label(name), base.DEC, b.values, mask, b.meaning))
+      BF_MASKED[name] = true
+    end
   elseif not SKIP[name] then
     BF[name] = IF[name]
   end
 end
-
-local MF = {
-  kind = add_field(ProtoField.string("godot.mp.kind", "Multiplayer kind")),
-  command = add_field(ProtoField.string("godot.mp.command", "Command")),
-  command_id = add_field(ProtoField.uint8("godot.mp.command_id", "Command number", base.DEC)),
-  protocol = add_field(ProtoField.string("godot.mp.protocol", "Protocol")),
-  sender = add_field(ProtoField.int32("godot.mp.sender", "Sending peer", base.DEC)),
-  channel = add_field(ProtoField.uint8("godot.mp.channel", "ENet channel", base.DEC)),
-  channel_name = add_field(ProtoField.string("godot.mp.channel_name", "Channel")),
-  relay = add_field(ProtoField.string("godot.mp.relay", "Relay")),
-  error = add_field(ProtoField.string("godot.mp.error", "Malformed")),
-  unresolved = add_field(ProtoField.string("godot.mp.unresolved", "Unresolved")),
-  node = add_field(ProtoField.string("godot.rpc.node", "Node")),
-  node_id = add_field(ProtoField.uint32("godot.rpc.node_id", "Node cache id", base.DEC)),
-  method = add_field(ProtoField.string("godot.rpc.method", "Method")),
-  method_id = add_field(ProtoField.uint16("godot.rpc.method_id", "Method id", base.DEC)),
-  property = add_field(ProtoField.string("godot.rset.property", "Property")),
-  argc = add_field(ProtoField.uint8("godot.rpc.argc", "Arguments", base.DEC)),
-  arg = add_field(ProtoField.string("godot.rpc.arg", "Argument")),
-  peer = add_field(ProtoField.int32("godot.mp.peer", "Peer", base.DEC)),
-  evidence = add_field(ProtoField.string("godot.mp.evidence", "Protocol evidence")),
-}
-godot.fields = mfields -- appended to the godot protocol's fields (Proto.fields adds, it does not replace)
+godot_mp.fields = mfields
 
 local ME = {
-  malformed = ProtoExpert.new("godot.mp.malformed", "Malformed Godot multiplayer packet", expert.group.MALFORMED,
+  malformed = ProtoExpert.new("godot_mp.malformed", "Malformed Godot multiplayer packet", expert.group.MALFORMED,
                               expert.severity.ERROR),
-  unresolved = ProtoExpert.new("godot.mp.unresolved.expert", "Path cache id not announced in the capture",
+  unresolved = ProtoExpert.new("godot_mp.unresolved.expert", "Path cache id not announced in the capture",
                                expert.group.SEQUENCE, expert.severity.NOTE),
 }
-godot.experts = { ME.malformed, ME.unresolved }
+godot_mp.experts = { ME.malformed, ME.unresolved }
 
 -- Reading ---------------------------------------------------------------------------------------------
 local MPFAIL = {}
@@ -5360,7 +5590,10 @@ local function check_size(ctx, form, size, at, what)
 end
 
 -- ctx: { tvb, off (tvb offset of raw byte 0), raw, d (dialect), tree items, args = {} }
-local function rng(ctx, s, e) return ctx.tvb(ctx.off + s, e - s) end
+local function rng(ctx, s, e)
+  if ctx.null then return NULL_ITEM end -- no tree: no TvbRange either
+  return ctx.tvb(ctx.off + s, e - s)
+end
 
 local BLOB = {}    -- content -> function(ctx, blob item, s, e, scope, tree)
 local read_items
@@ -5409,7 +5642,14 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
     local bv = band(rshift(v, b.shift), lshift(1, b.width) - 1)
     if b.width >= 31 then bv = v % 2 ^ (b.shift + b.width) ; bv = floor(bv / 2 ^ b.shift) end
     scope.v[b.name] = bv
-    if item and BF[b.name] then item:add(BF[b.name], rng(ctx, pos, pos + code.size), bv) end
+    if item and BF[b.name] then
+      if BF_MASKED[b.name] then
+        if code.le then item:add_le(BF[b.name], rng(ctx, pos, pos + code.size))
+        else item:add(BF[b.name], rng(ctx, pos, pos + code.size)) end
+      else
+        item:add(BF[b.name], rng(ctx, pos, pos + code.size), bv)
+      end
+    end
   end
   if item and it.values and it.values[v] then item:append_text(" (" .. it.values[v] .. ")") end
   return pos + code.size
@@ -5527,9 +5767,9 @@ local function one_compressed(ctx, pos, e, tree, prefix)
   if t == bool_t.id then
     local v = bits_get(CV.bool_value_bits, meta) == 1
     local text = bool_t.name .. ": " .. tostring(v)
-    if tree then
-      local it = tree:add(F.type, rng(ctx, pos, pos + 1), t, (prefix or "") .. text)
-      it:add(F.bool, rng(ctx, pos, pos + 1), v)
+    if tree then -- the value field is the item (as engine.lua shows a bool), its type a hidden field
+      local r = rng(ctx, pos, pos + 1)
+      tree:add(F.bool, r, v, (prefix or "") .. text):add(F.type, r, t):set_hidden()
     end
     return pos + 1, text
   end
@@ -5540,12 +5780,12 @@ local function one_compressed(ctx, pos, e, tree, prefix)
     if e - pos - 1 < code.size then
       mfail(ctx, pos + 1, sfmt("compressed int (%d-bit): needs %d bytes, %d left", code.size * 8, code.size, e - pos - 1))
     end
-    local r = rng(ctx, pos + 1, pos + 1 + code.size)
-    local v = code.size == 8 and r:le_int64() or read_code(ctx.raw, pos + 1, code)
+    local v = code.size == 8 and Struct.unpack("<e", ctx.raw, pos + 2) or read_code(ctx.raw, pos + 1, code)
     local text = int_t.name .. ": " .. tostring(v)
     if tree then
-      local it = tree:add(F.type, rng(ctx, pos, pos + 1 + code.size), t, (prefix or "") .. text)
-      it:add(F.int, r, type(v) == "number" and Int64.new(v) or v)
+      local whole = rng(ctx, pos, pos + 1 + code.size)
+      tree:add(F.int, whole, type(v) == "number" and Int64.new(v) or v, (prefix or "") .. text)
+        :add(F.type, whole, t):set_hidden()
     end
     return pos + 1 + code.size, text
   end
@@ -5603,10 +5843,10 @@ end
 -- Godot 4 method names -------------------------------------------------------------------------------------
 -- Method ids index the node's RPC names sorted (node-level ones with NODE_RPC_FLAG); the names are not
 -- on the wire, but SIMPLIFY_PATH carries get_rpc_md5 (md5 of the node-level names sorted, then the
--- script's sorted, concatenated). Names listed in the preference godot.rpc_names are used only when
+-- script's sorted, concatenated). Names listed in the preference godot_mp.rpc_names are used only when
 -- their md5 is the announced one (or, with no md5 in the capture, marked unverified): the rules of
 -- godot_dissect/multiplayer/rpcnames.py.
-godot.prefs.rpc_names = Pref.string("RPC method names (Godot 4)", "",
+godot_mp.prefs.rpc_names = Pref.string("RPC method names (Godot 4)", "",
   "NODE=name,name,node:name;NODE=... : the @rpc method names of a node (node: = rpc_config on the Node), "
   .. "checked against the md5 of SIMPLIFY_PATH")
 
@@ -5656,7 +5896,7 @@ end
 local NODE_RPC_FLAG = MS.node_rpc_flag
 local rpc_pref, rpc_tables = nil, {}
 local function rpc_candidates(path)
-  local want = tostring(godot.prefs.rpc_names or "")
+  local want = tostring(godot_mp.prefs.rpc_names or "")
   if want ~= rpc_pref then
     rpc_pref, rpc_tables = want, {}
     for entry in want:gmatch("[^;]+") do
@@ -5742,9 +5982,10 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   local proto = PROTOCOLS[env.major]
   local msg = { args = nil, base = base }
   ctx.base = base
-  local root = tree:add(godot, rng(ctx, base, stop))
+  local root = tree:add(godot_mp, rng(ctx, env.start or base, stop))
   msg.root, ctx.root = root, root
   root:set_text("Godot multiplayer, " .. proto.name)
+  if env.header then env.header(root) end
   root:add(MF.protocol, rng(ctx, base, stop), proto.name):set_generated()
   if stop - base < 1 then
     root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)")
@@ -5752,19 +5993,21 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   end
   local byte = sbyte(ctx.raw, base + 1)
   local c, n = command_of(proto, byte)
-  root:add(MF.command_id, rng(ctx, base, base + 1), n)
+  root:add(MF.command_id, rng(ctx, base, base + 1), n):set_hidden() -- the number is in Command's label
   if c == nil then
     root:add(MF.command, rng(ctx, base, base + 1), ""):append_text("(unknown)")
     mfail(ctx, base, sfmt("unknown command %d (byte 0x%02x)", n, byte))
   end
   msg.command, msg.kind = c.name, c.kind
   local citem = root:add(MF.command, rng(ctx, base, base + 1), c.name)
+  citem:append_text(sfmt(" (%d)", n))
   root:add(MF.kind, rng(ctx, base, base + 1), c.kind):set_generated()
   local scope = scope_new(nil)
   for _, b in ipairs(c.flags or {}) do
     local v = bits_get(b, byte)
     scope.v[b.name] = v
-    if BF[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1), v) end
+    if BF_MASKED[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1))
+    elseif BF[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1), v) end
   end
   msg.scope = scope
   local form = pick_form(c, scope, stop - base, ctx.hint)
@@ -5885,19 +6128,36 @@ local function summary(msg)
   return msg.command or "?"
 end
 
+-- whether the packet carried `value` as its item `name` (then that item is the field, shown once)
+local function read_as(msg, value, ...)
+  local v = msg.scope and msg.scope.v
+  if v == nil then return false end
+  for i = 1, select("#", ...) do
+    if v[select(i, ...)] == value then return true end
+  end
+  return false
+end
+
+-- what the packet means, as generated fields: only what it did not carry as such (a node resolved
+-- from a cache id, a Godot 4 method name from its id); the arguments as text are hidden fields, for
+-- filters and pyshark (their Variants are the items shown)
 local function show_resolved(msg, ctx, base, stop)
   local root = msg.root
   local whole = rng(ctx, base, stop)
-  if msg.node then root:add(MF.node, whole, msg.node):set_generated() end
-  if msg.node_id then root:add(MF.node_id, whole, msg.node_id):set_generated() end
+  if msg.node and not read_as(msg, msg.node, "node_path") then root:add(MF.node, whole, msg.node):set_generated() end
+  if msg.node_id and not read_as(msg, msg.node_id, "node_id", "path_id", "cache_id") then
+    root:add(MF.node_id, whole, msg.node_id):set_generated()
+  end
   if msg.kind == "rpc" then
-    if msg.method then
+    if msg.method and not read_as(msg, msg.method, "method") then
       local it = root:add(MF.method, whole, msg.method)
       it:set_generated()
       if msg.method_verified == false then it:append_text(" (not verified: no SIMPLIFY_PATH md5 in the capture)") end
     end
-    if msg.method_id then root:add(MF.method_id, whole, msg.method_id):set_generated() end
-  elseif msg.kind == "rset" and msg.method then
+    if msg.method_id and not read_as(msg, msg.method_id, "method_id") then
+      root:add(MF.method_id, whole, msg.method_id):set_generated()
+    end
+  elseif msg.kind == "rset" and msg.method and not read_as(msg, msg.method, "property") then
     root:add(MF.property, whole, msg.method):set_generated()
   end
   if msg.unresolved then
@@ -5905,21 +6165,67 @@ local function show_resolved(msg, ctx, base, stop)
     root:add_proto_expert_info(ME.unresolved, msg.unresolved)
   end
   if msg.kind == "rpc" or msg.kind == "rset" then
-    root:add(MF.argc, whole, #(msg.args or {})):set_generated()
-    for i, a in ipairs(msg.args or {}) do root:add(MF.arg, whole, a):set_generated() end
+    local it = root:add(MF.argc, whole, #(msg.args or {}))
+    it:set_generated()
+    it:set_hidden()
+    for _, a in ipairs(msg.args or {}) do
+      it = root:add(MF.arg, whole, a)
+      it:set_generated()
+      it:set_hidden()
+    end
   end
 end
 
-local info_state = { number = -1 }
+-- the Info column: the frame's first message replaces what ENet or WebSocket wrote, the next ones are
+-- appended (the rule of engine.lua's set_info), so every dissection of a frame writes the same text
+local info_last = { number = -1, visited = false, text = "" }
 local function add_info(pinfo, text)
-  if info_state.number ~= pinfo.number or info_state.visited ~= pinfo.visited then
-    info_state.number, info_state.visited = pinfo.number, pinfo.visited
-    pinfo.cols.info = text
+  local number, visited = pinfo.number, pinfo.visited
+  local st = info_last
+  local cols = pinfo.cols
+  -- (the column may hold a fenced prefix, e.g. a TCP segment's earlier PDUs: compare its end)
+  if st.number == number and st.visited == visited and ssub(tostring(cols.info), -#st.text) == st.text then
+    st.text = st.text .. " | " .. text
+    cols.info:append(" | " .. text)
   else
-    pinfo.cols.info:append(" | " .. text)
+    st.number, st.visited, st.text = number, visited, text
+    cols.protocol = MP_COLUMN
+    cols.info = text
   end
-  pinfo.cols.protocol = "Godot MP"
 end
+
+-- Who sends to whom (multiplayer/session.py _route): every topology is a star around the server
+-- (peer 1). A client's packet for another client goes client -> server -> client, and both legs
+-- name the original sender and the final receiver, with relayed set. What the server does with a
+-- client's packet follows the engine: target 1, 0 or -N (N != 1): the server executes it
+-- (receiver 1); target N > 1: forwarded only (receiver N); target -1: to every other client (none).
+local function route(env)
+  local client = env.client_id
+  local s2c = env.direction == "s2c"
+  local hop_src, hop_dst = 1, client
+  if not s2c then hop_src, hop_dst = client, 1 end
+  local sender = env.sender_id or hop_src
+  if s2c then return sender, hop_dst, sender ~= 1 end
+  local target = env.target
+  if env.relay_way then target = env.relay_way == "to" and env.relay_peer or nil end
+  if target == nil or target == 1 or target == 0 or (target < 0 and target ~= -1) then return sender, 1, false end
+  return sender, target > 1 and target or nil, true
+end
+
+-- one record for the statistics (stats.lua): the message as godot-dissect stats counts it
+local function count(pinfo, env, kind, msg, app_bytes)
+  if MP.count == nil then return end
+  local sender, receiver, relayed = route(env)
+  local name
+  if msg and (kind == "rpc" or kind == "rset") then
+    name = msg.method or (msg.method_id and ("#" .. msg.method_id)) or "?"
+  end
+  MP.count(pinfo, { kind = kind, sender = sender, receiver = receiver, relayed = relayed,
+                    delivered = env.direction ~= "c2s" or receiver == 1, node = msg and msg.node or "",
+                    name = name or "", transfer = env.transfer, channel = env.channel,
+                    app_bytes = env.app_bytes or app_bytes })
+end
+MP.route = route
 
 -- a packet with its resolution and, for a SYS RELAY, the relayed packet
 local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
@@ -5935,6 +6241,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     local it = where:add(MF.error, rng(ctx, math.min(ctx.err_off, stop), stop), text)
     it:add_proto_expert_info(ME.malformed, text)
     add_info(pinfo, (prefix or "") .. "malformed: " .. ctx.err)
+    count(pinfo, env, "error", nil, stop - base)
     return
   end
   if msg.command == "CONFIRM_PATH" and not env.relay and st.confirm_form == nil and not pinfo.visited then
@@ -5945,7 +6252,12 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     local text = sfmt("offset %d: %s", msg.err_off, msg.err)
     msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
-  if env.sender_id then msg.root:add(MF.sender, rng(ctx, base, stop), env.sender_id):set_generated() end
+  local sender, receiver, relayed = route(env)
+  if sender then msg.root:add(MF.sender, rng(ctx, base, stop), sender):set_generated() end
+  if receiver then msg.root:add(MF.receiver, rng(ctx, base, stop), receiver):set_generated() end
+  if relayed then msg.root:add(MF.relayed, rng(ctx, base, stop), true):set_generated() end
+  msg.root:add(MF.app_bytes, rng(ctx, base, stop), env.app_bytes or (stop - base)):set_generated()
+  if env.transfer then msg.root:add(MF.transfer, rng(ctx, base, stop), env.transfer):set_generated() end
   if env.relay then msg.root:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
   show_resolved(msg, ctx, base, stop)
   local text = (prefix or "") .. summary(msg)
@@ -5953,11 +6265,12 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   local inner = ctx.inner
   if inner and msg.command == "SYS" then
     local peer = msg.scope.v.peer
-    local env2 = { major = env.major }
+    local env2 = { major = env.major, direction = env.direction, client_id = env.client_id, channel = env.channel,
+                   transfer = env.transfer, app_bytes = stop - base, relay_peer = peer }
     if env.direction == "s2c" then
-      env2.sender, env2.receiver, env2.relay = peer, env.receiver, "from " .. peer
+      env2.sender, env2.receiver, env2.relay, env2.relay_way = peer, env.receiver, "from " .. peer, "from"
     else
-      env2.sender, env2.receiver, env2.relay = env.sender, peer, "to " .. peer
+      env2.sender, env2.receiver, env2.relay, env2.relay_way = env.sender, peer, "to " .. peer, "to"
     end
     env2.sender_id = type(env2.sender) == "number" and env2.sender or env.client_id
     memo.inner = memo.inner or {}
@@ -5965,6 +6278,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     return
   end
   add_info(pinfo, text)
+  count(pinfo, env, msg.kind, msg, stop - base)
 end
 
 local function memo_of(key)
@@ -5973,9 +6287,9 @@ local function memo_of(key)
   return m
 end
 
-local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e)
+local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e, env)
   local scope = scope_new(nil)
-  local root = tree:add(godot, rng(ctx, s, e))
+  local root = tree:add(godot_mp, rng(ctx, s, e))
   root:set_text("Godot multiplayer, peer message")
   ctx.base = s
   local ok, err = pcall(function()
@@ -5987,6 +6301,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
     local text = sfmt("offset %d: %s", ctx.err_off or s, ctx.err or "bad peer message")
     root:add(MF.error, rng(ctx, s, e), text):add_proto_expert_info(ME.malformed, text)
     add_info(pinfo, "malformed: " .. text)
+    count(pinfo, env, "error", nil, e - s)
     return nil
   end
   local name = command_name
@@ -6000,6 +6315,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   local text = name .. " " .. tostring(peer)
   root:append_text(": " .. text)
   add_info(pinfo, text)
+  count(pinfo, env, "peer", nil, e - s)
   scope.root, scope.name = root, name
   return scope
 end
@@ -6015,16 +6331,20 @@ MP.payload = function(p, pinfo, tree, e)
   end
   local proto = PROTOCOLS[major]
   if not proto then return end
-  local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"] }
+  local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"],
+                null = tree == NULL_ITEM }
   local st = state_of(e.key)
   local memo = memo_of(e.msg_key)
+  local transfer = MS.transfer_of_delivery[p.delivery]
   local cmap = MS.enet_channels[major]
   local cname
   for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
   cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
   if major == 3 then
     if p.channel == 0 then
-      local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data)
+      local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data,
+                                 { direction = e.direction, client_id = e.conv.client_id, sender_id = 1,
+                                   channel = p.channel, transfer = transfer })
       if scope and e.direction == "c2s" and e.direction_known then -- "Only server can send config messages"
         local text = sfmt("offset 0: %s from a client on channel 0: the server drops it", scope.name or "SYSMSG")
         scope.root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
@@ -6049,7 +6369,7 @@ MP.payload = function(p, pinfo, tree, e)
     if not ok and err ~= MPFAIL then error(err, 0) end
     if not ok then
       local text = sfmt("offset %d: %s", ctx.err_off or 0, ctx.err or "bad header")
-      local root = tree:add(godot, p.range)
+      local root = tree:add(godot_mp, p.range)
       root:set_text("Godot 3 ENet peer header: " .. text)
       root:add(MF.command, p.range, "ENET_PEER_HEADER")
       root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
@@ -6058,32 +6378,29 @@ MP.payload = function(p, pinfo, tree, e)
     end
     local hsize = 0
     for _, it in ipairs(form.items) do hsize = hsize + it.code.size end
-    local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, direction = e.direction }
-    local htree = tree:add(godot, rng(ctx, 0, hsize), "Godot 3 ENet peer header")
-    read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
-    htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
-    htree:add(MF.channel_name, rng(ctx, 0, hsize), cname):set_generated()
+    if e.direction == "c2s" and e.conv.client_id == nil and not pinfo.visited then
+      e.conv.client_id = scope.v.src -- no CONNECT in the capture: the header says who the client is
+    end
+    local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, target = scope.v.dst,
+                  direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer }
+    env.start = 0 -- the packet's item covers the peer header, shown inside it
+    env.header = function(root)
+      local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
+      read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
+      htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
+      htree:add(MF.channel_name, rng(ctx, 0, hsize), cname):set_generated()
+    end
     packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
     return
   end
-  local env = { major = 4, direction = e.direction, client_id = e.client_id, direction_known = e.direction_known }
-  if e.direction == "s2c" then env.sender, env.receiver, env.sender_id = 1, "client", 1
+  local env = { major = 4, direction = e.direction, client_id = e.conv.client_id, direction_known = e.direction_known,
+                channel = p.channel, transfer = transfer }
+  if e.direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, e.client_id
   else env.sender, env.receiver, env.sender_id = "client", 1, e.client_id end
   packet(ctx, 0, #p.data, tree, env, st, memo, pinfo)
 end
 
 -- WebSocket ------------------------------------------------------------------------------------------------
-local f_ws_op = Field.new("websocket.opcode")
-local function ws_binary()
-  local ops = { f_ws_op() }
-  for i = #ops, 1, -1 do
-    local op = ops[i].value
-    if op == 1 then return false end
-    if op == 2 then return true end
-  end
-  return true -- a continuation: the opcode was in an earlier frame
-end
-
 local wsconvs = {}
 local ws_msg_index = { number = -1, n = 0 }
 local WS3_SYS_ID
@@ -6118,10 +6435,12 @@ local function ws_detect(c, sender, raw)
   return false
 end
 
-local function heur_ws_mp(tvb, pinfo, tree)
-  if not ws_binary() then return false end
-  local c, sender = ws_conv(pinfo)
+local function heur_ws_mp(tvb, pinfo, given)
+  enter(given)
+  local tree = tree_of(given)
   local raw = tvb:raw()
+  if looks_like_text(raw) then return false end -- a text message (engine.lua)
+  local c, sender = ws_conv(pinfo)
   if c.kind == nil then
     if pinfo.visited or not ws_detect(c, sender, raw) then c.kind = c.kind or "no"; return false end
   end
@@ -6132,19 +6451,21 @@ local function heur_ws_mp(tvb, pinfo, tree)
   ws_msg_index.n = ws_msg_index.n + 1
   local mkey = "w" .. pinfo.number .. ":" .. ws_msg_index.n
   local direction = sender == c.server and "s2c" or "c2s"
-  local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"] }
+  local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"],
+                null = tree == NULL_ITEM }
   local st = state_of(c.key)
   local memo = memo_of(mkey)
-  pinfo.conversation = godot
+  pinfo.conversation = godot_mp
   if c.kind == "ws4" then
     if direction == "s2c" and (memo.peer_id or (not pinfo.visited and st.first_s2c)) then
       st.first_s2c = false
       memo.peer_id = true
-      peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw)
+      peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw,
+                   { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable" })
       return true
     end
-    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true }
-    if direction == "s2c" then env.sender, env.receiver, env.sender_id = 1, "client", 1
+    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true, transfer = "reliable" }
+    if direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, c.client_id
     else env.sender, env.receiver, env.sender_id = "client", 1, c.client_id end
     packet(ctx, 0, #raw, tree, env, st, memo, pinfo)
     return true
@@ -6153,7 +6474,7 @@ local function heur_ws_mp(tvb, pinfo, tree)
   local form = MS.ws3_header
   local scope = scope_new(nil)
   local hsize = form.min_size
-  local htree = tree:add(godot, tvb(0, math.min(hsize, #raw)), "Godot 3 WebSocket multiplayer header")
+  local htree = tree:add(godot_mp, tvb(0, math.min(hsize, #raw)), "Godot 3 WebSocket multiplayer header")
   ctx.base = 0
   local ok, err = pcall(function()
     check_size(ctx, form, #raw, 0, "WebSocket multiplayer header")
@@ -6169,23 +6490,284 @@ local function heur_ws_mp(tvb, pinfo, tree)
   end
   local tname = form.items[1].values[scope.v.type]
   if scope.v.type ~= 0 then
-    peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw)
+    local ps = peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw,
+                            { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable" })
+    if ps and ps.name == "SYS_ID" and not pinfo.visited then c.client_id = ps.v.peer end
     return true
   end
-  local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, direction = direction }
+  local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, target = scope.v.to,
+                direction = direction, client_id = c.client_id, transfer = "reliable" }
   packet(ctx, hsize, #raw, tree, env, st, memo, pinfo)
   return true
 end
 
 MP.reset = function()
   mstates, memos, wsconvs = {}, {}, {}
-  info_state = { number = -1 }
+  info_last = { number = -1, visited = false, text = "" }
   ws_msg_index = { number = -1, n = 0 }
 end
 
--- a protocol of its own only to register a second "ws" heuristic (one per protocol); the tree is godot's
-local godot_ws = Proto("godot_mp_ws", "Godot WebSocket multiplayer")
-godot_ws:register_heuristic("ws", heur_ws_mp)
+-- ENet: enet.lua hands the packets its commands delivered in one frame to MP.deliver, which calls the
+-- godot_mp dissector through its handle (that call is what puts godot_mp in frame.protocols); the
+-- call's tree is the ENet item (Wireshark's Lua adds its hidden helper item there, not at the top),
+-- and the multiplayer items go to the top level of the tree, after ENet's.
+local handed, mp_handle = nil, nil
+MP.deliver = function(list, tvb, pinfo, top, enet_item)
+  handed = { list = list, top = top }
+  mp_handle = mp_handle or Dissector.get("godot_mp")
+  mp_handle:call(tvb, pinfo, enet_item)
+  handed = nil
+end
+
+function godot_mp.dissector(tvb, pinfo, tree)
+  local job = handed
+  handed = nil
+  if job == nil then return 0 end -- not called by enet.lua (e.g. Decode As): nothing to read alone
+  for _, d in ipairs(job.list) do MP.payload(d.p, pinfo, job.top, d.env) end
+  return tvb:len()
+end
+
+godot_mp:register_heuristic("ws", heur_ws_mp)
+
+end
+part()
+end
+do -- stats.lua
+local function part()
+-- Statistics: `tshark -z godot,rpc` and `-z godot,bandwidth`, and Statistics > Godot in Wireshark.
+-- A template appended to godot.lua by godot_dissect/lua/mp_generator.py; the same tables as
+-- `godot-dissect stats` (godot_dissect/stats: calls.py rpc, traffic.py bandwidth), counted the same way:
+--   rpc: one row per (sender, receiver, node, kind, name, transfer, channel, relayed) with count
+--        (calls delivered: a server-to-client hop, or a client's packet the server executes itself;
+--        the first leg of a relayed call is not counted again) and app_bytes of the counted calls;
+--   bandwidth: one row per direction (transport, source, destination) of every conversation that
+--        carried Godot messages: frames and wire bytes of every frame of the direction, Godot or
+--        not, and the messages and their app_bytes.
+-- The dissectors hand each message's record to MP.count while they dissect a frame; a Listener on
+-- every frame adds them, with the frame's bytes, when the frame's taps run.
+-- @MP_SPEC@
+local ROWS_MAX = MP_SPEC.stats.max_rows -- distinct rows kept per table; later ones are folded into one
+local OTHER = "(other)"
+
+local pending = { number = -1, recs = {} } -- the records of the frame being dissected
+
+local function count(pinfo, rec)
+  local n = pinfo.number
+  if pending.number ~= n then pending.number, pending.recs = n, {} end
+  pending.recs[#pending.recs + 1] = rec
+end
+
+local function endpoint(addr, port)
+  local a = tostring(addr)
+  if sfind(a, ":", 1, true) then a = "[" .. a .. "]" end
+  return a .. ":" .. tostring(port)
+end
+
+local function new_tables()
+  return { rpc = {}, rpc_order = {}, nrpc = 0, dirs = {}, dir_order = {}, ndirs = 0 }
+end
+
+local T = new_tables()
+
+local NKEY = 8 -- the key columns of the rpc table (some may be nil: iterate by index, not ipairs)
+
+local function key_of(parts)
+  local out = {}
+  for i = 1, NKEY do local p = parts[i]; out[i] = tostring(p == nil and "" or p) end
+  return tconcat(out, "\1")
+end
+
+local function rpc_row(r)
+  local parts = { r.sender, r.receiver, r.node, r.kind, r.name, r.transfer, r.channel, r.relayed }
+  local key = key_of(parts)
+  local row = T.rpc[key]
+  if row == nil then
+    if T.nrpc >= ROWS_MAX then
+      parts = { OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER, OTHER }
+      key = key_of(parts)
+      row = T.rpc[key]
+    end
+    if row == nil then
+      row = { parts = parts, count = 0, app_bytes = 0 }
+      T.rpc[key] = row
+      T.nrpc = T.nrpc + 1
+      T.rpc_order[T.nrpc] = row
+    end
+  end
+  return row
+end
+
+local function dir_row(transport, src, dst)
+  local key = transport .. " " .. src .. " " .. dst
+  local d = T.dirs[key]
+  if d == nil then
+    if T.ndirs >= ROWS_MAX then return nil end
+    d = { transport = transport, src = src, dst = dst, frames = 0, wire = 0, messages = 0, app = 0, godot = false }
+    T.dirs[key] = d
+    T.ndirs = T.ndirs + 1
+    T.dir_order[T.ndirs] = d
+  end
+  return d
+end
+
+local PORT_TYPES = { [2] = "tcp", [3] = "udp" } -- pinfo.port_type: PT_TCP, PT_UDP
+
+local function on_frame(pinfo)
+  local transport = PORT_TYPES[pinfo.port_type]
+  local recs = pending.number == pinfo.number and pending.recs or nil
+  pending.number, pending.recs = -1, {}
+  if transport == nil then return end
+  local src, dst = endpoint(pinfo.src, pinfo.src_port), endpoint(pinfo.dst, pinfo.dst_port)
+  local d = dir_row(transport, src, dst)
+  if d == nil then return end
+  d.frames = d.frames + 1
+  d.wire = d.wire + pinfo.len
+  if recs == nil then return end
+  for _, r in ipairs(recs) do
+    d.godot = true
+    d.messages = d.messages + 1
+    d.app = d.app + (r.app_bytes or 0)
+    if r.sender ~= nil and d.src_peer == nil and r.relayed == false then d.src_peer = r.sender end
+    if r.receiver ~= nil and d.dst_peer == nil and r.relayed == false then d.dst_peer = r.receiver end
+    if (r.kind == "rpc" or r.kind == "rset") and r.delivered then
+      local row = rpc_row(r)
+      row.count = row.count + 1
+      row.app_bytes = row.app_bytes + (r.app_bytes or 0)
+    end
+  end
+end
+
+-- the tables as text, sorted by bytes (then by their key columns, so the order is stable)
+local RPC_HEAD = { "sender", "receiver", "node", "kind", "name", "transfer", "channel", "relayed", "count", "app_bytes" }
+local BW_HEAD = { "transport", "src", "src_peer", "dst", "dst_peer", "frames", "wire_bytes", "messages", "app_bytes" }
+
+local function cell(v)
+  if v == nil then return "" end
+  return tostring(v)
+end
+
+local function render(title, head, rows)
+  local widths = {}
+  for i, h in ipairs(head) do widths[i] = #h end
+  for _, r in ipairs(rows) do
+    for i, v in ipairs(r) do if #v > widths[i] then widths[i] = #v end end
+  end
+  local lines = { "", "===================================================================", title }
+  local function line(r)
+    local out = {}
+    for i, v in ipairs(r) do out[i] = v .. srep(" ", widths[i] - #v) end
+    return (tconcat(out, "  "):gsub("%s+$", ""))
+  end
+  lines[#lines + 1] = line(head)
+  for _, r in ipairs(rows) do lines[#lines + 1] = line(r) end
+  lines[#lines + 1] = "==================================================================="
+  return tconcat(lines, "\n") .. "\n"
+end
+
+local function rpc_text()
+  local rows = {}
+  for _, row in ipairs(T.rpc_order) do
+    if row.count > 0 then
+      local r = {}
+      for i = 1, NKEY do r[i] = cell(row.parts[i]) end
+      r[#r + 1] = tostring(row.count)
+      r[#r + 1] = tostring(row.app_bytes)
+      rows[#rows + 1] = { r = r, bytes = row.app_bytes }
+    end
+  end
+  tsort(rows, function(a, b)
+    if a.bytes ~= b.bytes then return a.bytes > b.bytes end
+    return tconcat(a.r, "\1") < tconcat(b.r, "\1")
+  end)
+  local out = {}
+  for i, x in ipairs(rows) do out[i] = x.r end
+  return render("Godot RPCs and remote sets (godot-dissect stats --table rpc)", RPC_HEAD, out)
+end
+
+local function bandwidth_text()
+  local rows = {}
+  for _, d in ipairs(T.dir_order) do
+    if d.godot or T.godot_convs[d.transport .. " " .. (d.src < d.dst and d.src .. " " .. d.dst or d.dst .. " " .. d.src)]
+    then
+      rows[#rows + 1] = { r = { d.transport, d.src, cell(d.src_peer), d.dst, cell(d.dst_peer), tostring(d.frames),
+                                tostring(d.wire), tostring(d.messages), tostring(d.app) }, bytes = d.wire }
+    end
+  end
+  tsort(rows, function(a, b)
+    if a.bytes ~= b.bytes then return a.bytes > b.bytes end
+    return tconcat(a.r, "\1") < tconcat(b.r, "\1")
+  end)
+  local out = {}
+  for i, x in ipairs(rows) do out[i] = x.r end
+  return render("Godot bandwidth per direction (godot-dissect stats --table bandwidth)", BW_HEAD, out)
+end
+
+-- a direction belongs to the table when either direction of its conversation carried Godot messages
+local function mark_conversations()
+  T.godot_convs = {}
+  for _, d in ipairs(T.dir_order) do
+    if d.godot then
+      T.godot_convs[d.transport .. " " .. (d.src < d.dst and d.src .. " " .. d.dst or d.dst .. " " .. d.src)] = true
+    end
+  end
+  -- the peer ids seen in one direction name the other direction's endpoints too
+  for _, d in ipairs(T.dir_order) do
+    local back = T.dirs[d.transport .. " " .. d.dst .. " " .. d.src]
+    if back then
+      if d.src_peer == nil then d.src_peer = back.dst_peer end
+      if d.dst_peer == nil then d.dst_peer = back.src_peer end
+    end
+  end
+end
+
+local TABLES = {
+  rpc = rpc_text,
+  bandwidth = function() mark_conversations(); return bandwidth_text() end,
+}
+
+-- one Listener per statistic asked for; the tables are shared (one count per frame, however many
+-- statistics print them)
+local listener = nil
+local function ensure_listener()
+  if listener then return end
+  MP.count, STATS_HOOK.count = count, count -- the dissectors hand their records over from now on
+  listener = Listener.new("frame", nil, false)
+  function listener.packet(pinfo) on_frame(pinfo) end
+  function listener.reset() T = new_tables() end
+end
+
+local printers = {}
+for name, fn in pairs(TABLES) do
+  register_stat_cmd_arg("godot," .. name, function()
+    ensure_listener()
+    printers[#printers + 1] = fn
+    if #printers == 1 then
+      function listener.draw()
+        for _, p in ipairs(printers) do io.stdout:write(p()) end
+      end
+    end
+  end)
+end
+
+if gui_enabled() then
+  local TITLES = { rpc = "Godot/RPC calls", bandwidth = "Godot/Bandwidth" }
+  for name, fn in pairs(TABLES) do
+    register_menu(TITLES[name], function()
+      MP.count, STATS_HOOK.count = count, count
+      local win = TextWindow.new("Godot: " .. name)
+      local tap = Listener.new("frame", nil, false)
+      local saved = T
+      T = new_tables()
+      local mine = T
+      function tap.packet(pinfo) local keep = T; T = mine; on_frame(pinfo); T = keep end
+      function tap.reset() mine = new_tables() end
+      function tap.draw() local keep = T; T = mine; win:set(fn()); T = keep end
+      win:set_atclose(function() tap:remove() end)
+      T = saved
+      retap_packets()
+    end, MENU_STAT_GENERIC)
+  end
+end
 
 end
 part()

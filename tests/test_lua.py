@@ -73,13 +73,13 @@ def tshark(pcap: Path | str, *args: str, script: Path = LUA) -> str:
     return r.stdout
 
 
-def json_frames(out: str) -> dict[int, list[list]]:
-    """frame number -> the godot protocol items of that frame (each a list of (key, value) pairs)."""
+def json_frames(out: str, layer: str = "godot") -> dict[int, list[list]]:
+    """frame number -> the `layer` protocol items of that frame (each a list of (key, value) pairs)."""
     frames: dict[int, list[list]] = {}
     for pkt in json.loads(out, object_pairs_hook=list):
         layers = dict(dict(pkt)["_source"])["layers"]
         number = int(dict(dict(layers)["frame"])["frame.number"])
-        frames[number] = [v for k, v in layers if k == "godot"]
+        frames[number] = [v for k, v in layers if k == layer]
     return frames
 
 

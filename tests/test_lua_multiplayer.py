@@ -39,6 +39,11 @@ ENET_NAMES = [n for n in MP_NAMES if "enet" in n]
 pytestmark = pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
 
 
+def mp_frames(out: str) -> dict[int, list[list]]:
+    """frame number -> the godot_mp items of that frame."""
+    return TL.json_frames(out, layer="godot_mp")
+
+
 def pcap_of(name: str) -> Path:
     return CAPTURES / MANIFEST[name]["pcap"]
 
@@ -54,21 +59,21 @@ def lua_messages(items: list[list]) -> list[dict[str, Any]]:
     RELAY that carried it (as the Python records do)."""
     out: list[dict[str, Any]] = []
     for pairs in items:
-        command = _first(pairs, "godot.mp.command")
+        command = _first(pairs, "godot_mp.command")
         if command is None:
             continue  # a transport header item
-        if _first(pairs, "godot.mp.relay") is not None and out and out[-1]["command"] == "SYS":
+        if _first(pairs, "godot_mp.relay") is not None and out and out[-1]["command"] == "SYS":
             out.pop()
-        method_id = _first(pairs, "godot.rpc.method_id")
-        peer = _first(pairs, "godot.mp.peer")
+        method_id = _first(pairs, "godot_mp.rpc.method_id")
+        peer = _first(pairs, "godot_mp.peer")
         out.append({
-            "kind": "error" if _first(pairs, "godot.mp.error") is not None else _first(pairs, "godot.mp.kind"),
+            "kind": "error" if _first(pairs, "godot_mp.error") is not None else _first(pairs, "godot_mp.kind"),
             "command": command,
-            "node": _first(pairs, "godot.rpc.node"),
-            "method": _first(pairs, "godot.rpc.method") or _first(pairs, "godot.rset.property"),
+            "node": _first(pairs, "godot_mp.rpc.node"),
+            "method": _first(pairs, "godot_mp.rpc.method") or _first(pairs, "godot_mp.rset.property"),
             "method_id": None if method_id is None else int(method_id),
             "peer": None if peer is None else int(peer),
-            "args": [v for k, v in pairs if k == "godot.rpc.arg"],
+            "args": [v for k, v in pairs if k == "godot_mp.rpc.arg"],
         })
     return out
 
@@ -91,7 +96,7 @@ def _plain_label(v: Any, name: str) -> str | None:
 
 
 def _args(r: Any) -> list[Any]:
-    """A record's arguments as tshark lists them (godot.rpc.arg): RPC arguments, the RSET value."""
+    """A record's arguments as tshark lists them (godot_mp.rpc.arg): RPC arguments, the RSET value."""
     if r.kind == "rpc":
         return list(r.value or ())
     return [r.value] if r.kind == "rset" else []
@@ -148,7 +153,7 @@ def tshark_frames() -> dict[str, dict[int, list[list]]]:
     """One tshark run per capture (-V text checked for Lua errors by TL.tshark too)."""
     out = {}
     for name in MP_NAMES:
-        out[name] = TL.json_frames(TL.tshark(pcap_of(name), "-T", "json", "-J", "frame godot enet"))
+        out[name] = mp_frames(TL.tshark(pcap_of(name), "-T", "json", "-J", "frame godot_mp enet"))
     return out
 
 
@@ -186,7 +191,7 @@ def test_compressed_capture_decoded_in_lua_matches_python(codec: str) -> None:
             decoded += parse_datagram(data).compressed
         assert rows[frame] == want, frame
     assert decoded >= 10
-    lua = TL.json_frames(TL.tshark(path, "-T", "json", "-J", "frame godot enet", "-o", f"enet.compression:{codec}"))
+    lua = mp_frames(TL.tshark(path, "-T", "json", "-J", "frame godot_mp enet", "-o", f"enet.compression:{codec}"))
     py: dict[int, list[dict[str, Any]]] = {}
     for r in read_pcap(str(path), enet_compression=codec):
         if r.kind != "enet" and r.command != "ENET":
@@ -211,7 +216,7 @@ def test_compressed_datagrams_are_shown_as_compressed(tshark_frames: dict) -> No
 def test_verbose_text_has_no_lua_error_and_shows_the_calls() -> None:
     for name in MP_NAMES:
         TL.tshark(pcap_of(name), "-V")  # asserts no "Lua Error"
-    text = TL.tshark(pcap_of("godot3-enet-multiplayer"), "-V", "-Y", 'godot.rpc.method == "chat"')
+    text = TL.tshark(pcap_of("godot3-enet-multiplayer"), "-V", "-Y", 'godot_mp.rpc.method == "chat"')
     assert "Method: chat" in text and 'String: "hello from a"' in text and "Node: Main" in text
 
 
@@ -315,12 +320,12 @@ def test_fields_and_heuristics_are_registered(tmp_path: Path) -> None:
     for name in ("enet.peer_id", "enet.session_id", "enet.compressed", "enet.sent_time", "enet.command",
                  "enet.ack_requested", "enet.unsequenced", "enet.channel", "enet.reliable_seq",
                  "enet.connect.channel_count", "enet.fragment.start_seq", "enet.data_length",
-                 "godot.mp.command", "godot.rpc.node", "godot.rpc.node_id", "godot.rpc.method",
-                 "godot.rpc.method_id", "godot.rset.property", "godot.mp.peer"):
+                 "godot_mp.command", "godot_mp.rpc.node", "godot_mp.rpc.node_id", "godot_mp.rpc.method",
+                 "godot_mp.rpc.method_id", "godot_mp.rset.property", "godot_mp.peer"):
         assert f"\t{name}\t" in fields, name
     heur = subprocess.run(["tshark", "-G", "heuristic-decodes"], capture_output=True, text=True,
                           env=env).stdout.splitlines()
-    assert "udp\tenet\tT" in heur and "ws\tgodot_mp_ws\tT" in heur
+    assert "udp\tenet\tT" in heur and "ws\tgodot_mp\tT" in heur
 
 
 def test_a_command_added_to_the_enet_spec_is_dissected_with_no_other_edit(tmp_path: Path,
@@ -350,7 +355,7 @@ def test_a_command_added_to_the_enet_spec_is_dissected_with_no_other_edit(tmp_pa
 def test_a_second_pass_shows_the_same_messages(name: str, tshark_frames: dict) -> None:
     """Reassembly, path caches and relays are kept by frame: tshark -2 (what the GUI does when it
     re-dissects a packet) gives the same multiplayer messages as the single pass."""
-    two = TL.json_frames(TL.tshark(pcap_of(name), "-2", "-T", "json", "-J", "frame godot enet"))
+    two = mp_frames(TL.tshark(pcap_of(name), "-2", "-T", "json", "-J", "frame godot_mp enet"))
     one = tshark_frames[name]
     assert {f: lua_messages(v) for f, v in two.items()} == {f: lua_messages(v) for f, v in one.items()}
 
@@ -378,8 +383,8 @@ def pref_of(names: dict[str, dict[str, list[str]]]) -> str:
                                                     ("godot4-enet-multiplayer-assembled", "Game")])
 def test_rpc_names_from_the_preference_are_checked_against_the_md5(name: str, default_node: str) -> None:
     names = golden_rpc_names(name, default_node)
-    lua = TL.json_frames(TL.tshark(pcap_of(name), "-T", "json", "-J", "frame godot enet",
-                                   "-o", f"godot.rpc_names:{pref_of(names)}"))
+    lua = mp_frames(TL.tshark(pcap_of(name), "-T", "json", "-J", "frame godot_mp enet",
+                                   "-o", f"godot_mp.rpc_names:{pref_of(names)}"))
     py = python_messages(pcap_of(name), rpc_names=names)
     diffs = [d for f in sorted(py) for d in compare_frame(f, lua_messages(lua.get(f, [])), py[f])]
     assert not diffs, "\n".join(diffs[:10])
@@ -387,8 +392,8 @@ def test_rpc_names_from_the_preference_are_checked_against_the_md5(name: str, de
     assert len(resolved) >= 10
     # one name too many: the md5 differs, so no name is shown (and Python agrees)
     wrong = {k: {"script": [*v["script"], "zzz_not_rpc"], "node": v["node"]} for k, v in names.items()}
-    out = TL.tshark(pcap_of(name), "-T", "fields", "-e", "godot.rpc.method",
-                    "-o", f"godot.rpc_names:{pref_of(wrong)}")
+    out = TL.tshark(pcap_of(name), "-T", "fields", "-e", "godot_mp.rpc.method",
+                    "-o", f"godot_mp.rpc_names:{pref_of(wrong)}")
     assert not out.strip()
     assert not any(m["method"] for ms in python_messages(pcap_of(name), rpc_names=wrong).values() for m in ms
                    if m["kind"] == "rpc")
@@ -431,7 +436,7 @@ def test_mutated_multiplayer_packets_match_the_python_reader(tmp_path: Path) -> 
         for data in _mutated_session(pcap_of(name), major, channel, rng):
             w.udp("127.0.0.1", 41000 + port, "127.0.0.1", 42000 + port, data)
     w.close()
-    lua = TL.json_frames(TL.tshark(pcap, "-T", "json", "-J", "frame godot enet"))
+    lua = mp_frames(TL.tshark(pcap, "-T", "json", "-J", "frame godot_mp enet"))
     py = python_messages(pcap)
     diffs = [d for f in sorted(set(py) | set(lua)) for d in compare_frame(f, lua_messages(lua.get(f, [])),
                                                                         py.get(f, []))]
@@ -458,12 +463,12 @@ def test_a_multiplayer_command_added_to_the_spec_is_dissected_with_no_other_edit
     packet = struct.pack("<Ii", 1234567, 1) + bytes([5]) + struct.pack("<I", 7) + b"hi\0"
     w.udp("127.0.0.1", 40001, "127.0.0.1", 40002, B.build_datagram(0, [B.send_reliable(1, 2, packet)], sent_time=2))
     w.close()
-    args = ("-T", "fields", "-e", "godot.mp.command", "-e", "godot.mp.error")
+    args = ("-T", "fields", "-e", "godot_mp.command", "-e", "godot_mp.error")
     assert "unknown command 5" in TL.tshark(pcap, *args)
 
     monkeypatch.setattr(M, "PROTOCOLS", MappingProxyType(
         {3: dataclasses.replace(M.GODOT3, commands=M.GODOT3.commands + (made_up,)), 4: M.GODOT4}))
     script = tmp_path / "godot.lua"
     script.write_text(generate())
-    rows = TL.tshark(pcap, *args, "-e", "godot.mp.made_up_id", "-e", "godot.mp.made_up_text", script=script)
+    rows = TL.tshark(pcap, *args, "-e", "godot_mp.made_up_id", "-e", "godot_mp.made_up_text", script=script)
     assert rows.splitlines()[-1].split("\t") == ["MADE_UP", "", "7", "hi"]

@@ -119,7 +119,10 @@ def run_fuzz(args: argparse.Namespace) -> int:
             seeds += seeds_from_tscn([p])
             sources.append(p)
         for p in args.seed_pcap:
-            c, v = conversations_from_pcap(p, "auto", args.seed_port)
+            try:
+                c, v = conversations_from_pcap(p, "auto", args.seed_port)
+            except Exception as e:  # noqa: BLE001 - whatever reading a seed raises, it is the seed's fault
+                return _err(f"--seed-pcap {p}: cannot read it as a capture ({type(e).__name__}: {e})")
             convs += c
             seeds += v
             sources.append(p)

@@ -160,7 +160,13 @@ class _Batched:
             text = "".join(self.parts)
             self.parts.clear()
             self.size = 0
-            self.out.write(text)
+            try:
+                self.out.write(text)  # a text stream encodes all of it before it writes any
+            except UnicodeEncodeError:
+                # a code point the stream cannot encode that a writer left raw (a lone surrogate
+                # in a debugger message, say): written as its escape (\udXXX), the batch kept
+                enc = getattr(self.out, "encoding", None) or "utf-8"
+                self.out.write(text.encode(enc, "backslashreplace").decode(enc))
 
 
 def _rpc_names(arg: str | None) -> dict | None:

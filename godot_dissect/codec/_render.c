@@ -7,8 +7,9 @@
  * the str that writer.to_text / jsonform.dumps return, or None ("bail out") and the caller does the
  * whole job in Python.  Everything rare bails: classes without an entry (NodePath, full Objects,
  * typed containers, FrozenDict, subclasses, ...), Dictionary keys other than null/bool/int/float/
- * String/StringName, ints beyond 64 bits in the text form, strings with lone surrogates, nesting
- * deeper than RENDER_MAX_DEPTH, and any internal error (the exception is cleared).
+ * String/StringName, ints beyond 64 bits in the text form, text nesting deeper than RENDER_MAX_DEPTH,
+ * a JSON form that might nest deeper than the JsonWriter's max_depth (jsonform writes it flat), and
+ * any internal error (the exception is cleared).  Lone surrogates are written as \udXXX by both.
  *
  * Nothing Godot-specific is written here: type names, the punctuation of each engine family
  * (Style), escape tables, which classes print as a constant, float widths and type ranks for key
@@ -29,6 +30,7 @@
 #include <string.h>
 
 #define RENDER_MAX_DEPTH 256 /* deeper values bail: the pure writers have room for 1024 levels */
+#define JSON_LEAF_LEVELS 3   /* most JSON levels of a form with no container inside: a packed vector array */
 #define BUF_LOCAL 4096       /* output bytes kept on the C stack before the buffer moves to the heap */
 #define TYPE_CACHE 64        /* class -> entry cache slots (a power of two) */
 #define PAIRS_LOCAL 16       /* dictionary entries sorted without a heap allocation */
@@ -151,7 +153,7 @@ static void str_free(Str *s)
 #define PUT_STR(b, x) put((b), (x).s, (x).n)
 
 /* The UTF-8 of a str: its own bytes when ASCII, else CPython's cached UTF-8 (lone surrogates
- * fail: the caller bails). */
+ * fail: see utf8_any). */
 static inline const char *utf8_of(PyObject *s, Py_ssize_t *n, int *ascii)
 {
 #if PY_VERSION_HEX < 0x030C0000
@@ -165,6 +167,45 @@ static inline const char *utf8_of(PyObject *s, Py_ssize_t *n, int *ascii)
     }
     *ascii = 0;
     return PyUnicode_AsUTF8AndSize(s, n);
+}
+
+/* The UTF-8 of any str.  A Godot 3 String may hold lone surrogates, which UTF-8 cannot: they come
+ * in their "surrogatepass" form ED A0..BF xx (never part of valid UTF-8), *tmp owning those bytes,
+ * and the writers put each one as the escape \udXXX (is_surrogate, put_surrogate). */
+static const char *utf8_any(PyObject *s, Py_ssize_t *n, int *ascii, PyObject **tmp)
+{
+    const char *p = utf8_of(s, n, ascii);
+    *tmp = NULL;
+    if (p != NULL || !PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+        return p;
+    PyErr_Clear();
+    if ((*tmp = PyUnicode_AsEncodedString(s, "utf-8", "surrogatepass")) == NULL)
+        return NULL;
+    *n = PyBytes_GET_SIZE(*tmp);
+    return PyBytes_AS_STRING(*tmp);
+}
+
+#define SURROGATE_ESC 6 /* bytes of \udXXX */
+
+/* p[i] starts a lone surrogate in utf8_any's bytes (which then always hold 2 more bytes) */
+static inline int is_surrogate(const unsigned char *p, Py_ssize_t i)
+{
+    return p[i] == 0xED && p[i + 1] >= 0xA0;
+}
+
+static const char HEX[] = "0123456789abcdef";
+
+/* \udXXX for the 3 bytes at p; returns the end of what it wrote */
+static char *put_surrogate(char *o, const unsigned char *p)
+{
+    unsigned cp = ((unsigned)(p[0] & 0x0F) << 12) | ((unsigned)(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+    o[0] = '\\';
+    o[1] = 'u';
+    o[2] = HEX[cp >> 12];
+    o[3] = HEX[(cp >> 8) & 15];
+    o[4] = HEX[(cp >> 4) & 15];
+    o[5] = HEX[cp & 15];
+    return o + SURROGATE_ESC;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -869,33 +910,41 @@ static int put_component_obj(TextWriter *w, Buf *b, PyObject *c, const TEntry *e
     return put_real(w, b, e->single ? f32(PyFloat_AS_DOUBLE(c)) : PyFloat_AS_DOUBLE(c));
 }
 
-/* s.translate(esc) between the quotes the caller writes */
+/* s.translate(esc) between the quotes the caller writes (lone surrogates as \udXXX, as the
+ * writer's tables have them) */
 static int put_escaped(Buf *b, PyObject *s, const Esc *esc)
 {
-    Py_ssize_t n, i, run = 0;
+    Py_ssize_t n, i = 0;
     int ascii;
-    const char *p;
-    if (!PyUnicode_Check(s) || (p = utf8_of(s, &n, &ascii)) == NULL)
+    const unsigned char *p;
+    PyObject *tmp;
+    if (!PyUnicode_Check(s) || (p = (const unsigned char *)utf8_any(s, &n, &ascii, &tmp)) == NULL)
         return -1;
     if (!ascii)
         b->ascii = 0;
-    for (run = 0; run < n; run += ESC_CHUNK) { /* room for the worst case, a chunk at a time */
-        Py_ssize_t end = n - run < ESC_CHUNK ? n : run + ESC_CHUNK;
+    while (i < n) { /* room for the worst case, a chunk at a time (a surrogate may end past it) */
+        Py_ssize_t end = n - i < ESC_CHUNK ? n : i + ESC_CHUNK;
         char *o;
-        if (RESERVE(b, (end - run) * ESC_MAX) < 0)
+        if (RESERVE(b, (end - i) * ESC_MAX + SURROGATE_ESC) < 0) {
+            Py_XDECREF(tmp);
             return -1;
+        }
         o = b->p + b->len;
-        for (i = run; i < end; i++) {
-            unsigned char c = (unsigned char)p[i];
+        for (; i < end; i++) {
+            unsigned char c = p[i];
             if (c < 128 && esc[c].n) {
                 memcpy(o, esc[c].s, ESC_MAX);
                 o += esc[c].n;
+            } else if (tmp != NULL && is_surrogate(p, i)) {
+                o = put_surrogate(o, p + i);
+                i += 2;
             } else {
                 *o++ = (char)c;
             }
         }
         b->len = o - b->p;
     }
+    Py_XDECREF(tmp);
     return 0;
 }
 
@@ -1203,6 +1252,8 @@ static int parse_esc(Esc *esc, PyObject *map)
         long c = PyLong_Check(k) ? PyLong_AsLong(k) : -1;
         const char *p;
         Py_ssize_t n;
+        if (c >= 0xD800 && c <= 0xDFFF)
+            continue; /* the surrogate escapes: put_escaped writes them itself */
         if (c < 0 || c > 127 || !PyUnicode_Check(v) || !PyUnicode_IS_ASCII(v)
             || (p = PyUnicode_AsUTF8AndSize(v, &n)) == NULL || n < 1 || n > ESC_MAX) {
             if (!PyErr_Occurred())
@@ -1351,36 +1402,42 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
+    int max_depth; /* most JSON levels a value's form may nest (jsonform.VALUE_MAX_DEPTH) */
     JEntry *entries;
     Py_ssize_t nentries;
     PyObject *index;
     Slot cache[TYPE_CACHE];
 } JsonWriter;
 
-static const char HEX[] = "0123456789abcdef";
-
-/* json's string escaping with ensure_ascii=False: " \ and the C0 controls. */
+/* json's string escaping with ensure_ascii=False: " \ and the C0 controls; lone surrogates as
+ * \udXXX (jsonform.escape_surrogates). */
 static int json_str(Buf *b, PyObject *s)
 {
-    Py_ssize_t n, i, run;
-    int ascii;
-    const char *p;
-    if ((p = utf8_of(s, &n, &ascii)) == NULL)
+    Py_ssize_t n, i = 0;
+    int ascii, rc = -1;
+    const unsigned char *p;
+    PyObject *tmp;
+    if ((p = (const unsigned char *)utf8_any(s, &n, &ascii, &tmp)) == NULL)
         return -1;
     if (!ascii)
         b->ascii = 0;
     if (put_ch(b, '"') < 0)
-        return -1;
-    for (run = 0; run < n; run += ESC_CHUNK) { /* room for the worst case, a chunk at a time */
-        Py_ssize_t end = n - run < ESC_CHUNK ? n : run + ESC_CHUNK;
+        goto done;
+    while (i < n) { /* room for the worst case, a chunk at a time (a surrogate may end past it) */
+        Py_ssize_t end = n - i < ESC_CHUNK ? n : i + ESC_CHUNK;
         char *o;
-        if (RESERVE(b, (end - run) * 6) < 0)
-            return -1;
+        if (RESERVE(b, (end - i) * 6 + SURROGATE_ESC) < 0)
+            goto done;
         o = b->p + b->len;
-        for (i = run; i < end; i++) {
-            unsigned char c = (unsigned char)p[i];
+        for (; i < end; i++) {
+            unsigned char c = p[i];
             if (c >= 0x20 && c != '"' && c != '\\') {
-                *o++ = (char)c;
+                if (c == 0xED && tmp != NULL && is_surrogate(p, i)) {
+                    o = put_surrogate(o, p + i);
+                    i += 2;
+                } else {
+                    *o++ = (char)c;
+                }
                 continue;
             }
             *o++ = '\\';
@@ -1401,7 +1458,10 @@ static int json_str(Buf *b, PyObject *s)
         }
         b->len = o - b->p;
     }
-    return put_ch(b, '"');
+    rc = put_ch(b, '"');
+done:
+    Py_XDECREF(tmp);
+    return rc;
 }
 
 /* jsonform._num: finite floats as repr, the others as the strings "nan", "inf", "-inf" */
@@ -1481,7 +1541,7 @@ static int json_value(JsonWriter *w, Buf *b, PyObject *v, int depth)
     PyTypeObject *tp = Py_TYPE(v);
     const JEntry *e;
     Py_ssize_t i;
-    if (depth > RENDER_MAX_DEPTH)
+    if (depth + JSON_LEAF_LEVELS > w->max_depth) /* depth: JSON levels around v */
         return -1;
     if (tp == &PyUnicode_Type)
         return json_str(b, v);
@@ -1513,8 +1573,8 @@ static int json_value(JsonWriter *w, Buf *b, PyObject *v, int depth)
         if (PUT_LIT(b, "{\"type\": \"Dictionary\", \"items\": [") < 0)
             return -1;
         for (i = 0; PyDict_Next(v, &pos, &k, &x); i++) {
-            if ((i && PUT_LIT(b, ", ") < 0) || put_ch(b, '[') < 0 || json_value(w, b, k, depth + 1) < 0
-                || PUT_LIT(b, ", ") < 0 || json_value(w, b, x, depth + 1) < 0 || put_ch(b, ']') < 0)
+            if ((i && PUT_LIT(b, ", ") < 0) || put_ch(b, '[') < 0 || json_value(w, b, k, depth + 3) < 0
+                || PUT_LIT(b, ", ") < 0 || json_value(w, b, x, depth + 3) < 0 || put_ch(b, ']') < 0)
                 return -1;
         }
         return PUT_LIT(b, "]}");
@@ -1649,17 +1709,19 @@ static void JsonWriter_dealloc(JsonWriter *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* JsonWriter(entries: {class: (kind, name, n)}) - see fast.json_writer */
+/* JsonWriter(entries: {class: (kind, name, n)}, max_depth=RENDER_MAX_DEPTH) - see fast.json_writer */
 static PyObject *JsonWriter_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"entries", NULL};
+    static char *kwlist[] = {"entries", "max_depth", NULL};
     PyObject *entries, *list;
     Py_ssize_t i;
+    int max_depth = RENDER_MAX_DEPTH;
     JsonWriter *self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O", kwlist, &entries))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|i", kwlist, &entries, &max_depth))
         return NULL;
     if ((self = (JsonWriter *)type->tp_alloc(type, 0)) == NULL)
         return NULL;
+    self->max_depth = max_depth < RENDER_MAX_DEPTH ? max_depth : RENDER_MAX_DEPTH;
     if ((list = index_entries(entries, &self->index)) == NULL)
         goto fail;
     self->nentries = PyList_GET_SIZE(list);

@@ -215,17 +215,18 @@ def text_writer(tables: tuple[dict[type, tuple], dict[str, Any]]) -> Any:
                                 style=tuple(getattr(style, f) for f in _speedups.STYLE_FIELDS), **rules)
 
 
-def json_writer(entries: dict[type, tuple]) -> Any:
-    """A ``_speedups.JsonWriter`` from jsonform's table (``jsonform.compiled_entries``)."""
+def json_writer(entries: dict[type, tuple], max_depth: int) -> Any:
+    """A ``_speedups.JsonWriter`` from jsonform's table (``jsonform.compiled_entries``) and its depth
+    limit (``jsonform.VALUE_MAX_DEPTH``: deeper values take the pure writer's flat form)."""
     assert _speedups is not None, "the _speedups extension is not built"
     _float_tables()
-    return _speedups.JsonWriter(_codes(_speedups.JSON_KINDS, entries))
+    return _speedups.JsonWriter(_codes(_speedups.JSON_KINDS, entries), max_depth=max_depth)
 
 
 # The writers' tables come from their own modules, passed in by them: this module imports neither
 # text.writer nor jsonform (they import it), so the choice C-or-pure is made here, once, with no loop.
 TextTables = Callable[[Dialect], tuple[dict[type, tuple], dict[str, Any]]]
-JsonTables = Callable[[], dict[type, tuple]]
+JsonTables = Callable[[], tuple[dict[type, tuple], int]]  # (entries, max depth)
 _TEXT: dict[str, Any] = {}  # dialect name -> TextWriter
 _JSON: list[Any] = []  # the JsonWriter, once built
 
@@ -239,7 +240,7 @@ def c_text(value: Any, dialect: Dialect, tables: TextTables) -> str | None:
 
 def _json(tables: JsonTables) -> Any:
     if not _JSON:
-        _JSON.append(json_writer(tables()))
+        _JSON.append(json_writer(*tables()))
     return _JSON[0]
 
 

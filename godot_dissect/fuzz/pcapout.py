@@ -7,6 +7,7 @@ import socket
 import struct
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 from .target import Event, Target
 
@@ -15,8 +16,10 @@ SYN, FIN, RST, PSH, ACK = 0x02, 0x01, 0x04, 0x08, 0x10
 
 
 class PcapWriter:
-    def __init__(self, path: str | Path) -> None:
-        self.f = open(path, "wb")  # noqa: SIM115 - closed in close()
+    def __init__(self, path: str | Path | BinaryIO) -> None:
+        """``path``: a file to create, or an open binary file (written to, not closed)."""
+        self._owned = not hasattr(path, "write")
+        self.f: BinaryIO = open(path, "wb") if self._owned else path  # type: ignore[arg-type,assignment]  # noqa: SIM115
         self.f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
 
     def packet(self, t: float, src: str, dst: str, proto: int, header: bytes, payload: bytes) -> None:
@@ -41,7 +44,8 @@ class PcapWriter:
                                                       ack & 0xFFFFFFFF, 5 << 4, flags, 65535, 0, 0), payload)
 
     def close(self) -> None:
-        self.f.close()
+        if self._owned:
+            self.f.close()
 
 
 def write_exchange(path: str | Path, events: Iterable[Event], target: Target) -> int:

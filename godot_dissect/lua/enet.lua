@@ -6,9 +6,9 @@
 local ES = MP_SPEC.enet
 -- what these templates use of engine.lua (its main-chunk locals): fail at load time, not per packet,
 -- if the engine stops offering one of them
-local ENGINE_NAMES = { "show", "F", "godot", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
+local ENGINE_NAMES = { "show", "F", "godot", "STATS_HOOK", "looks_like_text", "NULL_ITEM", "tree_of", "enter", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
                        "tconcat", "tsort", "floor", "band", "bor", "rshift", "lshift" }
-local ENGINE_VALUES = { show, F, godot, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
+local ENGINE_VALUES = { show, F, godot, STATS_HOOK, looks_like_text, NULL_ITEM, tree_of, enter, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
                         band, bor, rshift, lshift }
 for i, name in ipairs(ENGINE_NAMES) do
   assert(ENGINE_VALUES[i] ~= nil, "godot.lua: engine.lua no longer defines " .. name)
@@ -289,7 +289,8 @@ local function recent_add(r, key)
 end
 
 local function new_direction()
-  return { reliable = {}, unreliable = {}, unsequenced = recent(), groups = {}, ngroups = 0, pending = 0 }
+  return { reliable = {}, unreliable = {}, unsequenced = recent(), groups = {}, ngroups = 0, pending = 0,
+           dropped = recent() }
 end
 
 local function econv_of(pinfo)
@@ -307,6 +308,32 @@ local function dir_of(c, sender)
   return d
 end
 
+-- Fragment reassembly, bounded as ENet bounds it: what a peer holds is charged per fragment at least
+-- the data an ENet sender puts in a fragment at the smallest MTU (a fragment of 0 bytes still costs
+-- an entry), up to the host's maximumWaitingData per direction (preference enet.max_reassembly) and
+-- MAX_HELD_BYTES over the whole capture; a group that would go past either is dropped (expert info
+-- says what was cut), and its later fragments are dropped with it.
+local FRAGMENT_CMD_SIZE
+for _, c in ipairs(ES.commands) do if c.fragment_key and FRAGMENT_CMD_SIZE == nil then FRAGMENT_CMD_SIZE = c.size end end
+local MIN_FRAGMENT_DATA = ES.min_mtu - HW.size - ES.sent_time.size - FRAGMENT_CMD_SIZE
+local MAX_HELD = ES.max_held_bytes
+local held_total = 0 -- charged bytes of every open group of the capture
+
+local function release(dir, key)
+  local g = dir.groups[key]
+  if g == nil then return end
+  dir.groups[key] = nil
+  dir.ngroups = dir.ngroups - 1
+  dir.pending = dir.pending - g.held
+  held_total = held_total - g.held
+end
+
+local function drop(dir, key, why)
+  release(dir, key)
+  recent_add(dir.dropped, key)
+  return { what = "dropped", why = why }
+end
+
 -- one delivery decision per data command, made once (first pass) and kept by frame number:
 -- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first }
 local function fragment(dir, cmd, frame, raw_data)
@@ -314,33 +341,49 @@ local function fragment(dir, cmd, frame, raw_data)
   local parts = {}
   for _, k in ipairs(d.fragment_key) do parts[#parts + 1] = tostring(v[k]) end
   local key = d.number .. ":" .. tconcat(parts, ":")
+  if dir.dropped.set[key] then
+    return { what = "dropped", why = "a fragment of a group dropped earlier" }
+  end
   local g = dir.groups[key]
   if g == nil then
-    if dir.ngroups >= MAX_GROUPS or dir.pending + v.total_length > EP.max_reassembly then
-      return { what = "dropped", why = "too many open fragment groups or bytes held" }
+    if dir.ngroups >= MAX_GROUPS then
+      return drop(dir, key, sfmt("%d fragment groups already open in this direction", MAX_GROUPS))
     end
-    g = { count = v.fragment_count, total = v.total_length, got = 0, have = {}, parts = {}, first = frame }
+    g = { count = v.fragment_count, total = v.total_length, got = 0, have = {}, offs = {}, datas = {}, first = frame,
+          held = 0 }
     dir.groups[key] = g
     dir.ngroups = dir.ngroups + 1
   elseif g.count ~= v.fragment_count or g.total ~= v.total_length then
     return { what = "dropped", why = "fragment disagrees with its group's count or length" }
   end
   if g.have[v.fragment_number] then return { what = "duplicate" } end
+  local cost = #raw_data > MIN_FRAGMENT_DATA and #raw_data or MIN_FRAGMENT_DATA
+  if dir.pending + cost > EP.max_reassembly then
+    return drop(dir, key, sfmt("group dropped: %d fragments (%d bytes charged) held in this direction, "
+      .. "the limit is %d bytes (preference enet.max_reassembly; a fragment counts at least %d bytes)",
+      g.got, dir.pending, EP.max_reassembly, MIN_FRAGMENT_DATA))
+  end
+  if held_total + cost > MAX_HELD then
+    return drop(dir, key, sfmt("group dropped: %d bytes of fragments held in the capture, the limit is %d "
+      .. "(a fragment counts at least %d bytes)", held_total, MAX_HELD, MIN_FRAGMENT_DATA))
+  end
   g.have[v.fragment_number] = true
   g.got = g.got + 1
-  g.parts[#g.parts + 1] = { v.fragment_offset, raw_data }
-  dir.pending = dir.pending + #raw_data
+  g.offs[g.got], g.datas[g.got] = v.fragment_offset, raw_data
+  g.held = g.held + cost
+  dir.pending = dir.pending + cost
+  held_total = held_total + cost
   if g.got < g.count then return { what = "fragment", got = g.got, count = g.count, first = g.first } end
-  table.sort(g.parts, function(x, y) return x[1] < y[1] end)
+  local order = {}
+  for i = 1, g.got do order[i] = i end
+  tsort(order, function(x, y) return g.offs[x] < g.offs[y] end)
   local out, at = {}, 0
-  for _, part in ipairs(g.parts) do
-    if part[1] > at then out[#out + 1] = srep("\0", part[1] - at); at = part[1] end
-    if part[1] + #part[2] > at then out[#out + 1] = ssub(part[2], at - part[1] + 1); at = part[1] + #part[2] end
+  for _, i in ipairs(order) do
+    local off, data = g.offs[i], g.datas[i]
+    if off > at then out[#out + 1] = srep("\0", off - at); at = off end
+    if off + #data > at then out[#out + 1] = ssub(data, at - off + 1); at = off + #data end
   end
-  dir.groups[key] = nil
-  dir.ngroups = dir.ngroups - 1
-  dir.pending = dir.pending - g.total
-  if dir.pending < 0 then dir.pending = 0 end
+  release(dir, key)
   local data = ssub(tconcat(out), 1, g.total)
   return { what = "reassembled", data = data, count = g.count, first = g.first }
 end
@@ -367,6 +410,7 @@ end
 local function show_command(ctree, ctvb, cmd)
   local d, v = cmd.def, cmd.values
   local r = ctvb(cmd.off, d.size)
+  if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
   local item = ctree:add(enet, ctvb(cmd.off, cmd.size), d.name)
   item:set_text(d.name)
   local byte_range = r(0, CH.command.size)
@@ -393,7 +437,8 @@ local function conv_major(conv)
   return conv.major, conv.major_evidence
 end
 
-local function dissect(tvb, pinfo, tree)
+local function dissect(tvb, pinfo, given)
+  local tree = tree_of(given)
   local raw = tvb:raw()
   local conv, sender = econv_of(pinfo)
   local root = tree:add(enet, tvb())
@@ -434,7 +479,10 @@ local function dissect(tvb, pinfo, tree)
       if conv.client ~= sender or conv.connect_id ~= c.values.connect_id then
         conv.client, conv.connect_id, conv.client_id = sender, c.values.connect_id, c.values.data
         conv.connect_seen = true -- the client's side is known for sure
-        for _, dir in pairs(conv.dirs) do for k, x in pairs(new_direction()) do dir[k] = x end end
+        for _, dir in pairs(conv.dirs) do
+          held_total = held_total - dir.pending -- a new connection: the old one's groups are gone
+          for k, x in pairs(new_direction()) do dir[k] = x end
+        end
       end
     end
     local major = c.values.channel_count and ES.godot_major_by_channel_count[c.values.channel_count]
@@ -494,21 +542,27 @@ local function dissect(tvb, pinfo, tree)
   pinfo.cols.info = "ENet " .. tconcat(info, ", ")
   local major, evidence = conv_major(conv)
   if major then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
-  for i, p in ipairs(deliveries) do
-    if MP.payload then
-      MP.payload(p, pinfo, tree, { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
-                                   client_id = conv.client_id, transport = "enet", conv = conv,
-                                   direction_known = conv.connect_seen or false,
-                                   msg_key = pinfo.number .. ":" .. i })
+  if #deliveries > 0 and MP.deliver then
+    local list = {}
+    for i, p in ipairs(deliveries) do
+      list[i] = { p = p, env = { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
+                                 client_id = conv.client_id, transport = "enet", conv = conv,
+                                 direction_known = conv.connect_seen or false,
+                                 msg_key = pinfo.number .. ":" .. i } }
     end
+    MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
   end
   return tvb:len()
 end
 
 -- Registration ---------------------------------------------------------------------------------------
-function enet.dissector(tvb, pinfo, tree) return dissect(tvb, pinfo, tree) end
+function enet.dissector(tvb, pinfo, tree)
+  enter(tree)
+  return dissect(tvb, pinfo, tree)
+end
 
 local function heur_enet(tvb, pinfo, tree)
+  enter(tree)
   if not EP.heuristic then return false end
   local c = econv_of(pinfo)
   if not c.confirmed then
@@ -532,7 +586,7 @@ end
 function enet.prefs_changed() read_enet_prefs(); register_enet_ports() end
 function enet.init()
   read_enet_prefs()
-  econvs, plans = {}, {}
+  econvs, plans, held_total = {}, {}, 0
   if MP.reset then MP.reset() end
 end
 

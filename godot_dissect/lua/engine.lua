@@ -13,6 +13,11 @@
 -- walks all of them on every cycle), TreeItem methods are looked up once, and the message being read
 -- lives in upvalues rather than in a table.
 
+-- Loaded twice (an installed copy in the plugin folder and `-X lua_script:`): Wireshark loads the
+-- plugin folder first; the copy loaded second steps aside without a word, so every message is
+-- dissected once (and Proto() does not fail on the second "Godot Variant").
+if select(2, pcall(Dissector.get, "godot")) ~= nil then return end
+
 local SPEC = nil -- @SPEC@
 
 local bit32, Struct = bit32, Struct
@@ -21,6 +26,18 @@ local unpack = Struct.unpack
 local sfmt, sbyte, ssub, srep, sfind, schar = string.format, string.byte, string.sub, string.rep, string.find, string.char
 local tconcat, tsort, floor = table.concat, table.sort, math.floor
 local ipairs, pairs, pcall, error, tostring, type, select = ipairs, pairs, pcall, error, tostring, type, select
+
+-- No tree (tshark without -V, -T, -Y or a tap that needs one): Wireshark passes a TreeItem with no
+-- tree behind it (its text is nil). The dissectors still read every message, for the Info column and
+-- their state, but into NULL_ITEM, whose every method is a Lua no-op: no TreeItem or TvbRange is made.
+local NULL_ITEM, NULL_FN = {}, nil
+NULL_FN = function() return NULL_ITEM end
+setmetatable(NULL_ITEM, { __index = function() return NULL_FN end, __call = NULL_FN })
+-- Decided where Wireshark calls a dissector (its TreeItem then holds Lua's helper item, absent without
+-- a tree); not from the TreeItems dissect_tcp_pdus hands its callbacks, whose text is unsafe to read.
+local NO_TREE = false
+local function enter(tree) NO_TREE = tree.text == nil end
+local function tree_of(tree) if NO_TREE then return NULL_ITEM end return tree end
 
 -- How many entries each of the engine's memo tables keeps (decoded strings, label texts, keys) before
 -- it starts again: the garbage collector goes through everything kept on every cycle, and on a big
@@ -39,6 +56,7 @@ local OBJ_AS_ID = field_mask(SPEC.object_as_id)
 local EL_KIND, KEY_KIND, VAL_KIND = SPEC.array_element_kind, SPEC.dict_key_kind, SPEC.dict_value_kind
 local KINDS = SPEC.container_kinds -- 1-based: KINDS[kind + 1]
 local MAX_NESTING = SPEC.max_nesting
+local DEPTH_FAILURE = "nesting deeper than " -- the start of the reason the nesting limit gives
 local ZEROS = { [0] = "", "\0", "\0\0", "\0\0\0" }
 local STRUCT_CODE = { i = "i4", I = "I4", q = "e", Q = "E", f = "f", d = "d" }
 local INT_CODES = { i = true, I = true, q = true, Q = true }
@@ -413,6 +431,7 @@ local RAW, STOP, D, TYPES, UTF8 = "", 0, nil, nil, nil -- the bytes, where they 
 local CK, CANON = false, true         -- checking that it re-encodes byte-identically (detection); result
 local ERR_OFF, ERR_MSG = false, false -- where and why it is malformed
 local TVB, BASE, TLEN = nil, 0, 0     -- showing: the Tvb, where the message starts in it, its length
+local NULL_MODE = false               -- showing into NULL_ITEM (no tree): labels for the Info column only
 local COMPACT, DETAILS, LIMIT, MAX_SHOWN, NOTED = false, false, 0, 0, false -- preferences; depth noted
 local SERIAL = 0 -- counts the messages shown (see leaf())
 
@@ -477,10 +496,22 @@ local variant -- forward
 -- call on a TreeItem (tree:add) first goes through Wireshark's __index for the method, which costs
 -- about a sixth of what adding the item costs
 local add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden
+local REAL_METHODS = nil
 
+-- the TreeItem methods the readers call: Wireshark's, or the no-ops of NULL_ITEM (no tree)
 local function tree_methods(tree)
-  add, add_le, set_text, set_len = tree.add, tree.add_le, tree.set_text, tree.set_len
-  prepend_text, add_expert, set_hidden = tree.prepend_text, tree.add_tvb_expert_info, tree.set_hidden
+  if tree == NULL_ITEM then
+    add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden =
+      NULL_FN, NULL_FN, NULL_FN, NULL_FN, NULL_FN, NULL_FN, NULL_FN
+    return
+  end
+  local m = REAL_METHODS
+  if m == nil then
+    m = { tree.add, tree.add_le, tree.set_text, tree.set_len, tree.prepend_text, tree.add_tvb_expert_info,
+          tree.set_hidden }
+    REAL_METHODS = m
+  end
+  add, add_le, set_text, set_len, prepend_text, add_expert, set_hidden = m[1], m[2], m[3], m[4], m[5], m[6], m[7]
 end
 
 local INT64 = cache(KEEP, Int64.new) -- values of godot.int (an int64 field takes Int64 objects)
@@ -852,7 +883,7 @@ end
 -- message). Any other key (and every key with the details preference) is a Variant shown inside its
 -- value's item: { s, depth, pre }.
 local function read_key(pos, depth)
-  if depth > MAX_NESTING then fail(pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+  if depth > MAX_NESTING then fail(pos, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
   if STOP - pos < 4 then need(pos, 4, "Variant header") end
   local raw = RAW
   local id, b1, b2, b3, n0, n1, n2, n3 = sbyte(raw, pos + 1, pos + 8) -- the header and the length
@@ -962,7 +993,23 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
   for i = 0, n - 1 do
     if pairs_ then
       local ks = pos
-      if sub then
+      if sub and NULL_MODE then
+        -- no tree: only the label of the message's top Variant is wanted (the Info column), and a
+        -- Dictionary's label names its first keys; the values are checked, not labelled
+        if i < 4 then
+          local k
+          k, pos = read_key(pos, depth + 1)
+          if not k.short and not k.text then
+            local _, text = variant(k.s, k.depth, sub, KEY, nil)
+            k.text = text
+          end
+          pos = variant(pos, depth + 1)
+          local kt = k.short or k.text
+          node = node[kt] or summary_next(node, kt)
+        else
+          pos = variant(variant(pos, depth + 1), depth + 1)
+        end
+      elseif sub then
         local k
         k, pos = read_key(pos, depth + 1)
         if k.s then
@@ -996,7 +1043,8 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
       end
     else
       local es = pos
-      pos = variant(pos, depth + 1, sub, sub and INDEX[i] or nil, nil)
+      if NULL_MODE then pos = variant(pos, depth + 1) -- no tree: the elements are checked, not labelled
+      else pos = variant(pos, depth + 1, sub, sub and INDEX[i] or nil, nil) end
       if types then -- a typed Array pushes each element: kept, converted or dropped
         local st = settle(types.element, TYPES[sbyte(raw, es + 1)])
         if st ~= "keep" then
@@ -1047,7 +1095,7 @@ R.object = function(t, pos, h, s, depth, tree, prefix, key)
   if item and depth + 1 >= MAX_SHOWN and n > 0 then too_deep(item, s, STOP); sub = nil end
   local seen = CK and {} or nil
   for _ = 1, n do
-    if depth + 1 > MAX_NESTING then fail(p, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+    if depth + 1 > MAX_NESTING then fail(p, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
     local ns = p
     local name
     name, p = read_string(p, "property name")
@@ -1075,7 +1123,7 @@ for _, d in ipairs(DIALECT_LIST) do
 end
 
 variant = function(pos, depth, tree, prefix, key)
-  if depth > MAX_NESTING then fail(pos, sfmt("nesting deeper than %d levels", MAX_NESTING)) end
+  if depth > MAX_NESTING then fail(pos, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
   if STOP - pos < 4 then need(pos, 4, "Variant header") end
   local id, b1, b2, b3 = sbyte(RAW, pos + 1, pos + 4)
   local t = TYPES[id]
@@ -1099,9 +1147,10 @@ end
 show = function(tvb, base, raw, d, tree, prefix)
   begin(raw, #raw, d, false)
   SERIAL = SERIAL + 1
-  TVB, BASE, TLEN = tvb, base, #raw
-  COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, P.packed_limit, P.max_depth
-  if add == nil then tree_methods(tree) end
+  NULL_MODE = tree == NULL_ITEM
+  TVB, BASE, TLEN = (NULL_MODE and NULL_FN or tvb), base, #raw
+  COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, NULL_MODE and 0 or P.packed_limit, P.max_depth
+  tree_methods(tree)
   local ok, used, text = pcall(variant, 0, 0, tree, prefix, nil)
   if ok then return true, used, text end
   if used ~= FAIL then error(used, 0) end
@@ -1139,8 +1188,11 @@ top_shape = function(raw, d)
     pos = pos + 4
     top.kids = {}
     for i = 1, n do
-      top.kids[i] = leaf(pos)
-      pos = variant(pos, 1)
+      local kid = leaf(pos)
+      top.kids[i] = kid
+      local e = variant(pos, 1)
+      if kid.t.kind == "container" and not kid.t.pairs then kid.raw = ssub(raw, pos + 1, e) end
+      pos = e
     end
   end
   return top
@@ -1164,12 +1216,30 @@ local function b2n(b) return b and 1 or 0 end
 
 local function guess_add(g, raw)
   g.samples = g.samples + 1
+  if g.samples == 1 and #raw >= 4 then
+    -- what each dialect takes the first message for: the evidence says what differed
+    local id = band(unpack("<I4", raw, 1), SPEC.type_mask)
+    g.first_types = {}
+    for _, name in ipairs(CANDIDATES) do
+      local t = DIALECTS[name].types[id]
+      g.first_types[name] = t and t.name or sfmt("type %d (none)", id)
+    end
+  end
   local outcome = {}
   local best
   for _, name in ipairs(CANDIDATES) do
     local s = g.scores[name]
     local ok, used, canon, off, msg = decode(raw, #raw, DIALECTS[name], true)
     local o
+    if not ok and msg and sfind(msg, DEPTH_FAILURE, 1, true) == 1 then
+      -- fails only on our nesting limit (Godot 3.2 has none): the engine reads it all, so for the
+      -- dialect guess it is a full reading (shown as malformed, with the reason, all the same)
+      ok, used, canon = true, #raw, false
+    elseif ok and used < #raw and used * 2 < #raw then
+      -- a prefix leaving most of the message unread is no reading of it: it must not win over a
+      -- dialect that reads the message through
+      ok, off, msg = false, used, sfmt("%d of %d bytes read", used, #raw)
+    end
     if not ok then
       s.fails = s.fails + 1
       if s.first == "" then s.first = sfmt("%s at offset %d", msg, off) end
@@ -1256,7 +1326,21 @@ local function guess_verdict(g, elsewhere)
       parts[#parts + 1] = sfmt("%s: %d exact, %d identical", ranked[i], o.exact, o.canonical)
     end
   end
-  if #tied > 1 then parts[#parts + 1] = "ambiguous: " .. tconcat(tied, ", ") .. " read these bytes alike" .. hint end
+  if #tied > 1 then
+    local ft = g.first_types or {}
+    local as, differ = {}, false
+    for _, name in ipairs(tied) do
+      as[#as + 1] = sfmt("%s as %s", name, ft[name] or "?")
+      if ft[name] ~= ft[tied[1]] then differ = true end
+    end
+    if differ then
+      parts[#parts + 1] = sfmt("ambiguous: %s score alike but read the first message differently (%s)%s",
+                               tconcat(tied, ", "), tconcat(as, ", "), hint)
+    else
+      parts[#parts + 1] = sfmt("ambiguous: %s score alike (the first message is a %s in each)%s",
+                               tconcat(tied, ", "), ft[tied[1]] or "?", hint)
+    end
+  end
   local fams, nf = {}, 0
   for _, name in ipairs(tied) do
     if not DIALECTS[name].doc_only and not fams[family_of(name)] then fams[family_of(name)] = true; nf = nf + 1 end
@@ -1451,11 +1535,32 @@ local function first_pass(conv, side, raw, key, debugger)
   return rec
 end
 
+-- The Strings of a debugger message's arguments (Arrays of them, a few levels deep): what the game
+-- printed, the error text, the names of a scene tree; for the Info column
+local function printed(raws, d)
+  local out, n = {}, 0
+  local function walk(raw, depth)
+    if n >= 8 or depth > 3 then return end
+    local ok = decode(raw, #raw, d, false)
+    if not ok then return end
+    local top = top_shape(raw, d)
+    if top.t.kind == "string" then n = n + 1; out[n] = top.v; return end
+    for _, kid in ipairs(top.kids or {}) do
+      if n >= 8 then return end
+      if kid.t.kind == "string" then n = n + 1; out[n] = kid.v
+      elseif kid.raw then walk(kid.raw, depth + 1) end
+    end
+  end
+  for _, raw in ipairs(raws) do walk(raw, 1) end
+  return n > 0 and tconcat(out, " ") or nil
+end
+
 -- Show one message (a datagram, a PDU body or a WebSocket message) at tvb[off, off + #raw)
 local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
   local dname, evidence = rec.dialect, rec.show_evidence and rec.evidence
   local conv = rec.conv
-  if rec.provisional then
+  local provisional = rec.provisional
+  if provisional then
     local v = conv.verdict or guess_verdict(conv.guess, clear_verdicts)
     dname = v.dialect
     evidence = v.evidence .. " (provisional: the conversation's dialect is still being guessed)"
@@ -1493,16 +1598,18 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
     if #all > 0 then
       local atvb = ByteArray.new(all, true):tvb("Godot debugger message")
       aitem = root:add(F.dbg_args, atvb())
-      local pos = 0
+      local pos, texts = 0, {}
       for i, a in ipairs(rec.args) do
-        show(atvb, pos, a, d, aitem, INDEX[i - 1])
+        local _, _, text = show(atvb, pos, a, d, aitem, INDEX[i - 1])
+        texts[#texts + 1] = text
         pos = pos + #a
       end
+      info = rec.name .. ": " .. short(printed(rec.args, d) or tconcat(texts, ", "), 100)
     else
       aitem = root:add(F.dbg_args, whole)
+      info = rec.name
     end
     aitem:set_text(sfmt("Arguments (%d)", rec.argc))
-    info = rec.name
   else
     local ok, used, text, eoff, emsg = show(tvb, off, raw, d, root, "")
     if not ok and not select(2, frame_of(pinfo)) and not rec.checked and conv and conv.verdict and conv.guess then
@@ -1525,7 +1632,17 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
         root:add_tvb_expert_info(E.malformed, whole, rec.err)
         info = "Malformed: " .. rec.err
       elseif rec.role == "debugger" then
-        info = rec.name
+        -- the data after the name (and thread): its Strings, else its summary
+        local top = top_shape(raw, d)
+        local raws, strings = {}, {}
+        for i, kid in ipairs(top.kids or {}) do
+          if i > 1 and kid.raw then raws[#raws + 1] = kid.raw end
+          if i > 1 and kid.t.kind == "string" then strings[#strings + 1] = kid.v end
+        end
+        local what = printed(raws, d)
+        if what and #strings > 0 then what = tconcat(strings, " ") .. " " .. what end
+        what = what or (#strings > 0 and tconcat(strings, " ")) or nil
+        info = what and (rec.name .. ": " .. short(what, 100)) or rec.name
       elseif rec.role == "part" then
         info = rec.name .. " (" .. rec.part .. ")"
       else
@@ -1541,29 +1658,36 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
     end
   end
   root:append_text(", " .. dname .. ": " .. info)
+  if provisional then info = info .. " [provisional " .. dname .. "]" end
   return info
 end
 
-local frame_state = { number = -1, first = true }
-
+-- the Info column: the frame's first message replaces what the layers below wrote, the next ones are
+-- appended. "Next" = the same frame and pass as the message before, with the column still holding
+-- what we wrote then: a new dissection of the frame (a second pass, a click in the GUI) starts from
+-- what the lower layers wrote, so every dissection writes the same text.
+local info_last = { number = -1, visited = false, text = "" }
 local function set_info(pinfo, text)
-  local st = frame_state
   local number, visited = frame_of(pinfo)
+  local st = info_last
   local cols = pinfo.cols
-  if st.number ~= number or st.visited ~= visited then
-    st.number, st.visited, st.first = number, visited, true
-    cols.protocol = "Godot"
-  end
-  if st.first then
-    cols.info = text
-    st.first = false
-  else
+  -- (the column may hold a fenced prefix, e.g. a TCP segment's earlier PDUs: compare its end)
+  if st.number == number and st.visited == visited and ssub(tostring(cols.info), -#st.text) == st.text then
+    st.text = st.text .. " | " .. text
     cols.info:append(" | " .. text)
+  else
+    st.number, st.visited, st.text = number, visited, text
+    cols.protocol = "Godot"
+    cols.info = text
   end
 end
 
+-- the statistics (stats.lua) count every message the dissectors show: stats.lua sets `count`
+local STATS_HOOK = {}
+
 -- one message through the conversation machinery
 local function message(tvb, pinfo, tree, conv, sender, raw, off, key, framing, debugger)
+  tree = tree_of(tree)
   local rec = frames[key]
   if rec == nil then
     rec = first_pass(conv, side_of(conv, sender), raw, key, debugger)
@@ -1575,6 +1699,9 @@ local function message(tvb, pinfo, tree, conv, sender, raw, off, key, framing, d
     rec = frames[key]
   end
   set_info(pinfo, show_message(tvb, pinfo, tree, rec, raw, off, framing, key))
+  if STATS_HOOK.count and rec.role ~= "part" then -- set while a statistic is asked for
+    STATS_HOOK.count(pinfo, { kind = "variant", app_bytes = #raw })
+  end
 end
 
 ----------------------------------------------------------------------------------------------------
@@ -1727,6 +1854,7 @@ local function dissect_tcp(tvb, pinfo, tree)
 end
 
 function godot.dissector(tvb, pinfo, tree)
+  enter(tree)
   if pinfo.port_type == 3 then
     local conv = conv_of(pinfo, "udp")
     if not conv.heuristic and not select(2, frame_of(pinfo)) and not known("udp", pinfo) then
@@ -1738,6 +1866,7 @@ function godot.dissector(tvb, pinfo, tree)
 end
 
 local function heur_udp(tvb, pinfo, tree)
+  enter(tree)
   if not P.heuristics then return false end
   local len = tvb:len()
   if len < 4 or len % 4 ~= 0 then return false end
@@ -1749,6 +1878,7 @@ local function heur_udp(tvb, pinfo, tree)
 end
 
 local function heur_tcp(tvb, pinfo, tree)
+  enter(tree)
   if not P.heuristics then return false end
   local avail = tvb:len()
   if avail < 4 or looks_http(tvb) then return false end
@@ -1766,6 +1896,10 @@ local function heur_tcp(tvb, pinfo, tree)
       if not any then return false end
     end
     if avail >= 6 and tvb(5, 1):uint() ~= 0 then return false end
+    -- a guess on a length prefix alone: Wireshark's reassembly costs time per segment it holds, so
+    -- it is asked for a small PDU only (a trickle of 1-byte segments after a huge claim stays linear);
+    -- a flow with a bigger first PDU is recognised at a later PDU that arrives whole
+    if n > SPEC.max_guessed_pdu then return false end
     pinfo.desegment_offset = 0
     pinfo.desegment_len = n + 4 - avail
     return true
@@ -1778,22 +1912,22 @@ local function heur_tcp(tvb, pinfo, tree)
 end
 
 -- WebSocket: one binary message, one Variant (text messages are left to the websocket dissector)
-local f_ws_opcode = Field.new("websocket.opcode")
-
-local function ws_is_text()
-  local ops = { f_ws_opcode() }
-  for i = #ops, 1, -1 do
-    local op = ops[i].value
-    if op == 1 then return true end
-    if op == 2 then return false end
-  end
-  return false
+-- A WebSocket text message (opcode 1) is left to the websocket dissector. Its heuristic list gets
+-- text and binary messages alike and Lua cannot see the opcode without a Field extractor, which
+-- would make tshark build a tree for every packet (and cost the plugin most of its speed without
+-- -V); so text is told by its bytes: printable UTF-8 with no control characters, which no Variant
+-- is (a Variant's header has zero flag bytes) and no multiplayer packet is (ids, commands).
+local function looks_like_text(raw)
+  if #raw == 0 or sfind(raw, "[%z\1-\8\11\12\14-\31\127]") then return false end
+  return valid_strict(raw)
 end
 
 local function heur_ws(tvb, pinfo, tree)
-  if not P.heuristics or ws_is_text() then return false end
+  enter(tree)
+  if not P.heuristics then return false end
   local len = tvb:len()
   local raw = tvb:raw()
+  if looks_like_text(raw) then return false end
   local conv, sender = conv_of(pinfo, "ws")
   if not conv.confirmed then
     if not plausible_in(raw, len, nil) then return false end
@@ -1833,7 +1967,7 @@ end
 function godot.init()
   read_prefs()
   reset_state()
-  frame_state = { number = -1, first = true }
+  info_last = { number = -1, visited = false, text = "" }
 end
 
 read_prefs()

@@ -145,6 +145,7 @@ def spec_data() -> dict[str, Any]:
         "max_ambiguous_samples": T.MAX_AMBIGUOUS_SAMPLES,
         "max_pdu": T.MAX_PDU,
         "debugger_ports": list(T.DEBUGGER_PORTS),
+        "max_guessed_pdu": T.MAX_GUESSED_PDU,
         "typedefs": typedefs,
         "dialects": dialects,
     }

@@ -16,12 +16,13 @@ from importlib import resources
 from typing import Any
 
 from ..enet import fastlz, rangecoder, reassembly
-from ..multiplayer import session
+from ..multiplayer import records, session
 from ..spec import enet as E
 from ..spec import multiplayer as M
+from ..spec import stats, transports
 
 #: the Lua templates, in the order they are appended
-TEMPLATES = ("compression.lua", "enet.lua", "multiplayer.lua")
+TEMPLATES = ("compression.lua", "enet.lua", "multiplayer.lua", "stats.lua")
 #: the line of each template the data goes before (checked, so a template cannot lose it)
 MARKER = "-- @MP_SPEC@"
 
@@ -98,6 +99,7 @@ def enet_data() -> dict[str, Any]:
         # the Python reassembler's bounds, so both give up on the same groups
         "max_groups": inspect.signature(reassembly.EnetReassembler).parameters["max_groups"].default,
         "seen_window": reassembly.SEEN_WINDOW,
+        "max_held_bytes": transports.MAX_HELD_BYTES,
     }
 
 
@@ -144,6 +146,8 @@ def mp_data() -> dict[str, Any]:
         "blob_contents": dict(M.BLOB_CONTENTS),
         "record_kinds": dict(M.RECORD_KINDS),
         "max_cache_entries": session.MAX_CACHE_ENTRIES,
+        # ENet delivery of the receiving side -> the sender's transfer mode (Record.transfer)
+        "transfer_of_delivery": dict(records._TRANSFER_OF_DELIVERY),
     }
 
 
@@ -155,7 +159,7 @@ def codec_data() -> dict[str, Any]:
 
 
 def spec_data() -> dict[str, Any]:
-    return {"enet": enet_data(), "mp": mp_data(), "codecs": codec_data()}
+    return {"enet": enet_data(), "mp": mp_data(), "codecs": codec_data(), "stats": {"max_rows": stats.MAX_ROWS}}
 
 
 def _canon(v: Any, counts: dict[Any, int] | None = None) -> Any:

@@ -7,12 +7,21 @@
 -- @MP_SPEC@
 local MS = MP_SPEC.mp
 
+-- A protocol of its own (filter name godot_mp, Protocol column "GodotMP"): ENet hands each frame's
+-- delivered packets to it through a Dissector handle, so frame.protocols and io,phs list it after enet;
+-- the Variants of its arguments are godot.* fields inside its items.
+local godot_mp = Proto("godot_mp", "Godot high-level multiplayer")
+MP.proto = godot_mp
+local MP_COLUMN = "GodotMP"
+
 -- ProtoFields: one per item name of every layout, plus the filterable summary fields -----------------
 local IF, BF = {}, {}  -- item name -> ProtoField; bits name -> ProtoField
+local BF_MASKED = {}   -- bits names whose field has its mask: added from the bytes, shown as bits
+local HEX = {}         -- item names that are flag words (they have bit fields): shown in hex
 local WIDE = {}        -- item names whose field is 64-bit: values are passed as Int64/UInt64
 local int_kinds = {}   -- name -> { size, signed, mixed }
 local text_names, blob_names, bits_names = {}, {}, {}
-local SKIP = { command = true } -- the command byte has its own fields (godot.mp.command is its name)
+local SKIP = { command = true } -- the command byte has its own fields (godot_mp.command is its name)
 
 local function note_int(name, code)
   local k = int_kinds[name]
@@ -21,20 +30,29 @@ local function note_int(name, code)
   if code.size > k.size then k.size = code.size end
 end
 
-local collect
-local function collect_bits(list)
-  for _, b in ipairs(list or {}) do bits_names[b.name] = bits_names[b.name] or b end
+-- bits of a `size`-byte word: one masked field per name, unless a name sits in words of two shapes
+local function collect_bits(list, size, owner)
+  for _, b in ipairs(list or {}) do
+    local seen = bits_names[b.name]
+    if seen == nil then
+      bits_names[b.name] = { b = b, size = size, shift = b.shift, width = b.width }
+    elseif seen.size ~= size or seen.shift ~= b.shift or seen.width ~= b.width then
+      seen.conflict = true
+    end
+    if owner and not SKIP[b.name] then HEX[owner] = true end
+  end
 end
+local collect
 collect = function(items)
   for _, it in ipairs(items) do
     local k = it.kind
     if k == "when" then collect({ it.item })
     elseif k == "int" then
       if not SKIP[it.name] then note_int(it.name, it.code) end
-      collect_bits(it.bits)
+      collect_bits(it.bits, it.code.size, it.name)
     elseif k == "choice" then
       for _, code in pairs(it.codes) do note_int(it.name, code) end
-      for _, bb in ipairs(it.bits) do collect_bits(bb.bits) end
+      for _, bb in ipairs(it.bits) do collect_bits(bb.bits, bb.size, it.name) end
     elseif k == "text" then text_names[it.name] = true
     elseif k == "blob" then blob_names[it.name] = it
     elseif k == "repeat" then collect(it.items)
@@ -44,7 +62,7 @@ collect = function(items)
 end
 for _, proto in pairs(MS.protocols) do
   for _, c in ipairs(proto.commands) do
-    collect_bits(c.flags)
+    collect_bits(c.flags, proto.command_byte.code.size, nil)
     for _, form in ipairs(c.forms) do collect(form.items) end
   end
 end
@@ -54,70 +72,90 @@ for _, form in ipairs({ MS.enet3_sysmsg, MS.ws3_header, MS.ws3_sys, MS.ws4_peer_
 local function label(name) return (name:gsub("_", " "):gsub("^%l", string.upper)) end
 local mfields = {}
 local function add_field(f) mfields[#mfields + 1] = f; return f end
+
+-- the summary fields: what a message means, the same names in Godot 3 and 4 (filter on these)
+local MF = {
+  kind = add_field(ProtoField.string("godot_mp.kind", "Multiplayer kind")),
+  command = add_field(ProtoField.string("godot_mp.command", "Command")),
+  command_id = add_field(ProtoField.uint8("godot_mp.command_id", "Command number", base.DEC)),
+  protocol = add_field(ProtoField.string("godot_mp.protocol", "Protocol")),
+  sender = add_field(ProtoField.int32("godot_mp.sender", "Sending peer", base.DEC)),
+  receiver = add_field(ProtoField.int32("godot_mp.receiver", "Receiving peer", base.DEC)),
+  relayed = add_field(ProtoField.bool("godot_mp.relayed", "Relayed by the server")),
+  app_bytes = add_field(ProtoField.uint32("godot_mp.app_bytes", "Packet size (as the engine sees it)", base.DEC)),
+  transfer = add_field(ProtoField.string("godot_mp.transfer", "Transfer mode")),
+  channel = add_field(ProtoField.uint8("godot_mp.channel", "ENet channel", base.DEC)),
+  channel_name = add_field(ProtoField.string("godot_mp.channel_name", "Channel")),
+  relay = add_field(ProtoField.string("godot_mp.relay", "Relay")),
+  error = add_field(ProtoField.string("godot_mp.error", "Malformed")),
+  unresolved = add_field(ProtoField.string("godot_mp.unresolved", "Unresolved")),
+  node = add_field(ProtoField.string("godot_mp.rpc.node", "Node")),
+  node_id = add_field(ProtoField.uint32("godot_mp.rpc.node_id", "Node cache id", base.DEC)),
+  method = add_field(ProtoField.string("godot_mp.rpc.method", "Method")),
+  method_id = add_field(ProtoField.uint16("godot_mp.rpc.method_id", "Method id", base.DEC)),
+  property = add_field(ProtoField.string("godot_mp.rset.property", "Property")),
+  argc = add_field(ProtoField.uint8("godot_mp.rpc.argc", "Arguments", base.DEC)),
+  arg = add_field(ProtoField.string("godot_mp.rpc.arg", "Argument")),
+  peer = add_field(ProtoField.int32("godot_mp.peer", "Peer", base.DEC)),
+  evidence = add_field(ProtoField.string("godot_mp.evidence", "Protocol evidence")),
+  peer_header = add_field(ProtoField.none("godot_mp.peer_header", "Godot 3 ENet peer header")),
+}
+-- layout items that ARE a summary field: read into it directly, so the tree has the value once
+local ALIAS = { method = "method", property = "property", node_path = "node", method_id = "method_id" }
+for item_name, mf in pairs(ALIAS) do IF[item_name] = MF[mf] end
+
+local UINTS = { [1] = ProtoField.uint8, [2] = ProtoField.uint16, [4] = ProtoField.uint32 }
 for name, k in pairs(int_kinds) do
-  local abbrev = "godot.mp." .. name
-  if k.mixed or k.size > 4 then
+  local abbrev = "godot_mp." .. name
+  if IF[name] then -- an alias
+  elseif k.mixed or k.size > 4 then
     WIDE[name] = (k.signed or k.mixed) and Int64 or UInt64
     IF[name] = add_field((k.signed or k.mixed) and ProtoField.int64(abbrev, label(name), base.DEC)
                          or ProtoField.uint64(abbrev, label(name), base.DEC))
   elseif k.signed then
     IF[name] = add_field(ProtoField.int32(abbrev, label(name), base.DEC))
   else
-    IF[name] = add_field(ProtoField.uint32(abbrev, label(name), base.DEC))
+    IF[name] = add_field(ProtoField.uint32(abbrev, label(name), HEX[name] and base.HEX or base.DEC))
   end
 end
 for name in pairs(text_names) do
-  if IF[name] == nil then IF[name] = add_field(ProtoField.string("godot.mp." .. name, label(name))) end
+  if IF[name] == nil then IF[name] = add_field(ProtoField.string("godot_mp." .. name, label(name))) end
 end
 local TEXT_BLOB = {} -- blob names whose bytes are text (shown as a string field)
 for name, it in pairs(blob_names) do
   if IF[name] == nil then
     if it.content == "utf8" then
       TEXT_BLOB[name] = true
-      IF[name] = add_field(ProtoField.string("godot.mp." .. name, label(name)))
+      IF[name] = add_field(ProtoField.string("godot_mp." .. name, label(name)))
     else
-      IF[name] = add_field(ProtoField.bytes("godot.mp." .. name, label(name)))
+      IF[name] = add_field(ProtoField.bytes("godot_mp." .. name, label(name)))
     end
   end
 end
-for name, b in pairs(bits_names) do
+for name, bn in pairs(bits_names) do
+  local b = bn.b
   if IF[name] == nil and not SKIP[name] then
-    BF[name] = add_field(ProtoField.uint32("godot.mp." .. name, label(name), base.DEC, b.values, nil, b.meaning))
+    if bn.conflict or UINTS[bn.size] == nil then
+      BF[name] = add_field(ProtoField.uint32("godot_mp." .. name, label(name), base.DEC, b.values, nil, b.meaning))
+    else
+      -- a bit field of its word: Wireshark shows the bits (..1. ....) and reads the value itself
+      local mask = (2 ^ b.width - 1) * 2 ^ b.shift
+      BF[name] = add_field(UINTS[bn.size]("godot_mp." .. name, label(name), base.DEC, b.values, mask, b.meaning))
+      BF_MASKED[name] = true
+    end
   elseif not SKIP[name] then
     BF[name] = IF[name]
   end
 end
-
-local MF = {
-  kind = add_field(ProtoField.string("godot.mp.kind", "Multiplayer kind")),
-  command = add_field(ProtoField.string("godot.mp.command", "Command")),
-  command_id = add_field(ProtoField.uint8("godot.mp.command_id", "Command number", base.DEC)),
-  protocol = add_field(ProtoField.string("godot.mp.protocol", "Protocol")),
-  sender = add_field(ProtoField.int32("godot.mp.sender", "Sending peer", base.DEC)),
-  channel = add_field(ProtoField.uint8("godot.mp.channel", "ENet channel", base.DEC)),
-  channel_name = add_field(ProtoField.string("godot.mp.channel_name", "Channel")),
-  relay = add_field(ProtoField.string("godot.mp.relay", "Relay")),
-  error = add_field(ProtoField.string("godot.mp.error", "Malformed")),
-  unresolved = add_field(ProtoField.string("godot.mp.unresolved", "Unresolved")),
-  node = add_field(ProtoField.string("godot.rpc.node", "Node")),
-  node_id = add_field(ProtoField.uint32("godot.rpc.node_id", "Node cache id", base.DEC)),
-  method = add_field(ProtoField.string("godot.rpc.method", "Method")),
-  method_id = add_field(ProtoField.uint16("godot.rpc.method_id", "Method id", base.DEC)),
-  property = add_field(ProtoField.string("godot.rset.property", "Property")),
-  argc = add_field(ProtoField.uint8("godot.rpc.argc", "Arguments", base.DEC)),
-  arg = add_field(ProtoField.string("godot.rpc.arg", "Argument")),
-  peer = add_field(ProtoField.int32("godot.mp.peer", "Peer", base.DEC)),
-  evidence = add_field(ProtoField.string("godot.mp.evidence", "Protocol evidence")),
-}
-godot.fields = mfields -- appended to the godot protocol's fields (Proto.fields adds, it does not replace)
+godot_mp.fields = mfields
 
 local ME = {
-  malformed = ProtoExpert.new("godot.mp.malformed", "Malformed Godot multiplayer packet", expert.group.MALFORMED,
+  malformed = ProtoExpert.new("godot_mp.malformed", "Malformed Godot multiplayer packet", expert.group.MALFORMED,
                               expert.severity.ERROR),
-  unresolved = ProtoExpert.new("godot.mp.unresolved.expert", "Path cache id not announced in the capture",
+  unresolved = ProtoExpert.new("godot_mp.unresolved.expert", "Path cache id not announced in the capture",
                                expert.group.SEQUENCE, expert.severity.NOTE),
 }
-godot.experts = { ME.malformed, ME.unresolved }
+godot_mp.experts = { ME.malformed, ME.unresolved }
 
 -- Reading ---------------------------------------------------------------------------------------------
 local MPFAIL = {}
@@ -171,7 +209,10 @@ local function check_size(ctx, form, size, at, what)
 end
 
 -- ctx: { tvb, off (tvb offset of raw byte 0), raw, d (dialect), tree items, args = {} }
-local function rng(ctx, s, e) return ctx.tvb(ctx.off + s, e - s) end
+local function rng(ctx, s, e)
+  if ctx.null then return NULL_ITEM end -- no tree: no TvbRange either
+  return ctx.tvb(ctx.off + s, e - s)
+end
 
 local BLOB = {}    -- content -> function(ctx, blob item, s, e, scope, tree)
 local read_items
@@ -220,7 +261,14 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
     local bv = band(rshift(v, b.shift), lshift(1, b.width) - 1)
     if b.width >= 31 then bv = v % 2 ^ (b.shift + b.width) ; bv = floor(bv / 2 ^ b.shift) end
     scope.v[b.name] = bv
-    if item and BF[b.name] then item:add(BF[b.name], rng(ctx, pos, pos + code.size), bv) end
+    if item and BF[b.name] then
+      if BF_MASKED[b.name] then
+        if code.le then item:add_le(BF[b.name], rng(ctx, pos, pos + code.size))
+        else item:add(BF[b.name], rng(ctx, pos, pos + code.size)) end
+      else
+        item:add(BF[b.name], rng(ctx, pos, pos + code.size), bv)
+      end
+    end
   end
   if item and it.values and it.values[v] then item:append_text(" (" .. it.values[v] .. ")") end
   return pos + code.size
@@ -338,9 +386,9 @@ local function one_compressed(ctx, pos, e, tree, prefix)
   if t == bool_t.id then
     local v = bits_get(CV.bool_value_bits, meta) == 1
     local text = bool_t.name .. ": " .. tostring(v)
-    if tree then
-      local it = tree:add(F.type, rng(ctx, pos, pos + 1), t, (prefix or "") .. text)
-      it:add(F.bool, rng(ctx, pos, pos + 1), v)
+    if tree then -- the value field is the item (as engine.lua shows a bool), its type a hidden field
+      local r = rng(ctx, pos, pos + 1)
+      tree:add(F.bool, r, v, (prefix or "") .. text):add(F.type, r, t):set_hidden()
     end
     return pos + 1, text
   end
@@ -351,12 +399,12 @@ local function one_compressed(ctx, pos, e, tree, prefix)
     if e - pos - 1 < code.size then
       mfail(ctx, pos + 1, sfmt("compressed int (%d-bit): needs %d bytes, %d left", code.size * 8, code.size, e - pos - 1))
     end
-    local r = rng(ctx, pos + 1, pos + 1 + code.size)
-    local v = code.size == 8 and r:le_int64() or read_code(ctx.raw, pos + 1, code)
+    local v = code.size == 8 and Struct.unpack("<e", ctx.raw, pos + 2) or read_code(ctx.raw, pos + 1, code)
     local text = int_t.name .. ": " .. tostring(v)
     if tree then
-      local it = tree:add(F.type, rng(ctx, pos, pos + 1 + code.size), t, (prefix or "") .. text)
-      it:add(F.int, r, type(v) == "number" and Int64.new(v) or v)
+      local whole = rng(ctx, pos, pos + 1 + code.size)
+      tree:add(F.int, whole, type(v) == "number" and Int64.new(v) or v, (prefix or "") .. text)
+        :add(F.type, whole, t):set_hidden()
     end
     return pos + 1 + code.size, text
   end
@@ -414,10 +462,10 @@ end
 -- Godot 4 method names -------------------------------------------------------------------------------------
 -- Method ids index the node's RPC names sorted (node-level ones with NODE_RPC_FLAG); the names are not
 -- on the wire, but SIMPLIFY_PATH carries get_rpc_md5 (md5 of the node-level names sorted, then the
--- script's sorted, concatenated). Names listed in the preference godot.rpc_names are used only when
+-- script's sorted, concatenated). Names listed in the preference godot_mp.rpc_names are used only when
 -- their md5 is the announced one (or, with no md5 in the capture, marked unverified): the rules of
 -- godot_dissect/multiplayer/rpcnames.py.
-godot.prefs.rpc_names = Pref.string("RPC method names (Godot 4)", "",
+godot_mp.prefs.rpc_names = Pref.string("RPC method names (Godot 4)", "",
   "NODE=name,name,node:name;NODE=... : the @rpc method names of a node (node: = rpc_config on the Node), "
   .. "checked against the md5 of SIMPLIFY_PATH")
 
@@ -467,7 +515,7 @@ end
 local NODE_RPC_FLAG = MS.node_rpc_flag
 local rpc_pref, rpc_tables = nil, {}
 local function rpc_candidates(path)
-  local want = tostring(godot.prefs.rpc_names or "")
+  local want = tostring(godot_mp.prefs.rpc_names or "")
   if want ~= rpc_pref then
     rpc_pref, rpc_tables = want, {}
     for entry in want:gmatch("[^;]+") do
@@ -553,9 +601,10 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   local proto = PROTOCOLS[env.major]
   local msg = { args = nil, base = base }
   ctx.base = base
-  local root = tree:add(godot, rng(ctx, base, stop))
+  local root = tree:add(godot_mp, rng(ctx, env.start or base, stop))
   msg.root, ctx.root = root, root
   root:set_text("Godot multiplayer, " .. proto.name)
+  if env.header then env.header(root) end
   root:add(MF.protocol, rng(ctx, base, stop), proto.name):set_generated()
   if stop - base < 1 then
     root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)")
@@ -563,19 +612,21 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   end
   local byte = sbyte(ctx.raw, base + 1)
   local c, n = command_of(proto, byte)
-  root:add(MF.command_id, rng(ctx, base, base + 1), n)
+  root:add(MF.command_id, rng(ctx, base, base + 1), n):set_hidden() -- the number is in Command's label
   if c == nil then
     root:add(MF.command, rng(ctx, base, base + 1), ""):append_text("(unknown)")
     mfail(ctx, base, sfmt("unknown command %d (byte 0x%02x)", n, byte))
   end
   msg.command, msg.kind = c.name, c.kind
   local citem = root:add(MF.command, rng(ctx, base, base + 1), c.name)
+  citem:append_text(sfmt(" (%d)", n))
   root:add(MF.kind, rng(ctx, base, base + 1), c.kind):set_generated()
   local scope = scope_new(nil)
   for _, b in ipairs(c.flags or {}) do
     local v = bits_get(b, byte)
     scope.v[b.name] = v
-    if BF[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1), v) end
+    if BF_MASKED[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1))
+    elseif BF[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1), v) end
   end
   msg.scope = scope
   local form = pick_form(c, scope, stop - base, ctx.hint)
@@ -696,19 +747,36 @@ local function summary(msg)
   return msg.command or "?"
 end
 
+-- whether the packet carried `value` as its item `name` (then that item is the field, shown once)
+local function read_as(msg, value, ...)
+  local v = msg.scope and msg.scope.v
+  if v == nil then return false end
+  for i = 1, select("#", ...) do
+    if v[select(i, ...)] == value then return true end
+  end
+  return false
+end
+
+-- what the packet means, as generated fields: only what it did not carry as such (a node resolved
+-- from a cache id, a Godot 4 method name from its id); the arguments as text are hidden fields, for
+-- filters and pyshark (their Variants are the items shown)
 local function show_resolved(msg, ctx, base, stop)
   local root = msg.root
   local whole = rng(ctx, base, stop)
-  if msg.node then root:add(MF.node, whole, msg.node):set_generated() end
-  if msg.node_id then root:add(MF.node_id, whole, msg.node_id):set_generated() end
+  if msg.node and not read_as(msg, msg.node, "node_path") then root:add(MF.node, whole, msg.node):set_generated() end
+  if msg.node_id and not read_as(msg, msg.node_id, "node_id", "path_id", "cache_id") then
+    root:add(MF.node_id, whole, msg.node_id):set_generated()
+  end
   if msg.kind == "rpc" then
-    if msg.method then
+    if msg.method and not read_as(msg, msg.method, "method") then
       local it = root:add(MF.method, whole, msg.method)
       it:set_generated()
       if msg.method_verified == false then it:append_text(" (not verified: no SIMPLIFY_PATH md5 in the capture)") end
     end
-    if msg.method_id then root:add(MF.method_id, whole, msg.method_id):set_generated() end
-  elseif msg.kind == "rset" and msg.method then
+    if msg.method_id and not read_as(msg, msg.method_id, "method_id") then
+      root:add(MF.method_id, whole, msg.method_id):set_generated()
+    end
+  elseif msg.kind == "rset" and msg.method and not read_as(msg, msg.method, "property") then
     root:add(MF.property, whole, msg.method):set_generated()
   end
   if msg.unresolved then
@@ -716,21 +784,67 @@ local function show_resolved(msg, ctx, base, stop)
     root:add_proto_expert_info(ME.unresolved, msg.unresolved)
   end
   if msg.kind == "rpc" or msg.kind == "rset" then
-    root:add(MF.argc, whole, #(msg.args or {})):set_generated()
-    for i, a in ipairs(msg.args or {}) do root:add(MF.arg, whole, a):set_generated() end
+    local it = root:add(MF.argc, whole, #(msg.args or {}))
+    it:set_generated()
+    it:set_hidden()
+    for _, a in ipairs(msg.args or {}) do
+      it = root:add(MF.arg, whole, a)
+      it:set_generated()
+      it:set_hidden()
+    end
   end
 end
 
-local info_state = { number = -1 }
+-- the Info column: the frame's first message replaces what ENet or WebSocket wrote, the next ones are
+-- appended (the rule of engine.lua's set_info), so every dissection of a frame writes the same text
+local info_last = { number = -1, visited = false, text = "" }
 local function add_info(pinfo, text)
-  if info_state.number ~= pinfo.number or info_state.visited ~= pinfo.visited then
-    info_state.number, info_state.visited = pinfo.number, pinfo.visited
-    pinfo.cols.info = text
+  local number, visited = pinfo.number, pinfo.visited
+  local st = info_last
+  local cols = pinfo.cols
+  -- (the column may hold a fenced prefix, e.g. a TCP segment's earlier PDUs: compare its end)
+  if st.number == number and st.visited == visited and ssub(tostring(cols.info), -#st.text) == st.text then
+    st.text = st.text .. " | " .. text
+    cols.info:append(" | " .. text)
   else
-    pinfo.cols.info:append(" | " .. text)
+    st.number, st.visited, st.text = number, visited, text
+    cols.protocol = MP_COLUMN
+    cols.info = text
   end
-  pinfo.cols.protocol = "Godot MP"
 end
+
+-- Who sends to whom (multiplayer/session.py _route): every topology is a star around the server
+-- (peer 1). A client's packet for another client goes client -> server -> client, and both legs
+-- name the original sender and the final receiver, with relayed set. What the server does with a
+-- client's packet follows the engine: target 1, 0 or -N (N != 1): the server executes it
+-- (receiver 1); target N > 1: forwarded only (receiver N); target -1: to every other client (none).
+local function route(env)
+  local client = env.client_id
+  local s2c = env.direction == "s2c"
+  local hop_src, hop_dst = 1, client
+  if not s2c then hop_src, hop_dst = client, 1 end
+  local sender = env.sender_id or hop_src
+  if s2c then return sender, hop_dst, sender ~= 1 end
+  local target = env.target
+  if env.relay_way then target = env.relay_way == "to" and env.relay_peer or nil end
+  if target == nil or target == 1 or target == 0 or (target < 0 and target ~= -1) then return sender, 1, false end
+  return sender, target > 1 and target or nil, true
+end
+
+-- one record for the statistics (stats.lua): the message as godot-dissect stats counts it
+local function count(pinfo, env, kind, msg, app_bytes)
+  if MP.count == nil then return end
+  local sender, receiver, relayed = route(env)
+  local name
+  if msg and (kind == "rpc" or kind == "rset") then
+    name = msg.method or (msg.method_id and ("#" .. msg.method_id)) or "?"
+  end
+  MP.count(pinfo, { kind = kind, sender = sender, receiver = receiver, relayed = relayed,
+                    delivered = env.direction ~= "c2s" or receiver == 1, node = msg and msg.node or "",
+                    name = name or "", transfer = env.transfer, channel = env.channel,
+                    app_bytes = env.app_bytes or app_bytes })
+end
+MP.route = route
 
 -- a packet with its resolution and, for a SYS RELAY, the relayed packet
 local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
@@ -746,6 +860,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     local it = where:add(MF.error, rng(ctx, math.min(ctx.err_off, stop), stop), text)
     it:add_proto_expert_info(ME.malformed, text)
     add_info(pinfo, (prefix or "") .. "malformed: " .. ctx.err)
+    count(pinfo, env, "error", nil, stop - base)
     return
   end
   if msg.command == "CONFIRM_PATH" and not env.relay and st.confirm_form == nil and not pinfo.visited then
@@ -756,7 +871,12 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     local text = sfmt("offset %d: %s", msg.err_off, msg.err)
     msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
-  if env.sender_id then msg.root:add(MF.sender, rng(ctx, base, stop), env.sender_id):set_generated() end
+  local sender, receiver, relayed = route(env)
+  if sender then msg.root:add(MF.sender, rng(ctx, base, stop), sender):set_generated() end
+  if receiver then msg.root:add(MF.receiver, rng(ctx, base, stop), receiver):set_generated() end
+  if relayed then msg.root:add(MF.relayed, rng(ctx, base, stop), true):set_generated() end
+  msg.root:add(MF.app_bytes, rng(ctx, base, stop), env.app_bytes or (stop - base)):set_generated()
+  if env.transfer then msg.root:add(MF.transfer, rng(ctx, base, stop), env.transfer):set_generated() end
   if env.relay then msg.root:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
   show_resolved(msg, ctx, base, stop)
   local text = (prefix or "") .. summary(msg)
@@ -764,11 +884,12 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   local inner = ctx.inner
   if inner and msg.command == "SYS" then
     local peer = msg.scope.v.peer
-    local env2 = { major = env.major }
+    local env2 = { major = env.major, direction = env.direction, client_id = env.client_id, channel = env.channel,
+                   transfer = env.transfer, app_bytes = stop - base, relay_peer = peer }
     if env.direction == "s2c" then
-      env2.sender, env2.receiver, env2.relay = peer, env.receiver, "from " .. peer
+      env2.sender, env2.receiver, env2.relay, env2.relay_way = peer, env.receiver, "from " .. peer, "from"
     else
-      env2.sender, env2.receiver, env2.relay = env.sender, peer, "to " .. peer
+      env2.sender, env2.receiver, env2.relay, env2.relay_way = env.sender, peer, "to " .. peer, "to"
     end
     env2.sender_id = type(env2.sender) == "number" and env2.sender or env.client_id
     memo.inner = memo.inner or {}
@@ -776,6 +897,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     return
   end
   add_info(pinfo, text)
+  count(pinfo, env, msg.kind, msg, stop - base)
 end
 
 local function memo_of(key)
@@ -784,9 +906,9 @@ local function memo_of(key)
   return m
 end
 
-local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e)
+local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e, env)
   local scope = scope_new(nil)
-  local root = tree:add(godot, rng(ctx, s, e))
+  local root = tree:add(godot_mp, rng(ctx, s, e))
   root:set_text("Godot multiplayer, peer message")
   ctx.base = s
   local ok, err = pcall(function()
@@ -798,6 +920,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
     local text = sfmt("offset %d: %s", ctx.err_off or s, ctx.err or "bad peer message")
     root:add(MF.error, rng(ctx, s, e), text):add_proto_expert_info(ME.malformed, text)
     add_info(pinfo, "malformed: " .. text)
+    count(pinfo, env, "error", nil, e - s)
     return nil
   end
   local name = command_name
@@ -811,6 +934,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   local text = name .. " " .. tostring(peer)
   root:append_text(": " .. text)
   add_info(pinfo, text)
+  count(pinfo, env, "peer", nil, e - s)
   scope.root, scope.name = root, name
   return scope
 end
@@ -826,16 +950,20 @@ MP.payload = function(p, pinfo, tree, e)
   end
   local proto = PROTOCOLS[major]
   if not proto then return end
-  local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"] }
+  local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"],
+                null = tree == NULL_ITEM }
   local st = state_of(e.key)
   local memo = memo_of(e.msg_key)
+  local transfer = MS.transfer_of_delivery[p.delivery]
   local cmap = MS.enet_channels[major]
   local cname
   for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
   cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
   if major == 3 then
     if p.channel == 0 then
-      local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data)
+      local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data,
+                                 { direction = e.direction, client_id = e.conv.client_id, sender_id = 1,
+                                   channel = p.channel, transfer = transfer })
       if scope and e.direction == "c2s" and e.direction_known then -- "Only server can send config messages"
         local text = sfmt("offset 0: %s from a client on channel 0: the server drops it", scope.name or "SYSMSG")
         scope.root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
@@ -860,7 +988,7 @@ MP.payload = function(p, pinfo, tree, e)
     if not ok and err ~= MPFAIL then error(err, 0) end
     if not ok then
       local text = sfmt("offset %d: %s", ctx.err_off or 0, ctx.err or "bad header")
-      local root = tree:add(godot, p.range)
+      local root = tree:add(godot_mp, p.range)
       root:set_text("Godot 3 ENet peer header: " .. text)
       root:add(MF.command, p.range, "ENET_PEER_HEADER")
       root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
@@ -869,32 +997,29 @@ MP.payload = function(p, pinfo, tree, e)
     end
     local hsize = 0
     for _, it in ipairs(form.items) do hsize = hsize + it.code.size end
-    local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, direction = e.direction }
-    local htree = tree:add(godot, rng(ctx, 0, hsize), "Godot 3 ENet peer header")
-    read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
-    htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
-    htree:add(MF.channel_name, rng(ctx, 0, hsize), cname):set_generated()
+    if e.direction == "c2s" and e.conv.client_id == nil and not pinfo.visited then
+      e.conv.client_id = scope.v.src -- no CONNECT in the capture: the header says who the client is
+    end
+    local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, target = scope.v.dst,
+                  direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer }
+    env.start = 0 -- the packet's item covers the peer header, shown inside it
+    env.header = function(root)
+      local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
+      read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
+      htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
+      htree:add(MF.channel_name, rng(ctx, 0, hsize), cname):set_generated()
+    end
     packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
     return
   end
-  local env = { major = 4, direction = e.direction, client_id = e.client_id, direction_known = e.direction_known }
-  if e.direction == "s2c" then env.sender, env.receiver, env.sender_id = 1, "client", 1
+  local env = { major = 4, direction = e.direction, client_id = e.conv.client_id, direction_known = e.direction_known,
+                channel = p.channel, transfer = transfer }
+  if e.direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, e.client_id
   else env.sender, env.receiver, env.sender_id = "client", 1, e.client_id end
   packet(ctx, 0, #p.data, tree, env, st, memo, pinfo)
 end
 
 -- WebSocket ------------------------------------------------------------------------------------------------
-local f_ws_op = Field.new("websocket.opcode")
-local function ws_binary()
-  local ops = { f_ws_op() }
-  for i = #ops, 1, -1 do
-    local op = ops[i].value
-    if op == 1 then return false end
-    if op == 2 then return true end
-  end
-  return true -- a continuation: the opcode was in an earlier frame
-end
-
 local wsconvs = {}
 local ws_msg_index = { number = -1, n = 0 }
 local WS3_SYS_ID
@@ -929,10 +1054,12 @@ local function ws_detect(c, sender, raw)
   return false
 end
 
-local function heur_ws_mp(tvb, pinfo, tree)
-  if not ws_binary() then return false end
-  local c, sender = ws_conv(pinfo)
+local function heur_ws_mp(tvb, pinfo, given)
+  enter(given)
+  local tree = tree_of(given)
   local raw = tvb:raw()
+  if looks_like_text(raw) then return false end -- a text message (engine.lua)
+  local c, sender = ws_conv(pinfo)
   if c.kind == nil then
     if pinfo.visited or not ws_detect(c, sender, raw) then c.kind = c.kind or "no"; return false end
   end
@@ -943,19 +1070,21 @@ local function heur_ws_mp(tvb, pinfo, tree)
   ws_msg_index.n = ws_msg_index.n + 1
   local mkey = "w" .. pinfo.number .. ":" .. ws_msg_index.n
   local direction = sender == c.server and "s2c" or "c2s"
-  local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"] }
+  local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"],
+                null = tree == NULL_ITEM }
   local st = state_of(c.key)
   local memo = memo_of(mkey)
-  pinfo.conversation = godot
+  pinfo.conversation = godot_mp
   if c.kind == "ws4" then
     if direction == "s2c" and (memo.peer_id or (not pinfo.visited and st.first_s2c)) then
       st.first_s2c = false
       memo.peer_id = true
-      peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw)
+      peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw,
+                   { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable" })
       return true
     end
-    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true }
-    if direction == "s2c" then env.sender, env.receiver, env.sender_id = 1, "client", 1
+    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true, transfer = "reliable" }
+    if direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, c.client_id
     else env.sender, env.receiver, env.sender_id = "client", 1, c.client_id end
     packet(ctx, 0, #raw, tree, env, st, memo, pinfo)
     return true
@@ -964,7 +1093,7 @@ local function heur_ws_mp(tvb, pinfo, tree)
   local form = MS.ws3_header
   local scope = scope_new(nil)
   local hsize = form.min_size
-  local htree = tree:add(godot, tvb(0, math.min(hsize, #raw)), "Godot 3 WebSocket multiplayer header")
+  local htree = tree:add(godot_mp, tvb(0, math.min(hsize, #raw)), "Godot 3 WebSocket multiplayer header")
   ctx.base = 0
   local ok, err = pcall(function()
     check_size(ctx, form, #raw, 0, "WebSocket multiplayer header")
@@ -980,20 +1109,41 @@ local function heur_ws_mp(tvb, pinfo, tree)
   end
   local tname = form.items[1].values[scope.v.type]
   if scope.v.type ~= 0 then
-    peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw)
+    local ps = peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw,
+                            { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable" })
+    if ps and ps.name == "SYS_ID" and not pinfo.visited then c.client_id = ps.v.peer end
     return true
   end
-  local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, direction = direction }
+  local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, target = scope.v.to,
+                direction = direction, client_id = c.client_id, transfer = "reliable" }
   packet(ctx, hsize, #raw, tree, env, st, memo, pinfo)
   return true
 end
 
 MP.reset = function()
   mstates, memos, wsconvs = {}, {}, {}
-  info_state = { number = -1 }
+  info_last = { number = -1, visited = false, text = "" }
   ws_msg_index = { number = -1, n = 0 }
 end
 
--- a protocol of its own only to register a second "ws" heuristic (one per protocol); the tree is godot's
-local godot_ws = Proto("godot_mp_ws", "Godot WebSocket multiplayer")
-godot_ws:register_heuristic("ws", heur_ws_mp)
+-- ENet: enet.lua hands the packets its commands delivered in one frame to MP.deliver, which calls the
+-- godot_mp dissector through its handle (that call is what puts godot_mp in frame.protocols); the
+-- call's tree is the ENet item (Wireshark's Lua adds its hidden helper item there, not at the top),
+-- and the multiplayer items go to the top level of the tree, after ENet's.
+local handed, mp_handle = nil, nil
+MP.deliver = function(list, tvb, pinfo, top, enet_item)
+  handed = { list = list, top = top }
+  mp_handle = mp_handle or Dissector.get("godot_mp")
+  mp_handle:call(tvb, pinfo, enet_item)
+  handed = nil
+end
+
+function godot_mp.dissector(tvb, pinfo, tree)
+  local job = handed
+  handed = nil
+  if job == nil then return 0 end -- not called by enet.lua (e.g. Decode As): nothing to read alone
+  for _, d in ipairs(job.list) do MP.payload(d.p, pinfo, job.top, d.env) end
+  return tvb:len()
+end
+
+godot_mp:register_heuristic("ws", heur_ws_mp)

@@ -260,3 +260,20 @@ COMPRESSIONS_BY_NAME = {c.name: c for c in COMPRESSIONS}
 GODOT_MAJOR_BY_CHANNEL_COUNT = {3: 3, 255: 4}
 #: CONNECT ``data`` carries the client's Godot unique peer id (random, >= 2).
 GODOT_CONNECT_DATA = "client unique peer id"
+
+
+# --- this dissector's reassembly bounds (godot_dissect.enet.reassembly; not ENet's own) ----------------
+# Held fragments are counted in fragments and in bytes: each is charged at least the data an ENet
+# sender puts in one fragment at MIN_MTU (build.fragment_length(MIN_MTU), 548 bytes; as the Lua
+# plugin charges them), so tiny or empty fragments cannot hold memory for free. Across the capture
+# the reader's MAX_HELD_BYTES (spec/transports.py) bounds them, as it bounds everything held.
+#: open fragment groups of one direction of one peer
+REASSEMBLY_PEER_GROUPS = 256
+#: bytes charged that one direction of one peer may hold: ENet's own per-peer limit
+REASSEMBLY_PEER_BYTES = MAX_WAITING_DATA
+#: fragments one channel of one peer may hold: a packet of MAX_PACKET_SIZE cut at the minimum MTU
+#: (less at most 64 bytes of headers) needs no more
+REASSEMBLY_CHANNEL_FRAGMENTS = -(-MAX_PACKET_SIZE // (MIN_MTU - 64))
+#: a group that got no fragment for this long (capture time) is given up: ENet's
+#: ENET_PEER_TIMEOUT_MAXIMUM (ms) -- the sender's peer would have timed out by then
+REASSEMBLY_STALE_SECONDS = 30.0

@@ -173,3 +173,9 @@ IDLE_SECONDS = 600.0
 MAX_TCP_PENDING = 4 << 20
 #: datagrams of a UDP conversation held while it is not yet known to be Godot
 MAX_UDP_HELD = 64
+
+#: a length-prefixed stream not yet known to be Godot: the longest first PDU whose missing bytes
+#: the Lua dissector asks Wireshark to reassemble on the strength of its length prefix alone.
+#: Reassembly costs Wireshark time per segment held, so a guess must stay small; a flow whose first
+#: PDU is longer is recognised at a later PDU that arrives whole (confirmed flows have no such bound)
+MAX_GUESSED_PDU = 4096

@@ -17,6 +17,7 @@ import re
 from typing import Any, NamedTuple
 
 from .. import values as V
+from ..deep import deep_recursion
 from ..spec import Dialect, get_dialect
 from ..spec import layouts as L
 from .writer import f32, real_is_double, s64
@@ -110,6 +111,26 @@ def html_color(hexdigits: str) -> V.Color | None:
         hexdigits += "ff"
     r, g, b, a = (int(hexdigits[i:i + 2], 16) / 255.0 for i in range(0, 8, 2))
     return V.Color(f32(r), f32(g), f32(b), f32(a))
+
+
+#: nesting limit of a dialect without one of its own (Godot 3 crashes instead): the spec's default
+DEFAULT_DEPTH_LIMIT: int = Dialect.engine_depth_limit  # type: ignore[assignment]
+
+
+def _nesting(value: Any) -> int:
+    """Levels of containers with elements in ``value``, as the binary decoder counts them (iterative)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        items = v.items() if isinstance(v, dict) else ((x, None) for x in v)
+        for a, b in items:
+            if len(v):
+                deepest = max(deepest, depth)
+            for x in (a, b):
+                if isinstance(x, (list, dict)) and x:
+                    stack.append((x, depth + 1))
+    return deepest
 
 
 class _Frame:
@@ -278,8 +299,22 @@ class Reader:
 
     # values ---------------------------------------------------------------------------------
     def value(self) -> Any:
-        """Read one value starting at the next token."""
+        """Read one value starting at the next token. A Dictionary key nests at most the dialect's
+        ``engine_depth_limit`` levels of containers with elements (as in the binary form): deeper
+        is a TextParseError."""
+        pos, peeked = self.pos, self._peeked
+        try:
+            return self._value()
+        except RecursionError:
+            # equal Dictionary keys nested near the depth limit: Python compares them
+            # recursively, past its default recursion limit; again with room for that (rare)
+            self.pos, self._peeked = pos, peeked
+            with deep_recursion():
+                return self._value()
+
+    def _value(self) -> Any:
         stack: list[_Frame] = []
+        limit = self.dialect.engine_depth_limit or DEFAULT_DEPTH_LIMIT
         while True:
             tok = self.next()
             if stack:
@@ -305,6 +340,11 @@ class Reader:
                     frame.items[frame.key] = result
                     frame.state = "comma"
                 else:  # a dictionary key
+                    if isinstance(result, (list, dict)) and len(stack) + _nesting(result) > limit:
+                        # Python hashes and compares keys recursively in C: bounded by the engine's
+                        # limit, as the binary form is (values themselves may nest deeper)
+                        raise self.error(f"Dictionary key nested deeper than {limit} levels (the engine's "
+                                         f"limit)", tok.pos)
                     frame.key = V.freeze(result)
                     frame.state = "colon"
                 result = _MORE

@@ -33,9 +33,13 @@ _MAX_RECURSION = 100  # VariantWriter::MAX_RECURSION in Godot 4.6 (measured: 101
 
 # --------------------------------------------------------------------------- strings
 
-_ESC_MULTILINE = str.maketrans({"\\": "\\\\", '"': '\\"'})
+#: a lone surrogate (a Godot 3 String may hold the UTF-8 of one) cannot be written as UTF-8: it is
+#: written as the escape \udXXX, which Godot 3's text parser reads back as that code unit (Godot 4
+#: refuses an unpaired surrogate in text as it does in UTF-8)
+SURROGATE_ESCAPES = {c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)}
+_ESC_MULTILINE = str.maketrans({"\\": "\\\\", '"': '\\"', **SURROGATE_ESCAPES})
 _ESC4 = str.maketrans({"\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
-                       "\t": "\\t", "\v": "\\v", "'": "\\'", '"': '\\"'})
+                       "\t": "\\t", "\v": "\\v", "'": "\\'", '"': '\\"', **SURROGATE_ESCAPES})
 _ESC3 = str.maketrans({**{chr(k): v for k, v in _ESC4.items()}, "?": "\\?"})
 
 

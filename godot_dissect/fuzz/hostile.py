@@ -1,0 +1,322 @@
+"""Hostile constructions: inputs an attacker builds to crash, hang or bloat a dissector.
+
+Each :class:`Hostile` class writes one input file at a size ``n`` (its unit: datagrams, segments,
+flows, fragments, KB ...), so the harness (``tests/test_hostile.py``, ``benchmarks/bench_hostile.py``)
+can run it at ``n`` and ``2n`` through ``read`` (every output format), scapy and tshark with the
+generated Lua plugin, and check: exit 0 or a clean error, no traceback or Lua error, time and peak
+RSS under the stated bounds, and no superlinear growth. The classes follow issue 15: lone
+surrogates, deep Dictionary keys, huge length/count claims, 1-byte trickles (in order and
+reversed), floods of flows, unbounded WebSocket frames, a debugger argument count of 2^31-1, ENet
+tiny fragments and many-peer fragment groups, resync over fake length prefixes, a 2 GB
+prefix then a trickle, cut captures, and .tscn files with many sections or bad UTF-8.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..enet import build as enet
+from ..spec import enet as enet_spec
+from .pcapout import ACK, FIN, PSH, SYN, PcapWriter
+
+#: the port the constructions send Godot traffic to (``read -p``), the debugger's, an ENet port
+PORT = 6000
+DEBUGGER_PORT = 6007
+ENET_PORT = 6100
+CLIENT, SERVER = ("10.0.0.1", 40000), ("10.0.0.2", PORT)
+
+_U32 = struct.Struct("<I")
+GOOD = bytes.fromhex("04000000" "05000000" "68656c6c6f000000")  # Godot 3/4 String "hello"
+SURROGATE = bytes.fromhex("04000000" "03000000" "eda08000")  # Godot 3 String: UTF-8 of U+D800
+
+
+def variant_array(depth: int) -> bytes:
+    """An Array nested ``depth`` levels (the innermost empty)."""
+    return bytes.fromhex("13000000" "01000000") * depth + bytes.fromhex("13000000" "00000000")
+
+
+def deep_key_dictionary(depth: int) -> bytes:
+    """A Dictionary whose one key is an Array nested ``depth`` levels, twice (equal keys), value null."""
+    key = variant_array(depth)
+    return bytes.fromhex("12000000" "02000000") + key + b"\0" * 4 + key + b"\0" * 4
+
+
+def nested_dictionary(depth: int) -> bytes:
+    """A Godot 4 Dictionary nested ``depth`` levels as values: {1: {1: ... null}}."""
+    return bytes.fromhex("1b000000" "01000000" "02000000" "01000000") * depth + b"\0" * 4
+
+
+class _Tcp:
+    """One TCP connection in a PcapWriter: handshake, data (any segmentation), FIN."""
+
+    def __init__(self, w: PcapWriter, client: tuple, server: tuple, handshake: bool = True) -> None:
+        self.w, self.client, self.server = w, client, server
+        self.cseq, self.sseq, self.t = 1000, 5000, 0.0
+        if handshake:
+            w.tcp(0, client, server, 999, 0, SYN)
+            w.tcp(0, server, client, 4999, 1000, SYN | ACK)
+            w.tcp(0, client, server, 1000, 5000, ACK)
+
+    def send(self, data: bytes, c2s: bool = True) -> None:
+        self.t += 1e-4
+        if c2s:
+            self.w.tcp(self.t, self.client, self.server, self.cseq, self.sseq, PSH | ACK, data)
+            self.cseq += len(data)
+        else:
+            self.w.tcp(self.t, self.server, self.client, self.sseq, self.cseq, PSH | ACK, data)
+            self.sseq += len(data)
+
+    def segments_at(self, pieces: list[tuple[int, bytes]]) -> None:
+        """Client data at explicit stream offsets (for reordering)."""
+        for off, data in pieces:
+            self.t += 1e-4
+            self.w.tcp(self.t, self.client, self.server, self.cseq + off, self.sseq, PSH | ACK, data)
+
+    def close(self) -> None:
+        self.w.tcp(self.t + 1e-4, self.client, self.server, self.cseq, self.sseq, FIN | ACK)
+
+
+# --- the constructions: build(n, path) ---------------------------------------------------------------
+
+def _udp(path: Path, payloads: list[bytes]) -> None:
+    w = PcapWriter(path)
+    for i, p in enumerate(payloads):
+        w.udp(i * 1e-3, CLIENT, SERVER, p)
+    w.close()
+
+
+def surrogates(n: int, path: Path) -> None:
+    """Good Strings and Godot 3 Strings holding the UTF-8 of a lone surrogate, alternating."""
+    _udp(path, [GOOD if i % 2 == 0 else SURROGATE for i in range(n)])
+
+
+def deep_keys(n: int, path: Path) -> None:
+    """Dictionaries keyed by an Array nested 500 and 1023 levels (the engine allows 1024), and one
+    past the limit; good Strings between them."""
+    depths = (500, 1023, 1024)
+    _udp(path, [p for i in range(n) for p in (GOOD, deep_key_dictionary(depths[i % 3]))])
+
+
+def deep_json(n: int, path: Path) -> None:
+    """Godot 4 Dictionaries nested 333 levels (a JSON line 999 deep if written naively)."""
+    _udp(path, [nested_dictionary(333)] * n)
+
+
+def huge_claims(n: int, path: Path) -> None:
+    """Counts and lengths of 2^31-1 (and 2^32-1) in every container and string, over short bodies;
+    then a TCP stream whose length prefix claims 2 GB."""
+    claims = []
+    for type_id in (4, 18, 19, 20, 21, 22, 23, 24, 25, 26):  # String, Dictionary, Array, Pool*Arrays
+        for count in (0x7FFFFFFF, 0xFFFFFFFF, 0x40000000):
+            claims.append(_U32.pack(type_id) + _U32.pack(count) + b"\1\0\0\0" * 3)
+    w = PcapWriter(path)
+    for i in range(n):
+        w.udp(i * 1e-3, CLIENT, SERVER, claims[i % len(claims)])
+    tcp = _Tcp(w, ("10.0.0.1", 40001), SERVER)
+    tcp.send(_U32.pack(0x7FFFFFFF) + GOOD)
+    for _ in range(n):
+        tcp.send(GOOD)
+    tcp.close()
+    w.close()
+
+
+def _one_pdu(n: int) -> bytes:
+    body = _U32.pack(29) + _U32.pack(n) + bytes(range(256)) * (n // 256) + bytes(n % 256)
+    body += bytes(-len(body) % 4)
+    return _U32.pack(len(body)) + body
+
+
+def trickle(n: int, path: Path) -> None:
+    """One length-prefixed PDU of about n bytes sent as n 1-byte TCP segments."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, SERVER)
+    data = _one_pdu(n)
+    for i in range(len(data)):
+        tcp.send(data[i:i + 1])
+    tcp.close()
+    w.close()
+
+
+def reversed_trickle(n: int, path: Path) -> None:
+    """The same PDU as 1-byte segments in reverse order."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, SERVER)
+    data = _one_pdu(n)
+    tcp.segments_at([(i, data[i:i + 1]) for i in range(len(data) - 1, -1, -1)])
+    w.close()
+
+
+def big_prefix_trickle(n: int, path: Path) -> None:
+    """A 2 GB length prefix, then n 1-byte segments (one error per skipped run, not per segment)."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, SERVER)
+    tcp.send(_U32.pack(0x7FFFFFF0))
+    for i in range(n):
+        tcp.send(bytes((i & 0xFF,)))
+    tcp.close()
+    w.close()
+
+
+def resync(n: int, path: Path) -> None:
+    """A stream caught mid-way (no SYN) whose every 4-aligned word looks like a big length prefix."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, SERVER, handshake=False)
+    data = bytes.fromhex("00004000") * (n * 256)
+    for i in range(0, len(data), 1400):
+        tcp.send(data[i:i + 1400])
+    w.close()
+
+
+def flows(n: int, path: Path) -> None:
+    """n DNS-like UDP exchanges and n short non-Godot TCP connections, each its own conversation."""
+    w = PcapWriter(path)
+    for i in range(n):
+        client = (f"10.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}", 1024 + i % 60000)
+        w.udp(i * 1e-4, client, ("10.255.0.53", 53), b"\x12\x34\x01\x00\x00\x01" + bytes(20))
+        w.udp(i * 1e-4, ("10.255.0.53", 53), client, b"\x12\x34\x81\x80\x00\x01" + bytes(40))
+        tcp = _Tcp(w, client, ("10.255.0.80", 80))
+        tcp.send(b"GET / HTTP/1.0\r\n\r\n")
+        tcp.close()
+    w.close()
+
+
+def _ws_handshake(tcp: _Tcp) -> None:
+    tcp.send(b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    tcp.send(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n", c2s=False)
+
+
+def websocket_unbounded(n: int, path: Path) -> None:
+    """A WebSocket binary frame claiming 2^63-1 bytes, then n KB; and a message never FIN'd."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, SERVER)
+    _ws_handshake(tcp)
+    tcp.send(b"\x82\x7f" + struct.pack(">Q", (1 << 63) - 1), c2s=False)
+    for _ in range(n):
+        tcp.send(bytes(1024), c2s=False)
+    tcp.close()
+    tcp2 = _Tcp(w, ("10.0.0.1", 40002), SERVER)
+    _ws_handshake(tcp2)
+    for i in range(n):  # a binary frame without FIN, then continuation frames without FIN
+        tcp2.send((b"\x02" if i == 0 else b"\x00") + b"\x7e\x04\x00" + bytes(1024), c2s=False)
+    tcp2.close()
+    w.close()
+
+
+def debugger_argc(n: int, path: Path) -> None:
+    """Godot 3 debugger: a message name, then an argument count of 2^31-1, then n small packets."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, ("10.0.0.2", DEBUGGER_PORT))
+
+    def packet(v: bytes) -> bytes:
+        return _U32.pack(len(v)) + v
+
+    name = packet(bytes.fromhex("04000000" "06000000") + b"output\0\0")
+    tcp.send(name + packet(_U32.pack(2) + _U32.pack(0x7FFFFFFF)))
+    for i in range(n):
+        tcp.send(packet(_U32.pack(2) + _U32.pack(i)))
+    tcp.close()
+    w.close()
+
+
+def _enet_connect(w: PcapWriter, client: tuple, server: tuple) -> None:
+    w.udp(0, client, server, enet.build_datagram(enet_spec.UNASSIGNED_PEER_ID, [
+        enet.connect(0, 0x1234, 0, 2)], sent_time=1))
+
+
+def enet_tiny_fragments(n: int, path: Path) -> None:
+    """ENet SEND_FRAGMENTs of groups of 2^20 fragments, never completed: dataLength 1 (the least
+    ENet takes) and, every 8th, dataLength 0 (which ENet refuses)."""
+    w = PcapWriter(path)
+    client, server = ("10.0.0.1", 40000), ("10.0.0.2", ENET_PORT)
+    _enet_connect(w, client, server)
+    count = enet_spec.MAX_FRAGMENT_COUNT
+    per = enet_spec.MAX_PACKET_COMMANDS
+    for i in range(0, n, per):
+        cmds = [enet.send_fragment(0, (i + k) & 0xFFFF, 1, count, i + k, count, i + k,
+                                   b"" if (i + k) % 8 == 7 else b"x")
+                for k in range(min(per, n - i))]
+        w.udp(i * 1e-5, client, server, enet.build_datagram(0, cmds, sent_time=i & 0xFFFF))
+    w.close()
+
+
+def enet_many_peers(n: int, path: Path) -> None:
+    """128 peers, each sending n KB of fragments of never-completed 32 MB groups."""
+    w = PcapWriter(path)
+    server = ("10.0.0.2", ENET_PORT)
+    total = enet_spec.MAX_PACKET_SIZE
+    step = 1024
+    for peer in range(128):
+        _enet_connect(w, ("10.0.1.1", 41000 + peer), server)
+    t = 0.0
+    for k in range(n):
+        for peer in range(128):
+            t += 1e-5
+            cmd = enet.send_fragment(0, (k + 1) & 0xFFFF, 1, total // step, k, total, k * step, bytes(step))
+            w.udp(t, ("10.0.1.1", 41000 + peer), server, enet.build_datagram(0, [cmd], sent_time=k & 0xFFFF))
+    w.close()
+
+
+def cut_captures(n: int, path: Path, source: Path) -> None:
+    """A real capture cut at n places (here: the cut nearest n bytes from the start)."""
+    data = source.read_bytes()
+    path.write_bytes(data[:max(24, min(len(data) - 1, n))])
+
+
+def tscn_sections(n: int, path: Path) -> None:
+    """A .tscn with n node sections."""
+    out = ['[gd_scene load_steps=1 format=2]\n\n[node name="Root" type="Node"]\n']
+    out += [f'\n[node name="N{i}" type="Node2D" parent="."]\nposition = Vector2( {i}, 2 )\n' for i in range(n)]
+    path.write_text("".join(out), encoding="utf-8")
+
+
+def tscn_bad_utf8(n: int, path: Path) -> None:
+    """A .tscn with n good sections, then a line that is not UTF-8."""
+    tscn_sections(n, path)
+    with open(path, "ab") as f:
+        f.write(b'\n[node name="\xff\xfe" type="Node"]\n')
+
+
+@dataclass(frozen=True)
+class Hostile:
+    """One class of hostile input: how to build it and how to read it."""
+
+    name: str
+    build: Callable[[int, Path], None]
+    sizes: tuple[int, int]  # the small and the large n of CI (the large is twice the small)
+    unit: str
+    suffix: str = ".pcap"
+    read_args: tuple[str, ...] = ("-p", str(PORT))
+    scales: bool = True  # the 2x-input time check applies
+    lua: bool = True  # tshark + the Lua plugin read it
+    #: error records ``read`` must give at any size (min, max; None: no upper bound): what a bound
+    #: cuts off is reported, once per cut run and not once per segment
+    errors: tuple[int, int | None] = (0, None)
+
+
+CLASSES: tuple[Hostile, ...] = (
+    Hostile("surrogate", surrogates, (200, 400), "datagrams", errors=(0, 0)),
+    Hostile("deep_key", deep_keys, (6, 12), "datagrams", errors=(2, 4)),  # the 1024-level keys
+    Hostile("deep_json", deep_json, (5, 10), "datagrams", errors=(0, 0)),
+    Hostile("huge_claims", huge_claims, (300, 600), "datagrams + segments", errors=(1, None)),
+    Hostile("trickle", trickle, (4000, 8000), "1-byte segments", errors=(0, 0)),
+    Hostile("reversed", reversed_trickle, (4000, 8000), "1-byte segments", errors=(0, 0)),
+    Hostile("big_prefix_trickle", big_prefix_trickle, (4000, 8000), "1-byte segments", errors=(1, 4)),
+    Hostile("resync", resync, (64, 128), "KB", errors=(1, 8)),
+    Hostile("flows", flows, (1000, 2000), "UDP + TCP flows"),
+    Hostile("websocket", websocket_unbounded, (500, 1000), "KB", errors=(1, 8)),
+    Hostile("debugger_argc", debugger_argc, (4000, 8000), "packets", read_args=("-d", "godot3"), errors=(1, 8)),
+    Hostile("enet_tiny_fragments", enet_tiny_fragments, (20000, 40000), "fragments",
+            read_args=("--enet-port", str(ENET_PORT)), errors=(1, None)),
+    Hostile("enet_peers", enet_many_peers, (16, 32), "KB per peer", read_args=("--enet-port", str(ENET_PORT)),
+            errors=(128, None)),
+    Hostile("tscn_sections", tscn_sections, (4000, 8000), "sections", suffix=".tscn", read_args=(), lua=False),
+    Hostile("tscn_bad_utf8", tscn_bad_utf8, (100, 200), "sections", suffix=".tscn", read_args=(), scales=False,
+            lua=False),
+)
+
+BY_NAME = {h.name: h for h in CLASSES}

@@ -1,0 +1,64 @@
+"""Hand-built hostile captures for the Lua dissector (issue 15's constructions), shared by the tests
+and benchmarks/bench_lua.py: ENet fragments that never complete, a huge TCP length claim followed
+by a trickle of 1-byte segments."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from godot_dissect.enet.build import build_datagram
+from godot_dissect.enet.model import Command
+from godot_dissect.spec import enet as E
+
+from .resegment import _PcapWriter
+
+CLIENT, SERVER = ("10.0.0.2", 40000), ("10.0.0.1", 4270)
+
+
+def enet_zero_fragments(path: Path, fragments: int, peers: int = 1, per_datagram: int = 1) -> None:
+    """``fragments`` SEND_UNRELIABLE_FRAGMENT commands with dataLength 0 of one group claiming
+    MAX_FRAGMENT_COUNT fragments (never completed), from each of ``peers`` clients."""
+    frag = E.COMMANDS_BY_NAME["SEND_UNRELIABLE_FRAGMENT"]
+    count = E.MAX_FRAGMENT_COUNT
+    w = _PcapWriter(str(path))
+    for p in range(peers):
+        src = f"10.0.{1 + p // 250}.{2 + p % 250}"
+        n = 0
+        while n < fragments:
+            cmds = []
+            for _ in range(min(per_datagram, fragments - n)):
+                cmds.append(Command(frag.number, 1, 0, {"start_seq": 1, "data_length": 0, "fragment_count": count,
+                                                        "fragment_number": n, "total_length": count,
+                                                        "fragment_offset": n}, b""))
+                n += 1
+            w.udp(src, CLIENT[1], SERVER[0], SERVER[1], build_datagram(0, cmds))
+    w.close()
+
+
+def tcp_trickle(path: Path, segments: int, claim: int = 8 << 20) -> None:
+    """A TCP flow whose first segment is a u32 length claiming ``claim`` bytes, then ``segments``
+    segments of one byte each."""
+    w = _PcapWriter(str(path))
+    seq = 1000
+    w.tcp(CLIENT[0], CLIENT[1], SERVER[0], 5000, seq, 0x18, claim.to_bytes(4, "little"))
+    seq += 4
+    for i in range(segments):
+        w.tcp(CLIENT[0], CLIENT[1], SERVER[0], 5000, seq, 0x18, bytes([i & 0xFF]))
+        seq += 1
+    w.close()
+
+
+def peak_rss_mb(cmd: list[str]) -> tuple[float, int, str, str]:
+    """(wall seconds, peak RSS in MB, stdout, stderr) of ``cmd`` alone (a fresh process measures it)."""
+    probe = ("import json,resource,subprocess,sys,time;t=time.perf_counter();"
+             "p=subprocess.run(sys.argv[1:],capture_output=True);"
+             "print(json.dumps([time.perf_counter()-t,resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss//1024,"
+             "p.stdout.decode(errors='replace')[-2000:],p.stderr.decode(errors='replace')[-4000:]]))")
+    res = subprocess.run([sys.executable, "-c", probe, *cmd], capture_output=True, text=True, check=True,
+                         env={**os.environ})
+    wall, rss, out, err = json.loads(res.stdout)
+    return wall, rss, out, err

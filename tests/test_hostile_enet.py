@@ -1,0 +1,123 @@
+"""Issue 15 item 6: ENet fragment reassembly stays bounded, counted in fragments and in bytes, per
+channel, per peer and across the capture, and every group a bound gives up is an error payload."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+from godot_dissect.enet import build, parse_datagram
+from godot_dissect.enet.reassembly import EnetReassembler, FragmentBudget, Payload
+from godot_dissect.spec import enet as spec
+
+#: what a held fragment of a few bytes is charged: the data of one fragment at ENet's smallest MTU
+#: (an ENet sender never cuts a packet finer), here from the command and header sizes of the spec
+CHARGE = spec.MIN_MTU - 4 - spec.COMMANDS_BY_NAME["SEND_FRAGMENT"].size
+
+
+def _datagram(*cmds, peer: int = 0):  # noqa: ANN002, ANN202 - commands in, parsed Datagram out (as the reader feeds it)
+    return parse_datagram(build.build_datagram(peer, cmds, sent_time=1))
+
+
+def _fragment(number: int, data: bytes = b"x", start_seq: int = 1, count: int = spec.MAX_FRAGMENT_COUNT,
+              total: int = spec.MAX_FRAGMENT_COUNT, channel: int = 0):  # noqa: ANN202
+    return build.send_fragment(channel, (start_seq + number) & 0xFFFF, start_seq, count, number, total,
+                               number * len(data), data)
+
+
+def _errors(out: list[Payload]) -> list[str]:
+    return [p.error for p in out if p.error]
+
+
+def test_channel_fragment_cap_counts_fragments() -> None:
+    r = EnetReassembler(max_channel_fragments=100, budget=FragmentBudget())
+    out: list[Payload] = []
+    for i in range(150):
+        out += r.feed(_datagram(_fragment(i)), i, 0.0)
+    errs = _errors(out)
+    assert len(errs) == 1 and "REASSEMBLY_CHANNEL_FRAGMENTS" in errs[0]
+    assert "101 of 1048576 fragments, 101 of 1048576 bytes" in errs[0]  # what the cap cut off
+    assert r.budget.held == 0  # fragments 101..149 belong to the given-up group: not held
+    assert _errors(r.finish()) == ["49 later fragments (49 bytes) of groups given up before were dropped"]
+
+
+def test_peer_cap_charges_each_fragment_its_bookkeeping() -> None:
+    # 1-byte fragments: 50 of them are 50 data bytes, but 50 * CHARGE bytes held
+    assert CHARGE == 548
+    r = EnetReassembler(max_bytes=50 * CHARGE, budget=FragmentBudget())
+    out: list[Payload] = []
+    for i in range(51):
+        out += r.feed(_datagram(_fragment(i)), i, 0.0)
+    errs = _errors(out)
+    assert len(errs) == 1 and "REASSEMBLY_PEER_BYTES" in errs[0] and "51 of 1048576 fragments" in errs[0]
+    assert r.budget.held == 0
+
+
+def test_total_budget_across_peers_and_nothing_lost() -> None:
+    budget = FragmentBudget(max_bytes=64 * 1024)
+    peers = [EnetReassembler(budget=budget) for _ in range(128)]
+    out: list[Payload] = []
+    groups = 0
+    for k in range(4):
+        for r in peers:
+            out += r.feed(_datagram(_fragment(k, bytes(1024), total=spec.MAX_PACKET_SIZE, count=32768)), k, k * 0.01)
+            groups += k == 0
+            assert budget.held <= budget.max_bytes
+    for r in peers:
+        out += r.finish()
+    errs = _errors(out)
+    incomplete = [e for e in errs if e.startswith("incomplete")]
+    assert len(incomplete) == groups == 128  # every group once: given up by the budget, or open at the end
+    assert sum("MAX_HELD_BYTES" in e or "conversation ended" in e for e in incomplete) == 128
+    assert sum("conversation ended" in e for e in incomplete) <= 64  # what the budget held at the end
+    # the later fragments of given-up groups: one summary per peer, not one record per fragment
+    late = [e for e in errs if "later fragments" in e]
+    held_in_groups = sum(int(e.split(": ")[1].split()[0]) for e in incomplete)
+    assert sum(int(e.split()[0]) for e in late) + held_in_groups == 4 * 128  # every fragment accounted for
+    assert len(late) <= 128
+    assert budget.held == 0
+
+
+def test_stale_groups_are_given_up() -> None:
+    budget = FragmentBudget()
+    a, b = EnetReassembler(budget=budget), EnetReassembler(budget=budget)
+    assert a.feed(_datagram(_fragment(0)), 1, 0.0) == []
+    assert b.feed(_datagram(_fragment(0)), 2, spec.REASSEMBLY_STALE_SECONDS + 1) == []
+    errs = _errors(a.feed(_datagram(build.ping(5)), 3, spec.REASSEMBLY_STALE_SECONDS + 2))
+    assert len(errs) == 1 and "REASSEMBLY_STALE_SECONDS" in errs[0]
+    assert _errors(b.finish()) and budget.held == 0
+
+
+def test_complete_groups_still_reassemble_and_release() -> None:
+    budget = FragmentBudget()
+    r = EnetReassembler(budget=budget)
+    data = bytes(range(256)) * 40
+    frags = build.fragments(1, data, 7)
+    out: list[Payload] = []
+    for i, f in enumerate(frags):
+        out += r.feed(_datagram(f), i, 0.0)
+    assert [p.data for p in out] == [data] and out[0].error is None
+    assert budget.held == 0
+
+
+def test_new_session_reports_open_groups() -> None:
+    r = EnetReassembler(budget=FragmentBudget())
+    r.feed(_datagram(build.connect(0, 1, 0, 2), peer=spec.UNASSIGNED_PEER_ID), 1, 0.0)
+    r.feed(_datagram(_fragment(0)), 2, 0.0)
+    errs = _errors(r.feed(_datagram(build.connect(0, 2, 0, 2), peer=spec.UNASSIGNED_PEER_ID), 3, 0.0))
+    assert len(errs) == 1 and "a new ENet session began" in errs[0]
+
+
+def test_memory_of_never_completed_tiny_fragments_is_bounded() -> None:
+    cap = 1 << 20
+    r = EnetReassembler(max_bytes=cap, budget=FragmentBudget())
+    tracemalloc.start()
+    try:
+        for i in range(0, 24_000, 32):
+            r.feed(_datagram(*(_fragment(i + k) for k in range(32))), i, 0.0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # 24k fragments would hold ~5 MB of bookkeeping; the cap holds at most `cap` charged bytes,
+    # and the charge per fragment covers what Python really spends on one
+    assert r.budget.held <= cap
+    assert peak < cap * 1.5, peak
