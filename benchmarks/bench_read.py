@@ -1,18 +1,21 @@
-"""``godot-dissect read --format jsonl`` over a load capture, against dpkt merely parsing the
-same file's Ethernet/IP/UDP/TCP headers, in the same run.
+"""``godot-dissect read`` (``--format jsonl`` and the default text) over captures, against dpkt merely
+parsing the same file's Ethernet/IP/UDP/TCP headers, in the same run; and the start-up time (a read
+of an empty capture).
 
-    python benchmarks/bench_read.py [CAPTURE] [--repeat N]   # default: makes one (Godot 3.2.3)
+    python benchmarks/bench_read.py [CAPTURE ...] [--rounds N]   # default: makes a load capture (Godot 3.2.3)
 
-Each side runs N times (default 3, alternating) and its best wall-clock time counts, as in
-bench_codec.py: the machine is shared. The reader runs as the command a user types, its JSON
-lines read back through a pipe. Prints the two times, the ratio (target <= 3) and the reader's
-peak RSS.
+Rounds are interleaved (dpkt, jsonl, text, empty, dpkt, ...) and every figure is the median over
+the rounds with min-max. The reader runs as the command a user types, its output read back through
+a pipe; dpkt runs in this process (no interpreter start-up: the stricter floor). "gc" is the
+collections (generations 0/1/2) the reader's process ran, from gc.get_stats() at its exit, median
+over the rounds: the collector stays on.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -21,31 +24,37 @@ from pathlib import Path
 
 import dpkt
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.rounds import Samples, ratio  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # `python -m godot_dissect ARGS` that also reports its peak RSS (VmHWM: the process's own; getrusage
-# would count the parent's memory too, which a vfork'ed child inherits as its high-water mark)
+# would count the parent's memory too, which a vfork'ed child inherits as its high-water mark) and
+# the collections it ran
 _READER = """
-import atexit, runpy, sys
-def _peak():
+import atexit, gc, runpy, sys
+def _report():
     try:
         with open("/proc/self/status") as f:
             kb = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
     except (OSError, StopIteration):
         import resource
         kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(f"peak-rss-kb {kb}", file=sys.stderr)
-atexit.register(_peak)
+    gcs = "/".join(str(s["collections"]) for s in gc.get_stats())
+    print(f"peak-rss-kb {kb} gc {gcs}", file=sys.stderr)
+atexit.register(_report)
 sys.argv[0] = "godot_dissect"
 runpy.run_module("godot_dissect", run_name="__main__", alter_sys=True)
 """
 
 
-def read_jsonl(path: str) -> tuple[float, int, int]:
-    """Wall-clock seconds, JSON lines and peak RSS (kB) of one reader run; its output is consumed
-    as it comes (a pipe reader that keeps nothing)."""
+def run_reader(path: str, *fmt: str) -> tuple[float, int, int, str]:
+    """Wall-clock seconds, output lines, peak RSS (kB) and gc collections of one reader run; its
+    output is consumed as it comes (a pipe reader that keeps nothing)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", _READER, "read", path, "--format", "jsonl"],
+    proc = subprocess.Popen([sys.executable, "-c", _READER, "read", path, *fmt],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
     assert proc.stdout is not None and proc.stderr is not None
     lines = 0
@@ -55,7 +64,8 @@ def read_jsonl(path: str) -> tuple[float, int, int]:
     if proc.wait() != 0:
         raise SystemExit(f"the reader failed:\n{err}")
     t = time.perf_counter() - t0
-    return t, lines, int(err.rsplit("peak-rss-kb", 1)[1].split()[0])
+    tail = err.rsplit("peak-rss-kb", 1)[1].split()
+    return t, lines, int(tail[0]), tail[2]
 
 
 def dpkt_headers(path: str) -> int:
@@ -72,32 +82,56 @@ def dpkt_headers(path: str) -> int:
     return n
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("capture", nargs="?")
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each side; the best counts")
-    args = ap.parse_args()
-    path = args.capture
-    if path is None:
-        path = os.path.join(tempfile.mkdtemp(), "load.pcapng")
-        subprocess.run([sys.executable, str(ROOT / "tools/captures/make_captures.py"), "--load", "25000",
-                        "--load-out", path], check=True, capture_output=True)
-    t_dpkt, t_read, rss = [], [], []
-    for _ in range(max(args.repeat, 1)):
+def empty_capture(directory: str) -> str:
+    path = os.path.join(directory, "empty.pcap")
+    with open(path, "wb") as f:
+        dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB)
+    return path
+
+
+def bench(path: str, rounds: int, empty: str) -> None:
+    floor, jsonl, text, start = Samples(), Samples(), Samples(), Samples()
+    rss, gcs = [], {"jsonl": [], "text": []}
+    n = lines = text_lines = 0
+    for _ in range(max(rounds, 1)):
         t0 = time.perf_counter()
         n = dpkt_headers(path)
-        t_dpkt.append(time.perf_counter() - t0)
-        t, lines, kb = read_jsonl(path)
-        t_read.append(t)
+        floor.add(time.perf_counter() - t0)
+        t, lines, kb, g = run_reader(path, "--format", "jsonl")
+        jsonl.add(t)
         rss.append(kb)
-    rss_mb = max(rss) / 1024
+        gcs["jsonl"].append(g)
+        t, text_lines, kb, g = run_reader(path)
+        text.add(t)
+        rss.append(kb)
+        gcs["text"].append(g)
+        start.add(run_reader(empty)[0])
     size = os.path.getsize(path) / 1e6
-    best_dpkt, best_read = min(t_dpkt), min(t_read)
-    print(f"capture: {size:.1f} MB, {n} UDP/TCP packets, {lines} Godot messages")
-    print(f"dpkt headers only: {best_dpkt:.2f} s  (runs: {', '.join(f'{t:.2f}' for t in t_dpkt)})")
-    print(f"godot-dissect read --format jsonl: {best_read:.2f} s  ({best_read / best_dpkt:.2f}x dpkt; target <= 3x)"
-          f"  (runs: {', '.join(f'{t:.2f}' for t in t_read)})")
-    print(f"peak RSS of the reader: {rss_mb:.0f} MB")
+    print(f"{os.path.basename(path)}: {size:.1f} MB, {n} UDP/TCP packets, {lines} JSON lines, {text_lines} text lines;"
+          f" {rounds} interleaved rounds, s: median (min-max)")
+    print(f"  dpkt headers only (in process):     {floor.span(1, 3)}")
+    print(f"  godot-dissect read --format jsonl:  {jsonl.span(1, 3)}  {ratio(jsonl, floor):.2f}x dpkt (target <= 1.5)"
+          f"  gc {statistics.median_low(gcs['jsonl'])}")
+    print(f"  godot-dissect read (text):          {text.span(1, 3)}  {ratio(text, floor):.2f}x dpkt (target <= 1.5)"
+          f"  gc {statistics.median_low(gcs['text'])}")
+    print(f"  godot-dissect read of an empty capture (start-up): {start.span(1, 3)} (target < 0.15)")
+    print(f"  peak RSS of the reader: {max(rss) / 1024:.0f} MB")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("captures", nargs="*")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds; medians are reported")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp()
+    paths = args.captures
+    if not paths:
+        paths = [os.path.join(tmp, "load.pcapng")]
+        subprocess.run([sys.executable, str(ROOT / "tools/captures/make_captures.py"), "--load", "25000",
+                        "--load-out", paths[0]], check=True, capture_output=True)
+    empty = empty_capture(tmp)
+    for p in paths:
+        bench(p, args.rounds, empty)
 
 
 if __name__ == "__main__":
