@@ -59,12 +59,16 @@ _PYCACHE = tempfile.mkdtemp(prefix="bench-read-pyc-")
 _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPYCACHEPREFIX": _PYCACHE}
 
 
-def run_reader(path: str, *fmt: str) -> tuple[float, float, int, int, str]:
+#: the environment as given, for the start-up figure without a bytecode cache (if it says so)
+_ENV_AS_IS = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+
+
+def run_reader(path: str, *fmt: str, env: dict[str, str] = _ENV) -> tuple[float, float, int, int, str]:
     """Wall-clock and CPU (user + system) seconds, output lines, peak RSS (kB) and gc collections of
     one reader run; its output is consumed as it comes (a pipe reader that keeps nothing)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", _READER, "read", path, *fmt],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=_ENV)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env)
     assert proc.stdout is not None and proc.stderr is not None
     lines = 0
     while chunk := proc.stdout.read(1 << 20):
@@ -103,6 +107,8 @@ def empty_capture(directory: str) -> str:
 def bench(path: str, rounds: int, empty: str) -> None:
     floor, jsonl, text, start = Samples(), Samples(), Samples(), Samples()
     floor_cpu, jsonl_cpu, text_cpu, start_cpu = Samples(), Samples(), Samples(), Samples()
+    start_nc, start_nc_cpu = Samples(), Samples()
+    no_cache = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     rss, gcs = [], {"jsonl": [], "text": []}
     n = lines = text_lines = 0
     run_reader(empty)  # writes the bytecode cache
@@ -124,6 +130,10 @@ def bench(path: str, rounds: int, empty: str) -> None:
         t, c, *_ = run_reader(empty)
         start.add(t)
         start_cpu.add(c)
+        if no_cache:
+            t, c, *_ = run_reader(empty, env=_ENV_AS_IS)
+            start_nc.add(t)
+            start_nc_cpu.add(c)
     size = os.path.getsize(path) / 1e6
     print(f"{os.path.basename(path)}: {size:.1f} MB, {n} UDP/TCP packets, {lines} JSON lines, {text_lines} text lines;"
           f" {rounds} interleaved rounds, s: median (min-max)")
@@ -134,6 +144,9 @@ def bench(path: str, rounds: int, empty: str) -> None:
           f"  cpu {text_cpu.span(1, 3)} {ratio(text_cpu, floor_cpu):.2f}x  gc {statistics.median_low(gcs['text'])}")
     print(f"  godot-dissect read of an empty capture (start-up): {start.span(1, 3)} (target < 0.15)"
           f"  cpu {start_cpu.span(1, 3)}")
+    if no_cache:
+        print(f"  the same start-up compiling every module (PYTHONDONTWRITEBYTECODE is set here): "
+              f"{start_nc.span(1, 3)}  cpu {start_nc_cpu.span(1, 3)}")
     print(f"  peak RSS of the reader: {max(rss) / 1024:.0f} MB")
 
 
