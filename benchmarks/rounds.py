@@ -17,6 +17,7 @@ class Samples:
     """One side's timings (seconds) over the rounds, and the collections that ran inside them."""
 
     times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # this process's CPU time over the same calls
     gc_runs: list[int] = field(default_factory=lambda: [0, 0, 0])  # by generation
 
     def add(self, t: float) -> None:
@@ -25,6 +26,10 @@ class Samples:
     @property
     def median(self) -> float:
         return statistics.median(self.times) if self.times else float("nan")
+
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(self.cpu) if self.cpu else float("nan")
 
     def span(self, scale: float = 1e3, digits: int = 2) -> str:
         """``median (min-max)`` in ms by default."""
@@ -39,7 +44,8 @@ class Samples:
 
     def as_dict(self) -> dict[str, Any]:
         return {"median_s": self.median, "min_s": min(self.times, default=float("nan")),
-                "max_s": max(self.times, default=float("nan")), "times_s": self.times, "gc_runs": self.gc_runs}
+                "max_s": max(self.times, default=float("nan")), "times_s": self.times, "cpu_s": self.cpu,
+                "gc_runs": self.gc_runs}
 
 
 class _GcWatch:
@@ -62,11 +68,14 @@ def timed(fn: Callable[[], Any], into: Samples) -> None:
     result is released after the clock stops (the engine's side frees its previous result before
     its clock starts too): what is timed is making the value, not freeing it."""
     _WATCH.target = into
+    c0 = time.process_time()
     t0 = time.perf_counter()
     r = fn()
     t = time.perf_counter() - t0
+    c = time.process_time() - c0
     _WATCH.target = None
     into.add(t)
+    into.cpu.append(c)
     del r
 
 
