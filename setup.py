@@ -2,7 +2,8 @@
 
 ``optional=True``: without a working compiler the build is skipped with a warning and the
 pure-Python codec is used (``godot_dissect.codec.fast`` finds no ``_speedups``).
-One extension, two files: the codec (``_speedups.c``) and the text/JSON writers (``_render.c``).
+The codec extension has two files: the codec (``_speedups.c``) and the text/JSON writers
+(``_render.c``); ``pcap/_packets.c`` parses Ethernet/IPv4/UDP/TCP headers for ``pcap/packets.py``.
 """
 
 from setuptools import Extension, setup
@@ -12,5 +13,6 @@ setup(
         Extension("godot_dissect.codec._speedups",
                   ["godot_dissect/codec/_speedups.c", "godot_dissect/codec/_render.c"],
                   depends=["godot_dissect/codec/_speedups.h"], optional=True),
+        Extension("godot_dissect.pcap._packets", ["godot_dissect/pcap/_packets.c"], optional=True),
     ],
 )

@@ -377,3 +377,95 @@ def test_deep_and_big_values_encode_identically() -> None:
     big = {"k": V.PackedFloat32Array(float(i) for i in range(300_000)), "s": ["x" * 1000] * 300}
     assert check_encode(big, "godot4") is not None
     assert check_decode(encode(big, "godot4"), "godot4") is not None
+
+
+# ---- the front door, int runs, untracked math values, the paused collector (issue 17) ----------
+
+_INT_EDGES = [0, 1, -1, 2**30 - 1, 2**30, -(2**30), 2**31 - 1, -(2**31), 2**31, -(2**31) - 1, 2**60, -(2**60),
+              2**62, 2**63 - 1, -(2**63)]
+
+
+@pytestmark_built
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+def test_int_runs_match_the_pure_codec(dialect: str) -> None:
+    """Arrays of ints take the C runs (encode and decode); every width edge, and the items that leave
+    the run (bool, WideInt, a too-big int, a float) come out as the pure codec has them."""
+    cases = [_INT_EDGES * 3, [*_INT_EDGES, True, 5, V.WideInt(7), 9, 1.5, 4], [3, 4, 2**64], [1] * 1000,
+             [[1, 2, 3], [4, 2**40], []]]
+    for value in cases:
+        with pure_only():
+            try:
+                want = encode(value, dialect)
+            except EncodeError:
+                want = None
+        if want is None:
+            with fast_on(), pytest.raises(EncodeError):
+                encode(value, dialect)
+            continue
+        with fast_on():
+            assert fast.c_encode(value, dialect) == want
+            got = decode(want, dialect)
+        with pure_only():
+            assert identical(got, decode(want, dialect))
+
+
+@pytestmark_built
+def test_front_door_is_decode_and_follows_the_switch() -> None:
+    """decode() is one C call while the C path is on; every call shape gives what the Python decode
+    gives, errors included, and turning the path off (as pure_only does) reaches the pure codec."""
+    import inspect
+
+    from godot_dissect.codec import decoder
+
+    assert decode is decoder.decode and inspect.signature(decode).parameters["dialect"].default == "godot4"
+    data = encode({"a": [1, 2**40, 1.5], "b": V.Vector3(1.0, 2.0, 3.0), "c": V.NodePath("a/b")}, "godot3")
+    calls = [((data, "godot3"), {}), ((data,), {"dialect": "godot3"}), ((data, "godot3"), {"max_depth": 1}),
+             ((data, "godot3"), {"allow_objects": True}), ((memoryview(data), "godot3"), {}),
+             ((bytearray(data), "godot3"), {}), ((data[:10], "godot3"), {}), ((data, "nope"), {}),
+             ((data, "godot3"), {"bogus": 1}), ((), {}), ((data, "godot3", 3), {})]
+    for args, kw in calls:
+        results = []
+        for mode in (fast_on, pure_only):
+            with mode():
+                try:
+                    results.append(("ok", decode(*args, **kw)))
+                except Exception as e:  # noqa: BLE001 - the same error class and text on both paths
+                    results.append((type(e), str(e)))
+        assert results[0][0] == results[1][0], (args, kw, results)
+        if results[0][0] == "ok":
+            assert identical(results[0][1], results[1][1])
+        else:
+            assert results[0] == results[1]
+
+
+@pytestmark_built
+def test_math_values_are_untracked_and_collector_state_is_kept() -> None:
+    """Decoded math values (immutable, float leaves) are not walked by the collector; a big decode
+    pauses the collector and gives it back as it was; cycles users build later are still found."""
+    import gc
+    import weakref
+
+    value = [{"pos": V.Vector3(float(i), 2.0, 3.0), "tags": ["x"]} for i in range(2000)]
+    data = encode(value, "godot3")
+    assert len(data) > 4096
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            with fast_on():
+                got = decode(data, "godot3")
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+    assert got == value and not gc.is_tracked(got[0]["pos"]) and gc.is_tracked(got[0]["tags"])
+
+    class Ref:  # a cycle through a decoded list and dict: the collector must still free it
+        pass
+
+    r = Ref()
+    got[0]["tags"].append(got[0])
+    got[0]["me"] = r
+    r.back = got  # type: ignore[attr-defined]
+    alive = weakref.ref(r)
+    del got, r
+    gc.collect()
+    assert alive() is None

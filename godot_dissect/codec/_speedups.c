@@ -24,6 +24,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <structmember.h>
 
 #include "_speedups.h"
 
@@ -279,6 +280,11 @@ static PyObject *plan_build(PyObject *plan, PyObject *const *vals)
         }
         PyTuple_SET_ITEM(obj, i, item);
     }
+    /* Leaves are ints and floats and children are built here the same way, and the class has no
+     * __dict__: the value can never be part of a cycle, so the collector need not walk it (CPython
+     * untracks such exact tuples itself, but never tuple subclasses). */
+    if (cls->tp_dictoffset == 0 && PyObject_GC_IsTracked(obj))
+        PyObject_GC_UnTrack(obj);
     return obj;
 }
 
@@ -716,6 +722,30 @@ static PyObject *decode_walk(Reader *r, long long max_depth)
         } else if ((value = read_leaf(r, s, header)) == NULL) {
             goto bail;
         }
+        /* A run of narrow numbers without width markers in an Array (Array of ints): straight into
+         * the list while the next header is the same type in the narrow form. */
+        if (s->kind == K_NUMBER && s->obj == NULL && depth > 0 && !(header & s->wide_mask)
+            && PyList_CheckExact(frames[depth - 1].container) && frames[depth - 1].left > 1
+            && (s->narrow == S_I32 || s->narrow == S_I64)) {
+            Frame *f = &frames[depth - 1];
+            Py_ssize_t size = SCALAR_SIZE[s->narrow];
+            if (list_append(f->container, value) < 0) {
+                value = NULL;
+                goto bail;
+            }
+            value = NULL;
+            f->left--;
+            while (f->left > 1 && !NEED(r, 4 + size) && ld_u32(r->buf + r->pos) == header) {
+                const unsigned char *q = r->buf + r->pos + 4;
+                PyObject *v = s->narrow == S_I32 ? PyLong_FromLong((long)(int32_t)ld_u32(q))
+                                                 : PyLong_FromLongLong((long long)(int64_t)ld_u64(q));
+                if (v == NULL || list_append(f->container, v) < 0)
+                    goto bail;
+                r->pos += 4 + size;
+                f->left--;
+            }
+            continue;  /* the last element goes the general way, which closes the frame */
+        }
         /* ---- hand the value to the open containers ---- */
         for (;;) {
             Frame *f;
@@ -766,66 +796,94 @@ bail:
     return NULL;
 }
 
-/* Table.decode(data, allow_objects, max_depth, offset, end) -> (value, bytes_used) | None */
-static PyObject *Table_decode(Table *self, PyObject *const *args, Py_ssize_t nargs)
+/* Inputs at least this long are decoded with the collector paused (see table_decode). */
+#define GC_PAUSE_BYTES 4096
+
+/* Decode one Variant of `data` (a plain byte buffer) at offset, up to end (-1: its length).
+ * Returns a new reference and sets *used, or NULL to bail (no exception left set).
+ *
+ * A big input creates many containers, each a tracked object that counts towards the next
+ * collection: the collector would walk the half-built value again and again (and, every tenth
+ * time, everything older).  It is paused for the walk instead, then resumed: nothing is untracked,
+ * so cyclic garbage is found as before, and what was made is walked once at the next collection. */
+static PyObject *table_decode(Table *t, PyObject *data, long long max_depth, Py_ssize_t offset,
+                              Py_ssize_t end, Py_ssize_t *used)
 {
     Py_buffer view;
     Reader r;
-    PyObject *data, *value, *res = NULL;
+    PyObject *value;
+    int gc_was = 0, release = 0;
+    if (PyBytes_CheckExact(data)) {
+        view.buf = PyBytes_AS_STRING(data);
+        view.len = PyBytes_GET_SIZE(data);
+    } else {
+        /* Only plain byte buffers: their slices, bytes() and len() mean what the pure path assumes. */
+        if (PyMemoryView_Check(data)) {
+            Py_buffer *mb = PyMemoryView_GET_BUFFER(data);
+            if (mb->ndim != 1 || mb->itemsize != 1)
+                return NULL;
+        } else if (!PyByteArray_CheckExact(data)) {
+            return NULL;
+        }
+        if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
+            PyErr_Clear();
+            return NULL;
+        }
+        release = 1;
+    }
+    if (end < 0)
+        end = view.len;
+    value = NULL;
+    if (end <= view.len && offset >= 0 && offset <= end) {
+        r.buf = view.buf;
+        r.pos = offset;
+        r.end = end;
+        r.data = data;
+        r.mv = NULL;
+        r.table = t;
+        if (end - offset >= GC_PAUSE_BYTES)
+            gc_was = PyGC_Disable();
+        value = decode_walk(&r, max_depth);
+        if (gc_was)
+            PyGC_Enable();
+        Py_XDECREF(r.mv);
+        *used = r.pos - offset;
+    }
+    if (release)
+        PyBuffer_Release(&view);
+    if (value == NULL)
+        PyErr_Clear();
+    return value;
+}
+
+/* Table.decode(data, allow_objects, max_depth, offset, end) -> (value, bytes_used) | None */
+static PyObject *Table_decode(Table *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *value, *res;
     long long max_depth;
-    Py_ssize_t offset, end;
+    Py_ssize_t offset, end = -1, used = 0;
     if (nargs != 5) {
         PyErr_SetString(PyExc_TypeError, "decode(data, allow_objects, max_depth, offset, end)");
         return NULL;
     }
-    data = args[0];
     /* full Objects are the only thing allow_objects changes, and they always bail */
     if (!PyLong_CheckExact(args[2]) || !PyLong_CheckExact(args[3]))
         Py_RETURN_NONE;
     max_depth = PyLong_AsLongLong(args[2]);
     offset = PyLong_AsSsize_t(args[3]);
+    if (args[4] != Py_None) {
+        if (!PyLong_CheckExact(args[4]) || (end = PyLong_AsSsize_t(args[4])) < 0) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+    }
     if (PyErr_Occurred()) {
         PyErr_Clear();
         Py_RETURN_NONE;
     }
-    /* Only plain byte buffers: their slices, bytes() and len() mean what the pure path assumes. */
-    if (PyMemoryView_Check(data)) {
-        Py_buffer *mb = PyMemoryView_GET_BUFFER(data);
-        if (mb->ndim != 1 || mb->itemsize != 1)
-            Py_RETURN_NONE;
-    } else if (!PyBytes_CheckExact(data) && !PyByteArray_CheckExact(data)) {
+    if ((value = table_decode(self, args[0], max_depth, offset, end, &used)) == NULL)
         Py_RETURN_NONE;
-    }
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
-        PyErr_Clear();
-        Py_RETURN_NONE;
-    }
-    end = view.len;
-    if (args[4] != Py_None) {
-        if (!PyLong_CheckExact(args[4]) || (end = PyLong_AsSsize_t(args[4])) > view.len || end < 0) {
-            PyErr_Clear();
-            PyBuffer_Release(&view);
-            Py_RETURN_NONE;
-        }
-    }
-    if (offset < 0 || offset > end) {
-        PyBuffer_Release(&view);
-        Py_RETURN_NONE;
-    }
-    r.buf = view.buf;
-    r.pos = offset;
-    r.end = end;
-    r.data = data;
-    r.mv = NULL;
-    r.table = self;
-    value = decode_walk(&r, max_depth);
-    Py_XDECREF(r.mv);
-    PyBuffer_Release(&view);
-    if (value == NULL) {
-        PyErr_Clear();
-        Py_RETURN_NONE;
-    }
-    res = Py_BuildValue("(Nn)", value, r.pos - offset);
+    res = Py_BuildValue("(Nn)", value, used);
     if (res == NULL) {
         PyErr_Clear();
         Py_RETURN_NONE;
@@ -1048,6 +1106,20 @@ static int write_id(Out *o, const Spec *s, PyObject *v)
     return out_scalar(o, S_U64, PyTuple_GET_ITEM(v, s->n));
 }
 
+/* The encoder's Spec for an exact class, through the cache; NULL when the C path has none. */
+static const Spec *enc_spec(Table *t, PyTypeObject *tp)
+{
+    size_t slot = ((uintptr_t)tp >> 4) & (ENC_CACHE - 1);
+    PyObject *idx;
+    if (t->enc_cache[slot].type == tp)
+        return t->enc_cache[slot].spec;
+    if ((idx = PyDict_GetItemWithError(t->enc_index, (PyObject *)tp)) == NULL)
+        return NULL;
+    t->enc_cache[slot].type = tp;
+    t->enc_cache[slot].spec = &t->enc[PyLong_AsSsize_t(idx)];
+    return t->enc_cache[slot].spec;
+}
+
 /* One open list, tuple or dict while its elements are written. */
 typedef struct {
     PyObject *seq;       /* owned */
@@ -1060,17 +1132,9 @@ typedef struct {
 static int write_value(Out *o, Table *t, PyObject *v, EFrame **frames, EFrame *local,
                        Py_ssize_t *depth, Py_ssize_t *cap)
 {
-    PyTypeObject *tp = Py_TYPE(v);
-    size_t slot = ((uintptr_t)tp >> 4) & (ENC_CACHE - 1);
-    const Spec *s = t->enc_cache[slot].spec;
-    if (t->enc_cache[slot].type != tp) {
-        PyObject *idx = PyDict_GetItemWithError(t->enc_index, (PyObject *)tp);
-        if (idx == NULL)  /* a class the C path does not handle: Python raises or writes it */
-            return -1;
-        s = &t->enc[PyLong_AsSsize_t(idx)];
-        t->enc_cache[slot].type = tp;
-        t->enc_cache[slot].spec = s;
-    }
+    const Spec *s = enc_spec(t, Py_TYPE(v));
+    if (s == NULL)  /* a class the C path does not handle: Python raises or writes it */
+        return -1;
     switch (s->kind) {
     case K_EMPTY:
         return out_u32(o, s->header);
@@ -1119,6 +1183,65 @@ static int write_value(Out *o, Table *t, PyObject *v, EFrame **frames, EFrame *l
     return -1;
 }
 
+/* An exact int of at most two digits read straight from its digits (3.11 layout); -1 for the
+ * others (and on other versions), which PyLong_AsLongLongAndOverflow then reads. */
+static inline int small_long(PyObject *x, long long *v)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    Py_ssize_t size = Py_SIZE(x);
+    const digit *d = ((PyLongObject *)x)->ob_digit;
+    switch (size) {
+    case 0: *v = 0; return 0;
+    case 1: *v = (long long)d[0]; return 0;
+    case -1: *v = -(long long)d[0]; return 0;
+    case 2: *v = (long long)d[0] | (long long)d[1] << PyLong_SHIFT; return 0;
+    case -2: *v = -((long long)d[0] | (long long)d[1] << PyLong_SHIFT); return 0;
+    }
+#endif
+    return -1;
+}
+
+/* A run of exact ints in a list (Array of ints), written without a trip through write_value: the
+ * same choice as write_number (narrow when it holds the value, else wide), and it stops at the
+ * first item that is not an exact int or does not fit the wide form (the general path decides). */
+static int write_int_run(Out *o, Table *t, EFrame *f)
+{
+    const Spec *s = enc_spec(t, &PyLong_Type);
+    Py_ssize_t n = PyList_GET_SIZE(f->seq);
+    if (s == NULL || s->kind != K_NUMBER || s->narrow != S_I32 || s->wide != S_I64 || s->obj != NULL)
+        return 0;
+    if (n - f->i <= 0 || n - f->i > PY_SSIZE_T_MAX / 16 || out_reserve(o, (n - f->i) * 12) < 0)
+        return n - f->i <= 0 ? 0 : -1;
+    /* room for every item is reserved: nothing below calls back into Python, so the list cannot
+     * change size and the borrowed items stay alive */
+    for (; f->i < n; f->i++) {
+        PyObject *x = PyList_GET_ITEM(f->seq, f->i);
+        long long v;
+        unsigned char *p;
+        if (!PyLong_CheckExact(x))
+            break;
+        if (small_long(x, &v) < 0) {
+            int overflow = 0;
+            v = PyLong_AsLongLongAndOverflow(x, &overflow);
+            if (overflow || (v == -1 && PyErr_Occurred())) {
+                PyErr_Clear();
+                break;
+            }
+        }
+        p = o->p + o->len;
+        if (v >= INT32_MIN && v <= INT32_MAX) {
+            st_u32(p, s->header);
+            st_u32(p + 4, (uint32_t)(int32_t)v);
+            o->len += 8;
+        } else {
+            st_u32(p, s->wide_header);
+            st_u64(p + 4, (uint64_t)v);
+            o->len += 12;
+        }
+    }
+    return 0;
+}
+
 /* Table.encode(value) -> bytes | None */
 static PyObject *Table_encode(Table *self, PyObject *value)
 {
@@ -1155,11 +1278,15 @@ static PyObject *Table_encode(Table *self, PyObject *value)
                     f->pending = v;
                     break;
                 }
-            } else if (f->i < Py_SIZE(f->seq)) {
-                item = PyList_Check(f->seq) ? PyList_GET_ITEM(f->seq, f->i) : PyTuple_GET_ITEM(f->seq, f->i);
-                Py_INCREF(item);
-                f->i++;
-                break;
+            } else {
+                if (PyList_CheckExact(f->seq) && write_int_run(&o, self, f) < 0)
+                    goto bail;
+                if (f->i < Py_SIZE(f->seq)) {
+                    item = PyList_Check(f->seq) ? PyList_GET_ITEM(f->seq, f->i) : PyTuple_GET_ITEM(f->seq, f->i);
+                    Py_INCREF(item);
+                    f->i++;
+                    break;
+                }
             }
             Py_DECREF(f->seq);
             depth--;
@@ -1474,6 +1601,127 @@ static PyTypeObject TableType = {
     .tp_methods = Table_methods,
 };
 
+/* ---------------------------------------------------------------------------------------------
+ * The front door: codec.decoder.decode as one C call.  decode(data, dialect, *, allow_objects,
+ * max_depth) of a whole buffer goes straight to the dialect's Table when fast.py already has one
+ * for that dialect argument and its switch (fast.fast_decode_prefix) is on; anything else (other
+ * argument shapes, an unknown dialect, a bail) is handed, arguments untouched, to the Python
+ * decode it wraps, which raises, builds the table or decodes (C again, then pure).
+ * ------------------------------------------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *python;      /* the Python decode (also __wrapped__: its signature and docs) */
+    PyObject *tables;      /* dict: dialect argument -> Table (fast.py fills it) */
+    PyObject *switches;    /* fast.py's module dict */
+    PyObject *switch_key;  /* the name in it that is None when the C path is off */
+    PyObject *dialect;     /* the Python decode's defaults */
+    PyObject *max_depth;
+} FrontDoor;
+
+static PyTypeObject FrontDoorType;
+
+static PyObject *FrontDoor_vectorcall(FrontDoor *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, i, used;
+    PyObject *dialect = self->dialect, *md = self->max_depth, *t, *sw, *value;
+    long long max_depth;
+    if (nargs < 1 || nargs > 2)
+        goto python;
+    if (nargs == 2)
+        dialect = args[1];
+    for (i = 0; i < nkw; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+        if (nargs < 2 && PyUnicode_CompareWithASCIIString(k, "dialect") == 0)
+            dialect = args[nargs + i];
+        else if (PyUnicode_CompareWithASCIIString(k, "max_depth") == 0)
+            md = args[nargs + i];
+        else if (PyUnicode_CompareWithASCIIString(k, "allow_objects") != 0)  /* full Objects bail anyway */
+            goto python;
+    }
+    if (!PyUnicode_CheckExact(dialect) || !PyLong_CheckExact(md))
+        goto python;
+    sw = PyDict_GetItemWithError(self->switches, self->switch_key);
+    if (sw == NULL || sw == Py_None)
+        goto python;
+    t = PyDict_GetItemWithError(self->tables, dialect);
+    if (t == NULL || !Py_IS_TYPE(t, &TableType))
+        goto python;
+    max_depth = PyLong_AsLongLong(md);
+    if (max_depth == -1 && PyErr_Occurred())
+        goto python;
+    if ((value = table_decode((Table *)t, args[0], max_depth, 0, -1, &used)) != NULL)
+        return value;
+python:
+    PyErr_Clear();
+    return PyObject_Vectorcall(self->python, args, nargsf, kwnames);
+}
+
+static PyObject *FrontDoor_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"python", "tables", "switches", "switch_key", "dialect", "max_depth", NULL};
+    PyObject *python, *tables, *switches, *key, *dialect, *md;
+    FrontDoor *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!O!UOO!", kwlist, &python, &PyDict_Type, &tables, &PyDict_Type,
+                                     &switches, &key, &dialect, &PyLong_Type, &md))
+        return NULL;
+    if ((self = (FrontDoor *)type->tp_alloc(type, 0)) == NULL)
+        return NULL;
+    self->vectorcall = (vectorcallfunc)FrontDoor_vectorcall;
+    Py_INCREF(python);
+    self->python = python;
+    Py_INCREF(tables);
+    self->tables = tables;
+    Py_INCREF(switches);
+    self->switches = switches;
+    Py_INCREF(key);
+    self->switch_key = key;
+    Py_INCREF(dialect);
+    self->dialect = dialect;
+    Py_INCREF(md);
+    self->max_depth = md;
+    return (PyObject *)self;
+}
+
+static void FrontDoor_dealloc(FrontDoor *self)
+{
+    Py_XDECREF(self->python);
+    Py_XDECREF(self->tables);
+    Py_XDECREF(self->switches);
+    Py_XDECREF(self->switch_key);
+    Py_XDECREF(self->dialect);
+    Py_XDECREF(self->max_depth);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *FrontDoor_doc(FrontDoor *self, void *closure)
+{
+    return PyObject_GetAttrString(self->python, "__doc__");
+}
+
+static PyMemberDef FrontDoor_members[] = {
+    {"__wrapped__", T_OBJECT, offsetof(FrontDoor, python), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef FrontDoor_getset[] = {
+    {"__doc__", (getter)FrontDoor_doc, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject FrontDoorType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "godot_dissect.codec._speedups.FrontDoor",
+    .tp_basicsize = sizeof(FrontDoor),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(FrontDoor, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = FrontDoor_new,
+    .tp_dealloc = (destructor)FrontDoor_dealloc,
+    .tp_members = FrontDoor_members,
+    .tp_getset = FrontDoor_getset,
+};
+
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "godot_dissect.codec._speedups",
@@ -1485,7 +1733,7 @@ PyMODINIT_FUNC PyInit__speedups(void)
 {
     PyObject *m, *kinds;
     int i;
-    if (PyType_Ready(&TableType) < 0)
+    if (PyType_Ready(&TableType) < 0 || PyType_Ready(&FrontDoorType) < 0)
         return NULL;
     if ((str_array = PyUnicode_InternFromString("array")) == NULL)
         return NULL;
@@ -1508,6 +1756,11 @@ PyMODINIT_FUNC PyInit__speedups(void)
     Py_INCREF(&TableType);
     if (PyModule_AddObject(m, "Table", (PyObject *)&TableType) < 0) {
         Py_DECREF(&TableType);
+        goto fail;
+    }
+    Py_INCREF(&FrontDoorType);
+    if (PyModule_AddObject(m, "FrontDoor", (PyObject *)&FrontDoorType) < 0) {
+        Py_DECREF(&FrontDoorType);
         goto fail;
     }
     if (render_init(m) < 0)  /* TextWriter, JsonWriter: _render.c */

@@ -263,3 +263,6 @@ def decode(data: bytes | bytearray | memoryview, dialect: Dialect | str = "godot
            allow_objects: bool = False, max_depth: int = MAX_DEPTH) -> Any:
     """Decode one Variant from the start of ``data``; trailing bytes are ignored like the engine."""
     return decode_prefix(data, dialect, allow_objects=allow_objects, max_depth=max_depth)[0]
+
+
+decode = _fast.front_door(decode)  # one C call for the common case (fast.front_door)

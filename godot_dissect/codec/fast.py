@@ -263,3 +263,15 @@ fast_text: Callable[[Any, Dialect, TextTables], str | None] | None = c_text if E
 fast_json: Callable[[Any, JsonTables], str | None] | None = c_json if ENABLED else None
 fast_json_line: Callable[[dict[str, Any], str | None, Any, JsonTables], str | None] | None = \
     c_json_line if ENABLED else None
+
+
+def front_door(python_decode: Callable[..., Any]) -> Callable[..., Any]:
+    """``python_decode`` (codec.decoder.decode) as one C call when the C path can do the job: see
+    FrontDoor in ``_speedups.c``. It is on while ``fast_decode_prefix`` is (tests turn that off for
+    the pure reference) and uses the tables ``c_decode_prefix`` caches; anything else goes to
+    ``python_decode`` as called."""
+    if not ENABLED:
+        return python_decode
+    assert _speedups is not None and python_decode.__defaults__ and python_decode.__kwdefaults__
+    return _speedups.FrontDoor(python_decode, _BY_ARG, globals(), "fast_decode_prefix",
+                               python_decode.__defaults__[0], python_decode.__kwdefaults__["max_depth"])

@@ -7,9 +7,10 @@ the Godot payload.
 
 from __future__ import annotations
 
+import os
 import socket
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -60,8 +61,9 @@ def segments(source: Source) -> Iterator[Segment]:
     """Every UDP datagram and TCP segment in the capture, in file order (frame numbers from 1).
     ``source``: a path, ``"-"`` (standard input) or a binary file object, read as a stream."""
     link, pkts = open_packets(source)
+    parse = fast_parse or _parse
     for frame, (ts, buf, orig) in enumerate(pkts, 1):
-        seg = _parse(frame, ts, buf, link, orig)
+        seg = parse(frame, ts, buf, link, orig)
         if seg is not None:
             yield seg
 
@@ -127,3 +129,20 @@ def _parse(frame: int, ts: float, buf: bytes, link: int, frame_len: int = 0) -> 
         hl = (doff >> 4) * 4
         return Segment(frame, ts, "tcp", src, sp, dst, dp, bytes(buf[off + hl:end]), seq, flags, frame_len)
     return None
+
+
+def _compiled_parse() -> Callable[[int, float, bytes, int, int], Segment | None] | None:
+    """``_parse`` in C for Ethernet/IPv4/UDP/TCP frames (``_packets.c``; it hands every other frame
+    to ``_parse``), or None when not built or ``GODOT_DISSECT_PURE`` is set."""
+    if os.environ.get("GODOT_DISSECT_PURE", "") not in ("", "0"):
+        return None
+    try:
+        from ._packets import Parser
+    except ImportError:
+        return None
+    return Parser(Segment, _parse, LINK_ETHERNET)
+
+
+#: the parse segments() uses (tests compare it with ``_parse``)
+fast_parse = _compiled_parse()
+
