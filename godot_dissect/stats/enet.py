@@ -72,9 +72,8 @@ class EnetTable:
             self._datagram(seg)
         elif st is None:
             self.state[conv] = [seg]
-        elif isinstance(st, list):
-            if len(st) < ENET_HELD_DATAGRAMS:
-                st.append(seg)
+        elif isinstance(st, list) and len(st) < ENET_HELD_DATAGRAMS:
+            st.append(seg)
 
     def record(self, rec: Record) -> None:
         if rec.transport != "udp":
