@@ -31,7 +31,8 @@ from typing import Any
 
 from ..enet import parse_datagram
 from ..records import MULTIPLAYER_KINDS, Record
-from ..spec.stats import ENET_HELD_DATAGRAMS, ENET_RELIABLE_WINDOW, ENET_SENT_TIMES, MAX_RTT_SAMPLES
+from ..spec.enet import COMMANDS_BY_NAME, FLAG_ACKNOWLEDGE
+from ..spec.stats import ENET_HELD_DATAGRAMS, ENET_RELIABLE_WINDOW, ENET_SENT_TIMES, MAX_ROWS, MAX_RTT_SAMPLES
 from .rows import OTHER, Rows
 from .traffic import _ep
 
@@ -42,6 +43,13 @@ ENET_COLUMNS = (("src", None), ("dst", None), ("channel", None), ("datagrams", N
 CONTROL_CHANNEL = 0xFF
 # row slots
 _DG, _REL, _RETX, _FRAG, _REASM, _UNREL, _UNSEQ, _ACK, _DISC, _RTT, _NRTT = range(11)
+
+
+_ACK_MASK = FLAG_ACKNOWLEDGE.mask
+#: command number -> the row slot it counts in
+_SLOT_OF_COMMAND = {COMMANDS_BY_NAME[name].number: slot for name, slot in (
+    ("ACKNOWLEDGE", _ACK), ("SEND_FRAGMENT", _FRAG), ("SEND_UNRELIABLE_FRAGMENT", _FRAG),
+    ("SEND_UNRELIABLE", _UNREL), ("SEND_UNSEQUENCED", _UNSEQ), ("DISCONNECT", _DISC))}
 
 
 def _row() -> list[Any]:
@@ -58,6 +66,7 @@ class EnetTable:
         self.seen: dict[tuple, OrderedDict] = {}  # (direction, channel) -> recent reliable seqs
         self.sent: dict[tuple, OrderedDict] = {}  # direction -> sent_time -> capture time
         self.rng = random.Random(0)
+        self.ends: dict[tuple, tuple[str, str]] = {}  # direction -> (src, dst) endpoint strings
 
     @staticmethod
     def _conv(proto: str, a: tuple, b: tuple) -> tuple:
@@ -96,45 +105,49 @@ class EnetTable:
     def _datagram(self, seg: Any) -> None:
         dg = parse_datagram(seg.payload, self.compression)
         d = (seg.src, seg.sport, seg.dst, seg.dport)
-        src, dst = _ep(seg.src, seg.sport), _ep(seg.dst, seg.dport)
+        ends = self.ends.get(d)
+        if ends is None:
+            ends = (_ep(seg.src, seg.sport), _ep(seg.dst, seg.dport))
+            if len(self.ends) < MAX_ROWS:
+                self.ends[d] = ends
+        src, dst = ends
         if dg.sent_time is not None:
-            times = self.sent.setdefault(d, OrderedDict())
+            times = self.sent.get(d)
+            if times is None:
+                times = self.sent[d] = OrderedDict()
             if dg.sent_time not in times:
                 times[dg.sent_time] = seg.time
                 if len(times) > ENET_SENT_TIMES:
                     times.popitem(last=False)
         touched = set()
+        rows = self.rows
         for cmd in dg.commands:
             ch = cmd.channel
-            row = self.rows.get((src, dst, ch))
+            row = rows.get((src, dst, ch))
             if ch not in touched:
                 touched.add(ch)
                 row[_DG] += 1
-            name = cmd.name
-            if cmd.ack_requested:
+            number = cmd.number
+            if cmd.flags & _ACK_MASK:
                 row[_REL] += 1
-                seen = self.seen.setdefault((d, ch), OrderedDict())
+                seen = self.seen.get((d, ch))
+                if seen is None:
+                    seen = self.seen[(d, ch)] = OrderedDict()
                 if cmd.reliable_seq in seen:
                     row[_RETX] += 1
                 else:
                     seen[cmd.reliable_seq] = None
                     if len(seen) > ENET_RELIABLE_WINDOW:
                         seen.popitem(last=False)
-            if name == "ACKNOWLEDGE":
-                row[_ACK] += 1
+            slot = _SLOT_OF_COMMAND.get(number)
+            if slot is None:
+                continue
+            row[slot] += 1
+            if slot == _ACK:
                 echoed = cmd.fields.get("received_sent_time")
-                back = (seg.dst, seg.dport, seg.src, seg.sport)
-                t = self.sent.get(back, {}).get(echoed)
+                t = self.sent.get((seg.dst, seg.dport, seg.src, seg.sport), {}).get(echoed)
                 if t is not None:
-                    self._rtt(self.rows.get((dst, src, ch)), (seg.time - t) * 1000.0)
-            elif name in ("SEND_FRAGMENT", "SEND_UNRELIABLE_FRAGMENT"):
-                row[_FRAG] += 1
-            elif name == "SEND_UNRELIABLE":
-                row[_UNREL] += 1
-            elif name == "SEND_UNSEQUENCED":
-                row[_UNSEQ] += 1
-            elif name == "DISCONNECT":
-                row[_DISC] += 1
+                    self._rtt(rows.get((dst, src, ch)), (seg.time - t) * 1000.0)
 
     def _rtt(self, row: list[Any], ms: float) -> None:
         row[_NRTT] += 1

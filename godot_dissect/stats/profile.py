@@ -18,6 +18,7 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from ..records import Record
+from ..spec.stats import MAX_ROWS
 from .calls import RpcTable, SyncTable
 from .enet import EnetTable
 from .expert import ExpertTable
@@ -92,6 +93,10 @@ class Profile:
                 self._expert.note("note", "limit", None, name, f"{t.rows.folded} rows of {name} beyond "
                                                                f"{t.rows.limit} folded into (other)",
                                   count=t.rows.folded)
+        if self.traffic.folded:
+            self._expert.note("note", "limit", None, "conversations",
+                              f"{self.traffic.folded} frames of directions beyond {MAX_ROWS} counted in (other)",
+                              count=self.traffic.folded)
 
     # -- tables ------------------------------------------------------------------------------------
     def columns(self, name: str) -> tuple[tuple[str, str | None], ...]:
