@@ -5,7 +5,7 @@ capture.
     python benchmarks/bench_stats.py [CAPTURE ...] [--rounds N] [--no-memory]
 
 Default captures: the load capture given on the command line (see bench_read.py for how to make one)
-and a multiplayer capture of a different shape: captures/godot3-enet-profile.pcapng (real Godot
+and a multiplayer capture of a different shape: captures/profile/godot3-enet-profile.pcapng (real Godot
 3.2.3 ENet, three peers) concatenated 300 times with mergecap. The two sides run in turn (A B A B
 ...) for N rounds (default 5); the ratio is taken pair by pair and the median is printed (the
 machine is shared). CPU seconds and peak RSS are each child's own (os.wait4). The 8x file is the
@@ -100,7 +100,7 @@ def main() -> None:
     tmp = tempfile.mkdtemp(prefix="bench-stats-")
     try:
         captures = list(args.captures)
-        captures.append(concatenated(str(ROOT / "captures" / "godot3-enet-profile.pcapng"), 300, tmp))
+        captures.append(concatenated(str(ROOT / "captures" / "profile" / "godot3-enet-profile.pcapng"), 300, tmp))
         for path in captures:
             compare(path, max(args.rounds, 1))
             if not args.no_memory:
