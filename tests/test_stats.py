@@ -327,3 +327,19 @@ def test_cut_datagrams_are_counted_as_malformed(tmp_path):
     assert malformed["count"].sum() == cut
     assert malformed.offset.notna().all() and malformed.detail.str.len().gt(0).all()
     assert p.rpc["count"].sum() > 0
+
+
+def test_stdin_gives_the_same_tables():
+    cmd = [sys.executable, "-m", "godot_dissect", "stats", "-", "-f", "csv", "-t", "rpc", "-t", "enet"]
+    piped = subprocess.run(cmd, input=PROFILE.read_bytes(), capture_output=True, cwd=ROOT, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.decode() == run(str(PROFILE), "-f", "csv", "-t", "rpc", "-t", "enet").stdout
+
+
+def test_tables_not_asked_for_are_not_kept():
+    p = profile(str(PROFILE), tables=("rpc",))
+    assert p.rpc["count"].sum() == profile(str(PROFILE)).rpc["count"].sum()
+    with pytest.raises(KeyError, match="enet"):
+        p.table("enet")
+    with pytest.raises(KeyError, match="the tables are"):
+        profile(str(PROFILE), tables=("nope",))

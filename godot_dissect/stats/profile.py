@@ -51,9 +51,13 @@ class Profile:
     ``rows(name)`` plain tuples in ``columns(name)`` order."""
 
     def __init__(self, interval: float = 1.0, by: str | None = None, series: bool = False,
-                 enet_compression: str | None = None) -> None:
+                 enet_compression: str | None = None, tables: tuple[str, ...] = TABLES) -> None:
         if by is not None and by not in BY:
             raise ValueError(f"by must be one of {', '.join(BY)}, not {by!r}")
+        for name in tables:
+            _check(name)
+        #: the ENet table re-parses every ENet datagram: skipped unless asked for
+        self.with_enet = "enet" in tables
         self.interval = interval
         self.by = by
         self.traffic = Traffic(interval, by if by == "channel" or by is None else by, series)
@@ -70,7 +74,8 @@ class Profile:
     def frame(self, seg: Any) -> None:
         self.frames += 1
         self.traffic.frame(seg)
-        self._enet.frame(seg)
+        if self.with_enet:
+            self._enet.frame(seg)
 
     def record(self, rec: Record) -> None:
         self.records += 1
@@ -83,7 +88,7 @@ class Profile:
         elif kind in _SYNC_KINDS:
             self._sync.add(rec)
         self._expert.add(rec)
-        if rec.transport == "udp":
+        if self.with_enet and rec.transport == "udp":
             self._enet.record(rec)
 
     def finish(self) -> None:
@@ -113,6 +118,8 @@ class Profile:
     def rows(self, name: str) -> list[tuple]:
         """The table's rows, sorted by bytes (largest first)."""
         name = _check(name)
+        if name == "enet" and not self.with_enet:
+            raise KeyError("the enet table was not asked for: profile(..., tables=(..., 'enet'))")
         rows = {"rpc": self._rpc.records, "sync": self._sync.records, "bandwidth": self.traffic.bandwidth,
                 "enet": self._enet.records, "variants": self._variants.records,
                 "conversations": self.traffic.conversations, "expert": self._expert.records}[name]()
@@ -168,7 +175,7 @@ def _check(name: str) -> str:
 
 
 def profile(source: Any, *, interval: float = 1.0, by: str | None = None, series: bool = False,
-            **read_options: Any) -> Profile:
+            tables: tuple[str, ...] = TABLES, **read_options: Any) -> Profile:
     """Read ``source`` (a capture path, "-" or a binary file object) once with
     ``read_pcap(source, **read_options)`` and return its :class:`Profile`.
 
@@ -178,7 +185,7 @@ def profile(source: Any, *, interval: float = 1.0, by: str | None = None, series
     """
     from ..pcap.reader import read_pcap
 
-    p = Profile(interval, by, series, read_options.get("enet_compression"))
+    p = Profile(interval, by, series, read_options.get("enet_compression"), tuple(tables))
     if "on_frame" in inspect.signature(read_pcap).parameters:
         records = read_pcap(source, on_frame=p.frame, **read_options)
     else:  # a reader without the frame tap: no frame counts (bandwidth from the records only)
