@@ -156,12 +156,9 @@ class ExpertTable:
             header = self.headers[dialect]
         else:
             header = self.headers[dialect] = _object_header(dialect) if dialect else None
-        if header is None or rec.value is None:
+        if header is None or rec.value is None or header.search(rec.raw) is None:
             return
-        if rec.kind in _ALIGNED:
-            if not any(m.start() % 4 == 0 for m in header.finditer(rec.raw)):
-                return
-        elif header.search(rec.raw) is None:
+        if rec.kind in _ALIGNED and not any(m.start() % 4 == 0 for m in header.finditer(rec.raw)):
             return
         classes, ids, complete = find_objects(rec.value)
         where = f"{rec.node}.{rec.method}" if rec.node else rec.kind

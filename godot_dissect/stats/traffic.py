@@ -146,7 +146,7 @@ class Traffic:
                 d = self.directions[key] = _Direction(t)
                 conv = (proto, *sorted(((key[1], key[2]), (key[3], key[4]))))
                 self.first_src.setdefault(conv, key)
-        n = getattr(seg, "frame_len", None) or len(seg.payload)
+        n = seg.frame_len
         d.frames += 1
         d.bytes += n
         d.last = t

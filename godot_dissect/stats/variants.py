@@ -60,7 +60,8 @@ class VariantTable:
             ends = (_ep(rec.src, rec.sport), _ep(rec.dst, rec.dport))
             if len(self.ends) < KEYSET_CACHE:
                 self.ends[d] = ends
-        row = self.rows.get((*ends, rec.transport, rec.kind, what(rec, self.keysets)))
+        key = (*ends, rec.transport, rec.kind, what(rec, self.keysets))
+        row = self.rows.rows.get(key) or self.rows.get(key)
         row[0] += 1
         row[1] += app_size(rec)
         row[2] += rec.wire_bytes
