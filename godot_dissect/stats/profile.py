@@ -14,7 +14,6 @@ module docstring (``calls``, ``traffic``, ``enet``, ``variants``, ``expert``).
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING, Any
 
 from ..records import Record
@@ -186,12 +185,7 @@ def profile(source: Any, *, interval: float = 1.0, by: str | None = None, series
     from ..pcap.reader import read_pcap
 
     p = Profile(interval, by, series, read_options.get("enet_compression"), tuple(tables))
-    if "on_frame" in inspect.signature(read_pcap).parameters:
-        records = read_pcap(source, on_frame=p.frame, **read_options)
-    else:  # a reader without the frame tap: no frame counts (bandwidth from the records only)
-        p.notes.append("this reader has no frame tap: frame bytes, conversations and ENet counts are missing")
-        records = read_pcap(source, **read_options)
-    for rec in records:
+    for rec in read_pcap(source, on_frame=p.frame, **read_options):
         p.record(rec)
     p.finish()
     return p
