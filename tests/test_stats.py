@@ -343,3 +343,24 @@ def test_tables_not_asked_for_are_not_kept():
         p.table("enet")
     with pytest.raises(KeyError, match="the tables are"):
         profile(str(PROFILE), tables=("nope",))
+
+
+def test_a_flood_of_flows_folds_into_other_rows(tmp_path):
+    """Distinct conversations beyond the row limit share one "(other)" row and say so in expert;
+    frames and bytes are all still counted."""
+    frames = []
+    for i in range(60):
+        ip = dpkt.ip.IP(src=bytes([10, 1, 0, i]), dst=bytes([10, 2, 0, 1]), p=17,
+                        data=dpkt.udp.UDP(sport=40000 + i, dport=9, data=b"\xff" * 3))
+        ip.len = 20 + 8 + 3
+        ip.data.ulen = 11
+        frames.append((1.0 + i / 100, bytes(dpkt.ethernet.Ethernet(src=b"\x02" * 6, dst=b"\x04" * 6,
+                                                                    type=dpkt.ethernet.ETH_TYPE_IP, data=ip))))
+    path = tmp_path / "flood.pcap"
+    _write_pcap(path, frames)
+    p = profile(str(path), max_rows=10)
+    conv = p.conversations
+    assert len(conv) == 11 and conv.frames.sum() == 60 and conv.bytes.sum() == sum(len(b) for _, b in frames)
+    assert (conv.a == "(other):0").sum() == 1
+    limit = p.expert[p.expert.category == "limit"]
+    assert limit["count"].sum() == 50

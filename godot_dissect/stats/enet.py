@@ -59,11 +59,12 @@ def _row() -> list[Any]:
 class EnetTable:
     columns = ENET_COLUMNS
 
-    def __init__(self, compression: str | None = None) -> None:
+    def __init__(self, compression: str | None = None, max_rows: int = MAX_ROWS) -> None:
+        self.max_rows = max_rows
         self.compression = compression
         self.state: dict[tuple, list[Any]] = {}  # conversation -> [verdict, held segments]
         self.by_direction: dict[tuple, list[Any]] = {}  # (src, sport, dst, dport) -> its conversation's state
-        self.rows = Rows(_row, (OTHER, OTHER, None))
+        self.rows = Rows(_row, (OTHER, OTHER, None), max_rows)
         self.seen: dict[tuple, OrderedDict] = {}  # (direction, channel) -> recent reliable seqs
         self.sent: dict[tuple, OrderedDict] = {}  # direction -> sent_time -> capture time
         self.rng = random.Random(0)
@@ -79,7 +80,7 @@ class EnetTable:
             st = self.state.get(conv)
             if st is None:
                 st = self.state[conv] = [None, []]
-            if len(self.by_direction) < MAX_ROWS:
+            if len(self.by_direction) < self.max_rows:
                 self.by_direction[d] = st
         return st
 
@@ -122,7 +123,7 @@ class EnetTable:
         ends = self.ends.get(d)
         if ends is None:
             ends = (_ep(seg.src, seg.sport), _ep(seg.dst, seg.dport))
-            if len(self.ends) < MAX_ROWS:
+            if len(self.ends) < self.max_rows:
                 self.ends[d] = ends
         src, dst = ends
         if dg.sent_time is not None:

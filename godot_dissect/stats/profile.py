@@ -50,7 +50,8 @@ class Profile:
     ``rows(name)`` plain tuples in ``columns(name)`` order."""
 
     def __init__(self, interval: float = 1.0, by: str | None = None, series: bool = False,
-                 enet_compression: str | None = None, tables: tuple[str, ...] = TABLES) -> None:
+                 enet_compression: str | None = None, tables: tuple[str, ...] = TABLES,
+                 max_rows: int = MAX_ROWS) -> None:
         if by is not None and by not in BY:
             raise ValueError(f"by must be one of {', '.join(BY)}, not {by!r}")
         for name in tables:
@@ -59,12 +60,13 @@ class Profile:
         self.with_enet = "enet" in tables
         self.interval = interval
         self.by = by
-        self.traffic = Traffic(interval, by if by == "channel" or by is None else by, series)
-        self._rpc = RpcTable()
-        self._sync = SyncTable()
-        self._enet = EnetTable(enet_compression)
-        self._variants = VariantTable()
-        self._expert = ExpertTable()
+        self.max_rows = max_rows
+        self.traffic = Traffic(interval, by, series, max_rows)
+        self._rpc = RpcTable(max_rows)
+        self._sync = SyncTable(max_rows)
+        self._enet = EnetTable(enet_compression, max_rows)
+        self._variants = VariantTable(max_rows)
+        self._expert = ExpertTable(max_rows)
         self.records = 0
         self.frames = 0
         self.notes: list[str] = []
@@ -99,7 +101,7 @@ class Profile:
                                   count=t.rows.folded)
         if self.traffic.folded:
             self._expert.note("note", "limit", None, "conversations",
-                              f"{self.traffic.folded} frames of directions beyond {MAX_ROWS} counted in (other)",
+                              f"{self.traffic.folded} frames of directions beyond {self.max_rows} counted in (other)",
                               count=self.traffic.folded)
 
     # -- tables ------------------------------------------------------------------------------------
@@ -174,17 +176,19 @@ def _check(name: str) -> str:
 
 
 def profile(source: Any, *, interval: float = 1.0, by: str | None = None, series: bool = False,
-            tables: tuple[str, ...] = TABLES, **read_options: Any) -> Profile:
+            tables: tuple[str, ...] = TABLES, max_rows: int = MAX_ROWS, **read_options: Any) -> Profile:
     """Read ``source`` (a capture path, "-" or a binary file object) once with
     ``read_pcap(source, **read_options)`` and return its :class:`Profile`.
 
     ``interval``: seconds per bandwidth window; ``by``: "channel", "node" or "method" (bandwidth
     rows per direction and that; the plot's stacks); ``series``: keep per-window series for
-    ``stats.plot``.
+    ``stats.plot``; ``tables``: the tables wanted (the ``enet`` table costs a second parse of every
+    ENet datagram, so it is kept only when asked for; the others cost little); ``max_rows``: rows
+    per table before the rest are folded into "(other)" (``spec.stats.MAX_ROWS``).
     """
     from ..pcap.reader import read_pcap
 
-    p = Profile(interval, by, series, read_options.get("enet_compression"), tuple(tables))
+    p = Profile(interval, by, series, read_options.get("enet_compression"), tuple(tables), max_rows)
     for rec in read_pcap(source, on_frame=p.frame, **read_options):
         p.record(rec)
     p.finish()

@@ -113,18 +113,20 @@ class _Series:
 class Traffic:
     """Frame tap + records -> bandwidth and conversations (and the plot's series)."""
 
-    def __init__(self, interval: float = 1.0, by: str | None = None, series: bool = False) -> None:
+    def __init__(self, interval: float = 1.0, by: str | None = None, series: bool = False,
+                 max_rows: int = MAX_ROWS) -> None:
+        self.max_rows = max_rows
         if not interval > 0:
             raise ValueError(f"interval must be > 0 seconds, not {interval}")
         self.interval = interval
         self.by = by
         self.t0: float | None = None
         self.directions: dict[tuple, _Direction] = {}
-        self.folded = 0  # directions beyond MAX_ROWS
+        self.folded = 0  # frames of directions beyond max_rows
         self.first_src: dict[tuple, tuple] = {}  # conversation -> direction key of its first frame
         self.found: dict[tuple, _Found] = {}
         # per bandwidth row: messages, app bytes, wire bytes (records), app windows, wire windows (records)
-        self.rows = Rows(lambda: [0, 0, 0.0, Windows(), Windows()], ((OTHER, 0, OTHER, 0, ""), OTHER))
+        self.rows = Rows(lambda: [0, 0, 0.0, Windows(), Windows()], ((OTHER, 0, OTHER, 0, ""), OTHER), max_rows)
         self.peers: dict[str, int] = {}  # endpoint -> Godot peer id
         self.hops: dict[tuple, _Hop] = {}
         self.series = _Series() if series else None
@@ -138,7 +140,7 @@ class Traffic:
         key = (proto, seg.src, seg.sport, seg.dst, seg.dport)
         d = self.directions.get(key)
         if d is None:
-            if len(self.directions) >= MAX_ROWS:  # a flood of flows: the rest share one "(other)" row
+            if len(self.directions) >= self.max_rows:  # a flood of flows: the rest share one "(other)" row
                 self.folded += 1
                 key = (proto, OTHER, 0, OTHER, 0)
                 d = self.directions.get(key)
@@ -165,7 +167,7 @@ class Traffic:
             f = self.found[conv] = _Found()
         dkey = (proto, rec.src, rec.sport, rec.dst, rec.dport)
         hop = _Hop(dkey, f, _ep(*a), _ep(*b), self.rows.get((dkey, None)) if self.by is None else None)
-        if len(self.hops) < MAX_ROWS:
+        if len(self.hops) < self.max_rows:
             self.hops[(rec.transport, *dkey[1:])] = hop
         return hop
 
