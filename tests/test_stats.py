@@ -364,3 +364,25 @@ def test_a_flood_of_flows_folds_into_other_rows(tmp_path):
     assert (conv.a == "(other):0").sum() == 1
     limit = p.expert[p.expert.category == "limit"]
     assert limit["count"].sum() == 50
+
+
+@pytest.mark.parametrize("name,server_port", [("godot3-enet-multiplayer", 4270),
+                                              ("godot3-websocket-multiplayer", 4273)])
+def test_godot3_records_and_rpc_rows_follow_the_engines_routing(name, server_port):
+    """Each golden call line is one hop with the engine-printed sender (get_rpc_sender_id) and the
+    process that executed it (receiver_id), relayed legs included: the records say the same, and
+    the rpc table counts each call once, at the hop that reaches its receiver."""
+    from godot_dissect.pcap.reader import read_pcap
+
+    lines = [r for r in golden(name) if r["command"] in ("REMOTE_CALL", "REMOTE_SET")]
+    hops = Counter((r["remote_sender_id"], r["receiver_id"], r["node_path"], r["method"]) for r in lines)
+    recs = [r for r in read_pcap(str(CAPTURES / f"{name}.pcapng")) if r.kind in ("rpc", "rset")]
+    assert Counter((r.sender, r.receiver, r.node, r.method) for r in recs) == hops
+    reached = Counter((r["remote_sender_id"], r["receiver_id"], r["node_path"], r["method"]) for r in lines
+                      if r["flow"].endswith(f":{server_port}") == (r["receiver_id"] == 1))
+    assert sum(hops.values()) > sum(reached.values())  # some calls took two hops
+    got: Counter = Counter()
+    for r in profile(str(CAPTURES / f"{name}.pcapng"), tables=("rpc",)).rpc.itertuples():
+        if r.count:
+            got[(r.sender, r.receiver, r.node, r.name)] += r.count
+    assert got == reached
