@@ -388,3 +388,16 @@ def test_godot3_records_and_rpc_rows_follow_the_engines_routing(name, server_por
         if r.count:
             got[(r.sender, r.receiver, r.node, r.name)] += r.count
     assert got == reached
+
+
+@pytest.mark.parametrize("name", ["godot3-udp-all-types", "godot3-tcp-stream", "godot4-websocket-put-var"])
+def test_expert_objects_are_the_ones_the_engine_printed(name):
+    """Messages holding an Object sent as an instance id (the engine prints EncodedObjectAsID) and
+    full Objects (any other class) are counted in expert, no more and no fewer."""
+    texts = [r.get("text") or r.get("text_head", "") for r in golden(name)]
+    as_id = sum("Object(EncodedObjectAsID" in t for t in texts)
+    full = sum(t.replace("Object(EncodedObjectAsID", "").count("Object(") > 0 for t in texts)
+    assert as_id > 0
+    e = profile(str(CAPTURES / f"{name}.pcapng"), tables=("expert",)).expert
+    assert e[e.category == "object-as-id"]["count"].sum() == as_id
+    assert e[e.category == "object"]["count"].sum() == full
