@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 LITTLE = "<"
 BIG = ">"
@@ -61,7 +62,7 @@ class IntField:
         """The code without its byte order (to join codes of one order into one format)."""
         return self.code[1:]
 
-    @property
+    @cached_property  # read per command in every ENet datagram parsed
     def size(self) -> int:
         return struct.calcsize(self.code)
 
