@@ -89,7 +89,7 @@ def _run_dask(scheduler: str, tasks: list[tuple[int, str, str]], out: str, kw: d
         from distributed import as_completed as dask_completed
     except ImportError as e:
         raise RuntimeError("--scheduler needs Dask distributed: pip install 'godot-dissect[cluster]'") from e
-    with Client(scheduler, set_as_default=False) as client:
+    with Client(scheduler) as client:
         futures = {}
         for i, path, name in tasks:
             # pure=False: a new key per run; a worker that dies mid-file has its task run again elsewhere,
