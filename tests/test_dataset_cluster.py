@@ -12,10 +12,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import dpkt
 import pyarrow.parquet as pq
 import pytest
 
+from benchmarks.bench_export import repeat_capture
 from godot_dissect.dataset.layout import is_temp
 
 distributed = pytest.importorskip("distributed", reason="the `test` extra installs dask[distributed]")
@@ -97,25 +97,10 @@ def test_serial_pool_and_dask_give_identical_rows(tmp_path: Path, cluster: Clust
     _same(serial, _parts(tmp_path / "dask"))
 
 
-def _big_capture(path: Path, repeat: int) -> None:
-    """A classic pcap of a committed capture's packets ``repeat`` times over (a longer task)."""
-    src = ROOT / "captures" / "godot3-udp-all-types.pcapng"
-    with src.open("rb") as f:
-        reader = dpkt.pcapng.Reader(f)
-        linktype = reader.datalink()
-        packets = list(reader)
-    t0, step = packets[0][0], packets[-1][0] - packets[0][0] + 1
-    with path.open("wb") as f:
-        w = dpkt.pcap.Writer(f, linktype=linktype, nano=False)
-        for i in range(repeat):
-            for ts, buf in packets:
-                w.writepkt(buf, ts=t0 + i * step + (ts - t0))
-
-
 def test_killing_a_worker_mid_run_still_converts_every_file_once(tmp_path: Path, cluster: Cluster) -> None:
     inputs = tmp_path / "in"
     inputs.mkdir()
-    _big_capture(inputs / "big-0.pcap", 150)
+    repeat_capture(ROOT / "captures" / "godot3-udp-all-types.pcapng", inputs / "big-0.pcap", 150)
     for i in range(1, 8):
         (inputs / f"big-{i}.pcap").write_bytes((inputs / "big-0.pcap").read_bytes())
     captures = sorted(map(str, inputs.iterdir()))

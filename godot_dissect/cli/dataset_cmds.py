@@ -67,8 +67,10 @@ def _read_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_export(args: argparse.Namespace) -> int:
     from ..dataset.engines import export
+    from ..dataset.lean import pyarrow_without_pandas
     from ..dataset.schema import BATCH_ROWS
 
+    pyarrow_without_pandas()
     if args.workers is not None and args.workers < 1:
         print("godot-dissect: --workers must be at least 1", file=sys.stderr)
         return 2

@@ -12,84 +12,60 @@ import pyarrow as pa
 
 from .. import jsonform
 from ..records import Record
-from .schema import BATCH_ROWS, BATCH_TEXT_BYTES, COLUMNS, FILE_SCHEMA, SCHEMA, TIME_TYPE, json_key
+from .schema import BATCH_ROWS, BATCH_TEXT_BYTES, COLUMNS, FILE_SCHEMA, RENAMED, SCHEMA, TIME_TYPE
 
 _TEXT_KINDS = ("text",)  # kinds whose value is already its JSON form (WebSocket text frames)
-_RENDERED = ("text", "value", "fields")  # columns written from the record, not copied from its head
+_RENDERED = ("fields", "text", "value")  # columns written from the record, not copied from its head
+#: the columns copied from the record's JSON head, each under its own name (after RENAMED)
+_HEAD = tuple(c.name for c in COLUMNS if c.name not in _RENDERED and c.name != "capture")
+assert all(c.key in (c.name, "") for c in COLUMNS if c.name in _HEAD), "a head column named unlike its key"
 
 
 class _Builder:
-    """Column lists filled record by record, cut into batches."""
+    """Rows as tuples (one C-level map per record), turned into columns once per batch."""
 
     def __init__(self, schema: pa.Schema, capture: str | None) -> None:
         self.schema = schema
         self.capture = capture
-        self.names = [f.name for f in schema]
-        self._plans: dict[str, tuple[tuple[list, str], ...]] = {}
-        self._reset()
-
-    def _reset(self) -> None:
-        self.cols: dict[str, list] = {n: [] for n in self.names}
-        self._plans.clear()  # the plans hold the old lists
-        self.rows = 0
+        self.order = _HEAD + _RENDERED
+        self.rows: list[tuple] = []
         self.text_bytes = 0
-
-    def plan(self, kind: str) -> tuple[tuple[tuple[list, str], ...], tuple[list, ...]]:
-        """For a record of ``kind``: (column list, JSON key) of its head columns, and the columns
-        that stay null."""
-        p = self._plans.get(kind)
-        if p is None:
-            fills, nulls = [], []
-            for c in COLUMNS:
-                if c.name not in self.cols or c.name in _RENDERED or c.name == "capture":
-                    continue
-                key = json_key(c, kind)
-                if key is None:
-                    nulls.append(self.cols[c.name])
-                else:
-                    fills.append((self.cols[c.name], key))
-            p = self._plans[kind] = (tuple(fills), tuple(nulls))
-        return p
 
     def add(self, rec: Record) -> None:
         head = rec._head()  # to_json() but text and value, which come from the compiled writers below
         kind = head["kind"]
-        get = head.get
-        fills, nulls = self.plan(kind)
-        for col, key in fills:
-            col.append(get(key))
-        for col in nulls:
-            col.append(None)
-        cols = self.cols
+        renamed = RENAMED.get(kind)
+        if renamed:
+            for key, col in renamed.items():
+                if key in head:
+                    head[col] = head.pop(key)
         fields = head.get("fields")
-        cols["fields"].append(None if fields is None else jsonform.json_text(fields))
         if rec.error is None:
             text = rec.text()
             value = jsonform.json_text(rec.value) if kind in _TEXT_KINDS else jsonform.dumps(rec.value)
             self.text_bytes += len(text) + len(value)
         else:
             text = value = None
-        cols["text"].append(text)
-        cols["value"].append(value)
-        self.rows += 1
+        self.rows.append((*map(head.get, _HEAD), None if fields is None else jsonform.json_text(fields), text, value))
 
     def full(self, batch_rows: int) -> bool:
-        return self.rows >= batch_rows or self.text_bytes >= BATCH_TEXT_BYTES
+        return len(self.rows) >= batch_rows or self.text_bytes >= BATCH_TEXT_BYTES
 
     def batch(self) -> pa.RecordBatch:
+        n = len(self.rows)
+        columns = dict(zip(self.order, zip(*self.rows, strict=True), strict=True))
+        self.rows = []
+        self.text_bytes = 0
         arrays = []
         for f in self.schema:
-            data = self.cols[f.name]
-            if f.type == TIME_TYPE:
-                micros = np.rint(np.asarray(data, dtype=np.float64) * 1e6).astype(np.int64)
-                arrays.append(pa.array(micros, type=pa.int64()).cast(TIME_TYPE))
-            elif f.name == "capture":
-                arrays.append(pa.array([self.capture] * self.rows, type=f.type))
+            if f.name == "capture":
+                arrays.append(pa.array([self.capture] * n, type=f.type))
+            elif f.type == TIME_TYPE:  # JSON seconds (6 decimals) to exact microseconds
+                micros = np.rint(np.asarray(columns[f.name], dtype=np.float64) * 1e6).astype(np.int64)
+                arrays.append(pa.array(micros, type=TIME_TYPE))
             else:
-                arrays.append(pa.array(data, type=f.type))
-        b = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
-        self._reset()
-        return b
+                arrays.append(pa.array(columns[f.name], type=f.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
 def record_batches(records: Iterable[Record], capture: str | None = None, *, batch_rows: int = BATCH_ROWS,
