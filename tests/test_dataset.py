@@ -195,3 +195,32 @@ def test_batches_are_bounded_and_streamed() -> None:
     assert sizes == [50, 50, 50, 26]
     with pytest.raises(ValueError):
         next(to_arrow(cap, batch_rows=0))
+
+
+def _readme_section() -> str:
+    text = (ROOT / "README.md").read_text()
+    return text[text.index("## Analysing many captures"):].split("\n## ", 1)[0]
+
+
+def test_readme_schema_table_is_the_schema() -> None:
+    from godot_dissect.dataset.schema import markdown_table
+
+    assert markdown_table() in _readme_section()
+
+
+def test_readme_queries_print_what_the_readme_shows(exported: Path) -> None:
+    """Each `godot-dissect query godot-dataset "SQL"` example, run over the committed captures."""
+    blocks = _readme_section().split("```")
+    examples = 0
+    for code, shown in zip(blocks[1::2], blocks[3::2], strict=False):
+        if "godot-dissect query godot-dataset" not in code:
+            continue
+        sql = code.split('query godot-dataset "', 1)[1].rsplit('"', 1)[0].replace("\n", " ")
+        r = cli("query", str(exported), sql, "--format", "csv")
+        assert r.returncode == 0, r.stderr
+        got = [line.split(",") for line in r.stdout.splitlines()]
+        lines = [line.strip() for line in shown.splitlines() if line.strip()]
+        assert [[c.strip() for c in line.split("  ") if c.strip()] for line in lines] == \
+            [[c.strip() for c in row] for row in got], sql
+        examples += 1
+    assert examples == 3

@@ -44,7 +44,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("node", _S, "node", "multiplayer: node path (from the path cache or sent inline)"),
     Column("method", _S, "method", "multiplayer: RPC method name (Godot 4: when the names are known)"),
     Column("method_id", pa.int64(), "method_id", "Godot 4 RPC method id"),
-    Column("name", _S, "", "rset: the property set (see RENAMED)"),
+    Column("name", _S, "", "rset: the property set (the record calls it `method`)"),
     Column("channel", pa.int32(), "channel", "ENet channel"),
     Column("peer", pa.int64(), "peer", "peer id a peer/sys message is about, or the relay peer"),
     Column("sender", pa.int64(), "sender", "multiplayer peer id that sent the message"),
