@@ -8,9 +8,9 @@ medians of N rounds:
 3. 8 copies of the capture as 8 files: ``--workers 2`` against ``--workers 1`` (target >= 1.7x
    on 2 cores), and through a local Dask cluster (``dask scheduler`` + 2 single-thread workers).
 
-    python benchmarks/bench_export.py CAPTURE [CAPTURE ...] [--rounds 5] [--pcaptoparquet CMD] [--no-dask]
+    python benchmarks/bench_export.py CAPTURE [CAPTURE ...] [--all-types] [--rounds 5] [--pcaptoparquet CMD]
 
-Without a capture it uses a generated one: every value type Godot 3.2.3 sent in
+Without a capture (or with --all-types, besides them) it uses a generated one: every value type Godot 3.2.3 sent in
 captures/godot3-udp-all-types.pcapng, repeated (small datagrams of many types).
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -55,6 +56,15 @@ def repeat_capture(src: Path, dst: Path, times: int) -> None:
                 w.writepkt(buf, ts=t0 + i * step + (ts - t0))
 
 
+#: CPU seconds of each side, beside its wall-clock time (on a shared machine the CPU ratio is the steadier one)
+CPU: dict[str, list[float]] = {}
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def export(paths: list[str], out: Path, *extra: str) -> tuple[float, int]:
     """Wall-clock seconds and peak RSS (kB) of one ``godot-dissect export`` run, as a user types it."""
     shutil.rmtree(out, ignore_errors=True)
@@ -71,6 +81,17 @@ def timed(fn: Callable[[], object]) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
+
+
+def cpu_timed(name: str, fn: Callable[[], float], in_process: bool = False) -> Callable[[], float]:
+    """``fn`` (which returns its wall-clock time), also recording its CPU seconds under ``name``
+    (a subprocess's own and its children's, or this process's)."""
+    def run() -> float:
+        c0 = time.process_time() if in_process else _children_cpu()
+        t = fn()
+        CPU.setdefault(name, []).append((time.process_time() if in_process else _children_cpu()) - c0)
+        return t
+    return run
 
 
 def interleaved(rounds: int, sides: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
@@ -124,21 +145,28 @@ def bench_capture(path: str, tmp: Path, rounds: int, peer: list[str] | None) -> 
         rss.append(kb)
         return t
 
-    sides: dict[str, Callable[[], float]] = {"dpkt headers only (floor)": lambda: timed(lambda: dpkt_headers(path)),
-                                            "export --format parquet, 1 worker": ours}
+    floor_name, ours_name, peer_name = "dpkt headers only (floor)", "export --format parquet, 1 worker", \
+        "pcaptoparquet (peer)"
+    CPU.clear()
+    sides: dict[str, Callable[[], float]] = {
+        floor_name: cpu_timed(floor_name, lambda: timed(lambda: dpkt_headers(path)), in_process=True),
+        ours_name: cpu_timed(ours_name, ours)}
     if peer:
         peer_out = tmp / "peer.parquet"
-        sides["pcaptoparquet (peer)"] = lambda: timed(lambda: subprocess.run(
-            [*peer, "-i", path, "-o", str(peer_out), "-f", "parquet"], check=True, capture_output=True))
+        sides[peer_name] = cpu_timed(peer_name, lambda: timed(lambda: subprocess.run(
+            [*peer, "-i", path, "-o", str(peer_out), "-f", "parquet"], check=True, capture_output=True, env=ENV)))
     times = interleaved(rounds, sides)
     print(f"\n== {Path(path).name}: {size:.1f} MB, {dpkt_headers(path)} UDP/TCP packets")
-    floor = statistics.median(times["dpkt headers only (floor)"])
+    floor, floor_cpu = statistics.median(times[floor_name]), statistics.median(CPU[floor_name])
     for name, ts in times.items():
-        print(f"{name}: {fmt(ts)}  = {statistics.median(ts) / floor:.2f}x dpkt")
-    ours_t = statistics.median(times["export --format parquet, 1 worker"])
-    print(f"export / dpkt floor: {ours_t / floor:.2f}x (target <= 2x)")
+        cpu = statistics.median(CPU[name])
+        print(f"{name}: wall {fmt(ts)} = {statistics.median(ts) / floor:.2f}x dpkt; "
+              f"CPU {cpu:.2f} s = {cpu / floor_cpu:.2f}x dpkt")
+    ours_t, ours_cpu = statistics.median(times[ours_name]), statistics.median(CPU[ours_name])
+    print(f"export / dpkt floor: {ours_t / floor:.2f}x wall, {ours_cpu / floor_cpu:.2f}x CPU (target <= 2x)")
     if peer:
-        print(f"export / pcaptoparquet: {ours_t / statistics.median(times['pcaptoparquet (peer)']):.2f}")
+        print(f"export / pcaptoparquet: {ours_t / statistics.median(times[peer_name]):.2f} wall, "
+              f"{ours_cpu / statistics.median(CPU[peer_name]):.2f} CPU")
     x8 = tmp / ("x8" + Path(path).suffix)
     subprocess.run(["mergecap", "-a", "-w", str(x8), *[path] * 8], check=True)
     t8, kb8 = export([str(x8)], tmp / "x8", "--workers", "1")
@@ -183,6 +211,7 @@ def main() -> None:
     ap.add_argument("--pcaptoparquet", default="pcaptoparquet", help="the peer's command ('' to skip)")
     ap.add_argument("--no-dask", action="store_true", help="skip the local Dask cluster")
     ap.add_argument("--no-many", action="store_true", help="skip the 8-files part")
+    ap.add_argument("--all-types", action="store_true", help="also the generated capture (a second shape)")
     args = ap.parse_args()
     peer = shlex.split(args.pcaptoparquet) if args.pcaptoparquet else None
     if peer and shutil.which(peer[0]) is None:
@@ -190,11 +219,11 @@ def main() -> None:
         peer = None
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        captures = args.captures
-        if not captures:
+        captures = list(args.captures)
+        if not captures or args.all_types:
             gen = tmp / "all-types-x150.pcap"
             repeat_capture(ROOT / "captures" / "godot3-udp-all-types.pcapng", gen, 150)
-            captures = [str(gen)]
+            captures.append(str(gen))
         for c in captures:
             bench_capture(c, tmp, args.rounds, peer)
         if not args.no_many:
