@@ -224,3 +224,11 @@ def test_readme_queries_print_what_the_readme_shows(exported: Path) -> None:
             [[c.strip() for c in row] for row in got], sql
         examples += 1
     assert examples == 3
+
+
+def test_query_errors_are_one_clear_line(tmp_path: Path) -> None:
+    r = cli("query", str(tmp_path / "missing.pcapng"), "SELECT count(*) FROM messages")
+    assert r.returncode == 2 and r.stderr.strip().endswith("missing.pcapng: No such file or directory")
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = cli("query", str(ROOT / "captures" / "godot3-debugger.pcapng"), "SELECT nope FROM messages")
+    assert r.returncode == 2 and "nope" in r.stderr

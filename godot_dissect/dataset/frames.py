@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from .arrow import reader
 from .layout import dataset_glob, is_dataset
+from .schema import SCHEMA
 
 #: DuckDB's reading of an exported dataset: the capture column comes from the Hive directory names,
 #: always as text (a capture named 2024-05-01 would otherwise become a DATE)
@@ -56,13 +57,16 @@ def to_duckdb(path_or_dataset: str | Iterable[str], con: Any = None, **read_opti
     if all(parquet):
         globs = [dataset_glob(p) if is_dataset(p) else p for p in paths]
         return con.sql("SELECT * FROM " + _DUCKDB_SCAN.format(glob=_sql_list(globs)))
-    stream = reader(paths, **read_options)
-    name = f"godot_messages_{id(stream):x}"
-    con.register(name + "_stream", stream)
+    # batch by batch from here, so a capture that fails raises its own error (not one from inside DuckDB)
+    name = f"godot_messages_{id(paths):x}"
+    con.register(name + "_batch", SCHEMA.empty_table())
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_batch")
     try:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_stream")
+        for batch in reader(paths, **read_options):
+            con.register(name + "_batch", batch)
+            con.execute(f"INSERT INTO {name} SELECT * FROM {name}_batch")
     finally:
-        con.unregister(name + "_stream")
+        con.unregister(name + "_batch")
     return con.table(name)
 
 
