@@ -11,7 +11,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from .export import FileResult, convert
-from .layout import remove_temps
+from .layout import FORMATS, remove_temps
 from .lean import pyarrow_without_pandas
 from .schema import BATCH_ROWS
 
@@ -25,10 +25,13 @@ def export(paths: Sequence[str], out: str, fmt: str = "parquet", *, workers: int
     """Convert every capture in ``paths`` to ``out``; one result per path, in the order given.
     ``scheduler`` (``tcp://HOST:8786``) sends the tasks to a Dask cluster; else ``workers``
     processes (default: this machine's cores; 1: in this process)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
     os.makedirs(out, exist_ok=True)
     out = os.path.abspath(out)  # Dask workers and pool processes may not share our working directory
     tasks, results = _named(paths)
     kw = {"fmt": fmt, "batch_rows": batch_rows, "read_options": read_options or {}}
+    in_process = scheduler is None and (workers == 1 or len(tasks) <= 1)
 
     def done(i: int, r: FileResult) -> None:
         results[i] = r
@@ -40,7 +43,6 @@ def export(paths: Sequence[str], out: str, fmt: str = "parquet", *, workers: int
     for r in results:
         if r is not None and on_file is not None:
             on_file(r)
-    in_process = scheduler is None and (workers == 1 or len(tasks) <= 1)
     if scheduler is not None:
         _run_dask(scheduler, tasks, out, kw, done)
     elif in_process:
