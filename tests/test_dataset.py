@@ -232,3 +232,17 @@ def test_query_errors_are_one_clear_line(tmp_path: Path) -> None:
     assert len(r.stderr.strip().splitlines()) == 1
     r = cli("query", str(ROOT / "captures" / "godot3-debugger.pcapng"), "SELECT nope FROM messages")
     assert r.returncode == 2 and "nope" in r.stderr
+
+
+def test_batches_are_cut_by_text_bytes_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few huge values cannot make one batch hold the capture: text + value bytes cut it as well."""
+    from godot_dissect.dataset import arrow
+
+    cap = str(ROOT / "captures" / "godot4-websocket-put-var.pcapng")  # values up to tens of kB
+    monkeypatch.setattr(arrow, "BATCH_TEXT_BYTES", 20_000)
+    batches = list(to_arrow(cap, batch_rows=10_000))
+    assert len(batches) > 1 and sum(b.num_rows for b in batches) == sum(1 for _ in read_pcap(cap))
+    for b in batches[:-1]:  # each batch stops at the first row that passes the bound
+        sizes = [len(t or "") + len(v or "") for t, v in zip(b.column("text").to_pylist(),
+                                                             b.column("value").to_pylist(), strict=True)]
+        assert sum(sizes) >= 20_000 > sum(sizes[:-1])
