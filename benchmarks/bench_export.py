@@ -151,6 +151,10 @@ def bench_capture(path: str, tmp: Path, rounds: int, peer: list[str] | None) -> 
     sides: dict[str, Callable[[], float]] = {
         floor_name: cpu_timed(floor_name, lambda: timed(lambda: dpkt_headers(path)), in_process=True),
         ours_name: cpu_timed(ours_name, ours)}
+    reader_name = "read --format jsonl > /dev/null (the reader alone, for reference)"
+    sides[reader_name] = cpu_timed(reader_name, lambda: timed(lambda: subprocess.run(
+        [sys.executable, "-m", "godot_dissect", "read", path, "--format", "jsonl"], check=True,
+        stdout=subprocess.DEVNULL, env=ENV, cwd=ROOT)))
     if peer:
         peer_out = tmp / "peer.parquet"
         sides[peer_name] = cpu_timed(peer_name, lambda: timed(lambda: subprocess.run(
