@@ -22,6 +22,9 @@ from ..spec.transports import IDLE_SECONDS, MAX_CONVERSATIONS
 from .packets import TCP_ACK, TCP_SYN, Segment
 from .tcp import Chunk, TcpDirection
 
+#: capture seconds between two moves of a conversation to the recent end of the table
+_TOUCH = 1.0
+
 
 class State(enum.Enum):
     NEW = "new"  # nothing known: TCP bytes held until the framing shows, UDP probed for ENet
@@ -128,8 +131,9 @@ class ConversationTable:
         conv = self.by_key.get(key)
         if conv is None:
             return None, ""
-        self.by_key.move_to_end(key)
-        conv.last_time = seg.time
+        if seg.time - conv.last_time > _TOUCH:  # recency to the second is enough (and cheaper)
+            self.by_key.move_to_end(key)
+            conv.last_time = seg.time
         return conv, ("c2s" if a == conv.client else "s2c")
 
     def create(self, seg: Segment) -> tuple[Conversation, str]:
@@ -148,10 +152,11 @@ class ConversationTable:
             del self.by_key[conv.key]
 
     def to_evict(self, now: float) -> Iterator[Conversation]:
-        """Conversations to finish now: idle ones, then the least recently active beyond the cap."""
+        """Conversations to finish before a new one is made: idle ones, then the least recently
+        active while the table is full."""
         while self.by_key:
             conv = next(iter(self.by_key.values()))
-            if now - conv.last_time > self.idle_seconds or len(self.by_key) > self.max_conversations:
+            if now - conv.last_time > self.idle_seconds or len(self.by_key) >= self.max_conversations:
                 self.remove(conv)
                 yield conv
             else:
