@@ -5,7 +5,7 @@ capture.
     python benchmarks/bench_stats.py [CAPTURE ...] [--rounds N] [--no-memory]
 
 Default captures: the load capture given on the command line (see bench_read.py for how to make one)
-and a multiplayer capture of a different shape: captures/godot3-enet-profile.pcapng (real Godot
+and a multiplayer capture of a different shape: captures/profile/godot3-enet-profile.pcapng (real Godot
 3.2.3 ENet, three peers) concatenated 300 times with mergecap. The two sides run in turn (A B A B
 ...) for N rounds (default 5); the ratio is taken pair by pair and the median is printed (the
 machine is shared). CPU seconds and peak RSS are each child's own (os.wait4). The 8x file is the
@@ -28,13 +28,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = ("rpc", "sync", "bandwidth", "enet", "variants", "conversations", "expert")
+DEFAULT_TABLES = ("rpc", "sync", "bandwidth")  # what `godot-dissect stats` prints when no --table is given
 FLOOR = ("import sys; sys.path.insert(0, {bench!r}); from bench_read import dpkt_headers; "
          "dpkt_headers(sys.argv[1])")
 
 
-def stats_cmd(path: str) -> list[str]:
+def stats_cmd(path: str, tables: tuple[str, ...] = TABLES) -> list[str]:
     cmd = [sys.executable, "-m", "godot_dissect", "stats", path, "--format", "csv"]
-    for t in TABLES:
+    for t in tables:
         cmd += ["--table", t]
     return cmd
 
@@ -61,10 +62,10 @@ def concatenated(path: str, times: int, out_dir: str) -> str:
     return out
 
 
-def compare(path: str, rounds: int) -> None:
+def compare(path: str, rounds: int, tables: tuple[str, ...]) -> None:
     a_cpu, b_cpu, a_wall, b_wall, ratio_cpu, ratio_wall, rss = [], [], [], [], [], [], []
     for _ in range(rounds):
-        aw, ac, am = run(stats_cmd(path))
+        aw, ac, am = run(stats_cmd(path, tables))
         bw, bc, _ = run(floor_cmd(path))
         a_cpu.append(ac)
         b_cpu.append(bc)
@@ -75,7 +76,7 @@ def compare(path: str, rounds: int) -> None:
         rss.append(am)
     med = statistics.median
     size = os.path.getsize(path) / 1e6
-    print(f"{Path(path).name} ({size:.1f} MB), {rounds} interleaved rounds, medians:")
+    print(f"{Path(path).name} ({size:.1f} MB), tables {', '.join(tables)}; {rounds} interleaved rounds, medians:")
     print(f"  dpkt headers only:   cpu {med(b_cpu):.2f} s  wall {med(b_wall):.2f} s")
     print(f"  godot-dissect stats: cpu {med(a_cpu):.2f} s  wall {med(a_wall):.2f} s  peak RSS {max(rss):.0f} MiB")
     print(f"  ratio stats/dpkt:    cpu {med(ratio_cpu):.2f}x  wall {med(ratio_wall):.2f}x  (target <= 2x)")
@@ -94,15 +95,17 @@ def main() -> None:
     ap.add_argument("captures", nargs="*", help="captures to profile (default: the multiplayer one only)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds per capture (default 5)")
     ap.add_argument("--no-memory", action="store_true", help="skip the 1x / 8x peak RSS runs")
+    ap.add_argument("--tables", choices=("all", "default"), default="all",
+                    help="every table (default) or the CLI's default ones (rpc, sync, bandwidth: no ENet re-parse)")
     args = ap.parse_args()
     if not shutil.which("mergecap"):
         raise SystemExit("mergecap (Wireshark) is needed to make the concatenated captures")
     tmp = tempfile.mkdtemp(prefix="bench-stats-")
     try:
         captures = list(args.captures)
-        captures.append(concatenated(str(ROOT / "captures" / "godot3-enet-profile.pcapng"), 300, tmp))
+        captures.append(concatenated(str(ROOT / "captures" / "profile" / "godot3-enet-profile.pcapng"), 300, tmp))
         for path in captures:
-            compare(path, max(args.rounds, 1))
+            compare(path, max(args.rounds, 1), TABLES if args.tables == "all" else DEFAULT_TABLES)
             if not args.no_memory:
                 memory(path, tmp)
     finally:

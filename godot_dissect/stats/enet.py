@@ -59,44 +59,59 @@ def _row() -> list[Any]:
 class EnetTable:
     columns = ENET_COLUMNS
 
-    def __init__(self, compression: str | None = None) -> None:
+    def __init__(self, compression: str | None = None, max_rows: int = MAX_ROWS) -> None:
+        self.max_rows = max_rows
         self.compression = compression
-        self.state: dict[tuple, Any] = {}  # conversation -> "enet" | "other" | [held segments]
-        self.rows = Rows(_row, (OTHER, OTHER, None))
+        self.state: dict[tuple, list[Any]] = {}  # conversation -> [verdict, held segments]
+        self.by_direction: dict[tuple, list[Any]] = {}  # (src, sport, dst, dport) -> its conversation's state
+        self.rows = Rows(_row, (OTHER, OTHER, None), max_rows)
         self.seen: dict[tuple, OrderedDict] = {}  # (direction, channel) -> recent reliable seqs
         self.sent: dict[tuple, OrderedDict] = {}  # direction -> sent_time -> capture time
         self.rng = random.Random(0)
         self.ends: dict[tuple, tuple[str, str]] = {}  # direction -> (src, dst) endpoint strings
 
-    @staticmethod
-    def _conv(proto: str, a: tuple, b: tuple) -> tuple:
-        return (proto, *sorted((a, b)))
+    def _state(self, src: str, sport: int, dst: str, dport: int) -> list[Any]:
+        """[verdict, held segments] shared by both directions of a UDP conversation; verdict None
+        (the reader has not said yet), "enet" or "other"."""
+        d = (src, sport, dst, dport)
+        st = self.by_direction.get(d)
+        if st is None:
+            conv = tuple(sorted(((src, sport), (dst, dport))))
+            st = self.state.get(conv)
+            if st is None:
+                st = self.state[conv] = [None, []]
+            if len(self.by_direction) < self.max_rows:
+                self.by_direction[d] = st
+        return st
 
     def frame(self, seg: Any) -> None:
         if seg.proto != "udp" or not seg.payload:
             return
-        conv = self._conv("udp", (seg.src, seg.sport), (seg.dst, seg.dport))
-        st = self.state.get(conv)
-        if st == "enet":
+        st = self._state(seg.src, seg.sport, seg.dst, seg.dport)
+        verdict = st[0]
+        if verdict == "enet":
             self._datagram(seg)
-        elif st is None:
-            self.state[conv] = [seg]
-        elif isinstance(st, list) and len(st) < ENET_HELD_DATAGRAMS:
-            st.append(seg)
+        elif verdict is None and len(st[1]) < ENET_HELD_DATAGRAMS:
+            st[1].append(seg)
 
     def record(self, rec: Record) -> None:
         if rec.transport != "udp":
             return
-        conv = self._conv("udp", (rec.src, rec.sport), (rec.dst, rec.dport))
-        st = self.state.get(conv)
-        if isinstance(st, list):  # the reader's verdict on a conversation whose datagrams are held
+        st = self.by_direction.get((rec.src, rec.sport, rec.dst, rec.dport))
+        if st is None:
+            st = self._state(rec.src, rec.sport, rec.dst, rec.dport)
+        verdict = st[0]
+        if verdict == "other":
+            return
+        if verdict is None:  # the reader's verdict on a conversation whose datagrams are held
             enet = rec.kind in MULTIPLAYER_KINDS or (rec.kind == "error" and rec.command is not None)
-            held, st = st, "enet" if enet else "other"
-            self.state[conv] = st
-            if enet:
-                for seg in held:
-                    self._datagram(seg)
-        if st == "enet" and rec.fields and rec.fields.get("fragments", 1) > 1:
+            held = st[1]
+            st[0], st[1] = ("enet" if enet else "other"), []
+            if not enet:
+                return
+            for seg in held:
+                self._datagram(seg)
+        if rec.fields and rec.fields.get("fragments", 1) > 1:
             self._reassembled(rec)
 
     def _reassembled(self, rec: Record) -> None:
@@ -108,7 +123,7 @@ class EnetTable:
         ends = self.ends.get(d)
         if ends is None:
             ends = (_ep(seg.src, seg.sport), _ep(seg.dst, seg.dport))
-            if len(self.ends) < MAX_ROWS:
+            if len(self.ends) < self.max_rows:
                 self.ends[d] = ends
         src, dst = ends
         if dg.sent_time is not None:

@@ -29,7 +29,7 @@ from typing import Any
 from ..records import Record
 from ..spec import get_dialect
 from ..spec.layouts import FLAG_OBJECT_AS_ID
-from ..spec.stats import MAX_VALUES_SEARCHED, UDP_PAYLOAD_MTU
+from ..spec.stats import MAX_ROWS, MAX_VALUES_SEARCHED, UDP_PAYLOAD_MTU
 from ..values import Object, ObjectID
 from .rows import OTHER, Rows, app_size
 from .traffic import _ep
@@ -94,9 +94,9 @@ _ALIGNED = frozenset(("variant", "debugger"))
 class ExpertTable:
     columns = EXPERT_COLUMNS
 
-    def __init__(self) -> None:
+    def __init__(self, max_rows: int = MAX_ROWS) -> None:
         # count, first frame, last frame, offset, detail
-        self.rows = Rows(lambda: [0, None, None, None, ""], ("note", "limit", OTHER, OTHER, OTHER))
+        self.rows = Rows(lambda: [0, None, None, None, ""], ("note", "limit", OTHER, OTHER, OTHER), max_rows)
         self.headers: dict[str, re.Pattern[bytes] | None] = {}
         self.client_peer: dict[str, int] = {}  # a connection's client endpoint -> its peer id
 
@@ -156,12 +156,9 @@ class ExpertTable:
             header = self.headers[dialect]
         else:
             header = self.headers[dialect] = _object_header(dialect) if dialect else None
-        if header is None or rec.value is None:
+        if header is None or rec.value is None or header.search(rec.raw) is None:
             return
-        if rec.kind in _ALIGNED:
-            if not any(m.start() % 4 == 0 for m in header.finditer(rec.raw)):
-                return
-        elif header.search(rec.raw) is None:
+        if rec.kind in _ALIGNED and not any(m.start() % 4 == 0 for m in header.finditer(rec.raw)):
             return
         classes, ids, complete = find_objects(rec.value)
         where = f"{rec.node}.{rec.method}" if rec.node else rec.kind

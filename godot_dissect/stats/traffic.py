@@ -10,7 +10,11 @@ pcap original length: link, IP, UDP/TCP headers and payload), so per direction t
 
 - ``frames``, ``wire_bytes``: every frame of the direction, Godot or not (ENet ACK/PING, TCP
   handshake and ACKs, HTTP upgrade included). With ``by``, ``wire_bytes`` is the records' share
-  (``Record.wire_bytes``) and a row ``(no message)`` holds the frame bytes no message accounts for.
+  (``Record.wire_bytes``), ``frames`` is empty, and a row ``(no message)`` holds the frame bytes no
+  message accounts for (the direction's frame bytes minus its records' shares; no rates).
+- the ``by`` column: ``channel`` = ``Record.channel`` (ENet channel; empty over TCP); ``node`` =
+  ``Record.node``, else the multiplayer kind (``sys``, ``peer``...), else empty; ``method`` = the
+  rpc/rset name (``#ID`` for an unnamed Godot 4 id), else the debugger message, else the kind.
 - ``messages``, ``app_bytes``: records (ENet control records excluded) and their ``app_bytes``.
 - ``app_min_Bps``/``app_mean_Bps``/``app_max_Bps`` and ``wire_*``: bytes per second over windows of
   ``interval`` seconds aligned on the capture's first frame (the editor profiler's Up/Down, for
@@ -113,18 +117,20 @@ class _Series:
 class Traffic:
     """Frame tap + records -> bandwidth and conversations (and the plot's series)."""
 
-    def __init__(self, interval: float = 1.0, by: str | None = None, series: bool = False) -> None:
+    def __init__(self, interval: float = 1.0, by: str | None = None, series: bool = False,
+                 max_rows: int = MAX_ROWS) -> None:
+        self.max_rows = max_rows
         if not interval > 0:
             raise ValueError(f"interval must be > 0 seconds, not {interval}")
         self.interval = interval
         self.by = by
         self.t0: float | None = None
         self.directions: dict[tuple, _Direction] = {}
-        self.folded = 0  # directions beyond MAX_ROWS
+        self.folded = 0  # frames of directions beyond max_rows
         self.first_src: dict[tuple, tuple] = {}  # conversation -> direction key of its first frame
         self.found: dict[tuple, _Found] = {}
         # per bandwidth row: messages, app bytes, wire bytes (records), app windows, wire windows (records)
-        self.rows = Rows(lambda: [0, 0, 0.0, Windows(), Windows()], ((OTHER, 0, OTHER, 0, ""), OTHER))
+        self.rows = Rows(lambda: [0, 0, 0.0, Windows(), Windows()], ((OTHER, 0, OTHER, 0, ""), OTHER), max_rows)
         self.peers: dict[str, int] = {}  # endpoint -> Godot peer id
         self.hops: dict[tuple, _Hop] = {}
         self.series = _Series() if series else None
@@ -138,7 +144,7 @@ class Traffic:
         key = (proto, seg.src, seg.sport, seg.dst, seg.dport)
         d = self.directions.get(key)
         if d is None:
-            if len(self.directions) >= MAX_ROWS:  # a flood of flows: the rest share one "(other)" row
+            if len(self.directions) >= self.max_rows:  # a flood of flows: the rest share one "(other)" row
                 self.folded += 1
                 key = (proto, OTHER, 0, OTHER, 0)
                 d = self.directions.get(key)
@@ -146,7 +152,7 @@ class Traffic:
                 d = self.directions[key] = _Direction(t)
                 conv = (proto, *sorted(((key[1], key[2]), (key[3], key[4]))))
                 self.first_src.setdefault(conv, key)
-        n = getattr(seg, "frame_len", None) or len(seg.payload)
+        n = seg.frame_len
         d.frames += 1
         d.bytes += n
         d.last = t
@@ -165,7 +171,7 @@ class Traffic:
             f = self.found[conv] = _Found()
         dkey = (proto, rec.src, rec.sport, rec.dst, rec.dport)
         hop = _Hop(dkey, f, _ep(*a), _ep(*b), self.rows.get((dkey, None)) if self.by is None else None)
-        if len(self.hops) < MAX_ROWS:
+        if len(self.hops) < self.max_rows:
             self.hops[(rec.transport, *dkey[1:])] = hop
         return hop
 

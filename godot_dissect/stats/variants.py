@@ -12,6 +12,7 @@ keys, the game-state pattern), for the debugger the message name. ``count``, ``a
 from __future__ import annotations
 
 from ..records import Record
+from ..spec.stats import MAX_ROWS
 from .rows import OTHER, Rows, app_size
 from .traffic import _ep
 
@@ -48,8 +49,8 @@ def what(rec: Record, keysets: dict[tuple, str] | None = None) -> str:
 class VariantTable:
     columns = VARIANT_COLUMNS
 
-    def __init__(self) -> None:
-        self.rows = Rows(lambda: [0, 0, 0.0], (OTHER, OTHER, "", "", OTHER))
+    def __init__(self, max_rows: int = MAX_ROWS) -> None:
+        self.rows = Rows(lambda: [0, 0, 0.0], (OTHER, OTHER, "", "", OTHER), max_rows)
         self.keysets: dict[tuple, str] = {}
         self.ends: dict[tuple, tuple[str, str]] = {}
 
@@ -60,7 +61,8 @@ class VariantTable:
             ends = (_ep(rec.src, rec.sport), _ep(rec.dst, rec.dport))
             if len(self.ends) < KEYSET_CACHE:
                 self.ends[d] = ends
-        row = self.rows.get((*ends, rec.transport, rec.kind, what(rec, self.keysets)))
+        key = (*ends, rec.transport, rec.kind, what(rec, self.keysets))
+        row = self.rows.rows.get(key) or self.rows.get(key)
         row[0] += 1
         row[1] += app_size(rec)
         row[2] += rec.wire_bytes
