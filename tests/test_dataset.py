@@ -23,7 +23,7 @@ from godot_dissect.dataset.schema import FILE_SCHEMA, json_key
 from godot_dissect.pcap.reader import read_pcap
 
 ROOT = Path(__file__).resolve().parent.parent
-CAPTURES = sorted((ROOT / "captures").glob("*.pcap*"))
+CAPTURES = sorted((ROOT / "captures").rglob("*.pcap*"))
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:

@@ -21,7 +21,7 @@ from godot_dissect.dataset.layout import is_temp
 distributed = pytest.importorskip("distributed", reason="the `test` extra installs dask[distributed]")
 
 ROOT = Path(__file__).resolve().parent.parent
-CAPTURES = sorted((ROOT / "captures").glob("*.pcap*"))
+CAPTURES = sorted((ROOT / "captures").rglob("*.pcap*"))
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 

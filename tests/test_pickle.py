@@ -21,7 +21,7 @@ from godot_dissect.spec import DIALECT_NAMES
 from .strategies import text, values
 
 ROOT = Path(__file__).resolve().parent.parent
-CAPTURES = sorted((ROOT / "captures").glob("*.pcap*"))
+CAPTURES = sorted((ROOT / "captures").rglob("*.pcap*"))
 
 
 def _same(a: object, b: object) -> None:
