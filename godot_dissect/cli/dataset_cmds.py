@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import sys
 from collections.abc import Iterator
@@ -71,6 +72,7 @@ def run_export(args: argparse.Namespace) -> int:
     from ..dataset.schema import BATCH_ROWS
 
     pyarrow_without_pandas()
+    gc.freeze()  # the modules' objects are never garbage: the collector need not walk them again per batch
     if args.workers is not None and args.workers < 1:
         print("godot-dissect: --workers must be at least 1", file=sys.stderr)
         return 2
