@@ -15,12 +15,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import godot_dissect
 from godot_dissect.dataset import COLUMNS, SCHEMA, row_to_json, to_arrow
 from godot_dissect.dataset.layout import is_temp
 from godot_dissect.dataset.schema import FILE_SCHEMA, json_key
 from godot_dissect.pcap.reader import read_pcap
+
+from .strategies import values
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = sorted((ROOT / "captures").rglob("*.pcap*"))
@@ -246,3 +250,24 @@ def test_batches_are_cut_by_text_bytes_too(monkeypatch: pytest.MonkeyPatch) -> N
         sizes = [len(t or "") + len(v or "") for t, v in zip(b.column("text").to_pylist(),
                                                              b.column("value").to_pylist(), strict=True)]
         assert sum(sizes) >= 20_000 > sum(sizes[:-1])
+
+
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_every_value_type_survives_the_value_column(dialect: str, data: st.DataObject) -> None:
+    """Values of every type (the captures do not hold them all): the row gives back the record's JSON,
+    and the value column's JSON form gives back the value itself."""
+    from godot_dissect import jsonform
+    from godot_dissect.dataset import record_batches
+    from godot_dissect.records import Record
+
+    vals = data.draw(st.lists(values(dialect), min_size=1, max_size=5))
+    recs = [Record(frame=i + 1, time=1.5 + i / 7, src="127.0.0.1", sport=1, dst="127.0.0.1", dport=2,
+                   transport="udp", direction="c2s", dialect=dialect, kind="variant", value=v)
+            for i, v in enumerate(vals)]
+    rows = pa.Table.from_batches(list(record_batches(recs, "x", batch_rows=2))).to_pylist()
+    for row, rec, v in zip(rows, recs, vals, strict=True):
+        assert row_to_json(row) == rec.to_json()
+        back = jsonform.from_json(json.loads(row["value"]))
+        assert jsonform.dumps(back) == jsonform.dumps(v)
