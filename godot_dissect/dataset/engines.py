@@ -43,14 +43,16 @@ def export(paths: Sequence[str], out: str, fmt: str = "parquet", *, workers: int
     for r in results:
         if r is not None and on_file is not None:
             on_file(r)
-    if scheduler is not None:
-        _run_dask(scheduler, tasks, out, kw, done)
-    elif in_process:
-        for i, path, name in tasks:
-            done(i, convert(path, out, capture=name, on_batch=on_messages, **kw))
-    else:
-        _run_pool(workers or os.cpu_count() or 1, tasks, out, kw, done)
-    remove_temps(out, [name for _, _, name in tasks])  # left by a process that died mid-file
+    try:
+        if scheduler is not None:
+            _run_dask(scheduler, tasks, out, kw, done)
+        elif in_process:
+            for i, path, name in tasks:
+                done(i, convert(path, out, capture=name, on_batch=on_messages, **kw))
+        else:
+            _run_pool(workers or os.cpu_count() or 1, tasks, out, kw, done)
+    finally:  # also on Ctrl-C
+        remove_temps(out, [name for _, _, name in tasks])  # left by a process that died mid-file
     return [r for r in results if r is not None]
 
 
