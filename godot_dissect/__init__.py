@@ -9,8 +9,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DIALECT_NAMES", "DecodeError", "EncodeError", "TextParseError", "decode", "decode_prefix", "encode",
-    "from_text", "get_dialect", "read_pcap", "to_text",
+    "from_text", "get_dialect", "read_pcap", "to_arrow", "to_duckdb", "to_pandas", "to_polars", "to_text",
 ]
+
+#: names served from the dataset package (pyarrow, pandas, DuckDB load only when one is used)
+_DATASET = ("to_arrow", "to_duckdb", "to_pandas", "to_polars")
 
 
 def __getattr__(name: str):  # noqa: ANN202 - module __getattr__
@@ -19,4 +22,8 @@ def __getattr__(name: str):  # noqa: ANN202 - module __getattr__
         from .pcap.reader import read_pcap
 
         return read_pcap
+    if name in _DATASET:
+        from . import dataset
+
+        return getattr(dataset, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -268,6 +268,10 @@ class NodePath:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("NodePath is immutable")
 
+    def __reduce__(self) -> tuple[type, tuple[tuple[str, ...], tuple[str, ...], bool]]:
+        # pickle (multiprocessing, Dask) rebuilds through __init__: the default would set the slots
+        return NodePath, (self.names, self.subnames, self.absolute)
+
     @staticmethod
     def parse(text: str) -> NodePath:
         """Godot's NodePath(String) rules: ``/`` separates names, ``:`` starts each subname."""
@@ -393,6 +397,10 @@ class FrozenDict(Mapping):
         if self._h is None:
             self._h = hash(tuple(self._d.items()))
         return self._h
+
+    def __reduce__(self) -> tuple[type, tuple[list[tuple[Any, Any]]]]:
+        # not the cached hash: str hashes differ from one process to the next
+        return FrozenDict, (list(self._d.items()),)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Mapping) and dict(self._d) == dict(other)

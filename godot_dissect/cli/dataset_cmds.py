@@ -1,0 +1,156 @@
+"""``export``: captures to a Parquet/CSV/JSONL dataset, on many cores or a Dask cluster;
+``query``: DuckDB SQL over a dataset or captures (table ``messages``)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from ..pcap.reader import DEBUGGER_PORTS
+from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
+from .options import add_dialect
+
+#: table width when the output is not a terminal (rich would squeeze it into 80 columns)
+PIPE_WIDTH = 200
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    e = sub.add_parser("export", help="captures to a Parquet (or CSV, JSONL) dataset, one file per capture",
+                       description="Convert captures into OUT/capture=NAME/part-0.FORMAT (a Hive-style dataset "
+                                   "DuckDB, pandas, Polars and Spark read as one table), one task per capture: "
+                                   "in parallel processes, or on a Dask cluster with --scheduler.")
+    e.add_argument("captures", nargs="+", metavar="CAPTURE")
+    e.add_argument("-o", "--output", required=True, metavar="OUT", help="the dataset folder (made if missing)")
+    e.add_argument("--format", "-f", choices=("parquet", "csv", "jsonl"), default="parquet")
+    e.add_argument("--workers", "-j", type=int, default=None,
+                   help="processes converting captures at once (default: the machine's cores)")
+    e.add_argument("--scheduler", metavar="ADDRESS",
+                   help="a Dask distributed scheduler (tcp://HOST:8786) to run the tasks; OUT must be a path "
+                        "every worker can write")
+    e.add_argument("--batch-rows", type=int, default=None, help="rows per Arrow batch / Parquet row group")
+    _add_read_options(e)
+    e.set_defaults(run=run_export)
+
+    q = sub.add_parser("query", help="DuckDB SQL over an exported dataset or captures (table `messages`)",
+                       description="Run SQL over the table `messages`: an exported dataset folder or Parquet "
+                                   "file is read by DuckDB; a capture is read now.")
+    q.add_argument("sources", nargs="+", metavar="OUT_OR_CAPTURE")
+    q.add_argument("sql", metavar="SQL")
+    q.add_argument("--format", "-f", choices=("table", "csv", "json"), default="table")
+    _add_read_options(q)
+    q.set_defaults(run=run_query)
+
+
+def _add_read_options(p: argparse.ArgumentParser) -> None:
+    add_dialect(p, default="auto", auto=True)
+    p.add_argument("--port", "-p", type=int, action="append", default=[],
+                   help="a UDP/TCP port that carries Godot Variants (repeatable)")
+    p.add_argument("--debugger-port", type=int, action="append", default=None,
+                   help=f"remote debugger port (repeatable; default {DEBUGGER_PORTS[0]})")
+    p.add_argument("--no-heuristics", action="store_true", help="only the given ports")
+    p.add_argument("--no-multiplayer", action="store_true", help="read multiplayer conversations as plain Variants")
+    p.add_argument("--enet-port", type=int, action="append", default=[], help="a UDP port that carries ENet")
+    p.add_argument("--enet-compression", choices=[c.name for c in ENET_COMPRESSIONS],
+                   help="the codec of compressed ENet datagrams")
+
+
+def _read_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {"dialect": args.dialect, "ports": tuple(args.port),
+            "debugger_ports": tuple(args.debugger_port) if args.debugger_port else DEBUGGER_PORTS,
+            "heuristics": not args.no_heuristics, "multiplayer": not args.no_multiplayer,
+            "enet_ports": tuple(args.enet_port), "enet_compression": args.enet_compression}
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from ..dataset.engines import export
+    from ..dataset.lean import pyarrow_without_pandas
+    from ..dataset.schema import BATCH_ROWS
+
+    pyarrow_without_pandas()
+    gc.freeze()  # the modules' objects are never garbage: the collector need not walk them again per batch
+    if args.workers is not None and args.workers < 1:
+        print("godot-dissect: --workers must be at least 1", file=sys.stderr)
+        return 2
+    failed: list[tuple[str, str]] = []
+    rows = 0
+
+    with _progress(len(args.captures)) as (on_file, on_messages):
+        def file_done(r: Any) -> None:
+            nonlocal rows
+            rows += r.rows
+            if not r.ok:
+                failed.append((r.path, r.error))
+            on_file(r)
+
+        try:
+            results = export(args.captures, args.output, args.format, workers=args.workers,
+                             scheduler=args.scheduler, batch_rows=args.batch_rows or BATCH_ROWS,
+                             read_options=_read_options(args), on_file=file_done, on_messages=on_messages)
+        except (OSError, RuntimeError, ValueError) as e:
+            print(f"godot-dissect: {e}", file=sys.stderr)
+            return 2
+    for path, error in failed:
+        print(f"godot-dissect: {error if path in error else f'{path}: {error}'}", file=sys.stderr)
+    ok = sum(r.ok for r in results)
+    print(f"{ok} of {len(results)} captures exported to {args.output} ({rows} messages)"
+          + (f"; {len(failed)} failed" if failed else ""), file=sys.stderr)
+    return 1 if failed else 0
+
+
+@contextlib.contextmanager
+def _progress(files: int) -> Iterator[tuple[Any, Any]]:
+    """(on_file, on_messages) callbacks: a rich progress bar of files and messages on a terminal."""
+    if not sys.stderr.isatty():
+        yield (lambda r: None), (lambda n: None)
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  transient=True) as bar:
+        file_task = bar.add_task("captures", total=files)
+        msg_task = bar.add_task("messages", total=None)
+        yield (lambda r: bar.advance(file_task)), (lambda n: bar.advance(msg_task, n))
+
+
+def run_query(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from ..dataset.frames import to_duckdb
+    from ..pcap.packets import CaptureError
+
+    con = duckdb.connect()
+    try:
+        rel = to_duckdb(args.sources, con, **_read_options(args))
+        rel.create_view("messages")
+        result = con.sql(args.sql)
+    except (duckdb.Error, CaptureError, OSError, ValueError) as e:
+        print(f"godot-dissect: {e}", file=sys.stderr)
+        return 2
+    if result is None:  # a statement without rows
+        return 0
+    columns = result.columns
+    rows = result.fetchall()
+    if args.format == "csv":
+        import csv
+
+        w = csv.writer(sys.stdout)
+        w.writerow(columns)
+        w.writerows(rows)
+    elif args.format == "json":
+        json.dump([dict(zip(columns, r, strict=True)) for r in rows], sys.stdout, ensure_ascii=False, default=str,
+                  indent=1)
+        sys.stdout.write("\n")
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(*columns)
+        for r in rows:
+            t.add_row(*("" if v is None else str(v) for v in r))
+        Console(width=None if sys.stdout.isatty() else PIPE_WIDTH).print(t)
+    return 0

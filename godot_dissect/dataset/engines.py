@@ -1,0 +1,111 @@
+"""Run :func:`~.export.convert` over many captures: in this process, in a pool of processes on this
+machine, or as tasks of a Dask distributed cluster. One capture is one task whatever the engine,
+so the rows are the same."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+from .export import FileResult, convert
+from .layout import FORMATS, remove_temps
+from .lean import pyarrow_without_pandas
+from .schema import BATCH_ROWS
+
+OnFile = Callable[[FileResult], None]
+OnMessages = Callable[[int], None]
+
+
+def export(paths: Sequence[str], out: str, fmt: str = "parquet", *, workers: int | None = None,
+           scheduler: str | None = None, batch_rows: int = BATCH_ROWS, read_options: dict[str, Any] | None = None,
+           on_file: OnFile | None = None, on_messages: OnMessages | None = None) -> list[FileResult]:
+    """Convert every capture in ``paths`` to ``out``; one result per path, in the order given.
+    ``scheduler`` (``tcp://HOST:8786``) sends the tasks to a Dask cluster; else ``workers``
+    processes (default: this machine's cores; 1: in this process)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    os.makedirs(out, exist_ok=True)
+    out = os.path.abspath(out)  # Dask workers and pool processes may not share our working directory
+    tasks, results = _named(paths)
+    kw = {"fmt": fmt, "batch_rows": batch_rows, "read_options": read_options or {}}
+    in_process = scheduler is None and (workers == 1 or len(tasks) <= 1)
+
+    def done(i: int, r: FileResult) -> None:
+        results[i] = r
+        if on_file is not None:
+            on_file(r)
+        if on_messages is not None and not in_process:
+            on_messages(r.rows)  # a whole file's messages at once: other processes do not report batches
+
+    for r in results:
+        if r is not None and on_file is not None:
+            on_file(r)
+    try:
+        if scheduler is not None:
+            _run_dask(scheduler, tasks, out, kw, done)
+        elif in_process:
+            for i, path, name in tasks:
+                done(i, convert(path, out, capture=name, on_batch=on_messages, **kw))
+        else:
+            _run_pool(workers or os.cpu_count() or 1, tasks, out, kw, done)
+    finally:  # also on Ctrl-C
+        remove_temps(out, [name for _, _, name in tasks])  # left by a process that died mid-file
+    return [r for r in results if r is not None]
+
+
+def _named(paths: Sequence[str]) -> tuple[list[tuple[int, str, str]], list[FileResult | None]]:
+    """(index, path, capture name) per task; a second capture with the same file name would
+    overwrite the first one's part, so it fails instead."""
+    tasks, results, seen = [], [], {}
+    for i, p in enumerate(paths):
+        name = os.path.basename(os.path.normpath(p))
+        if name in seen:
+            results.append(FileResult(p, name, error=f"same file name as {seen[name]}: rename one of them"))
+            continue
+        seen[name] = p
+        tasks.append((i, os.path.abspath(p), name))
+        results.append(None)
+    return tasks, results
+
+
+def _run_pool(workers: int, tasks: list[tuple[int, str, str]], out: str, kw: dict[str, Any],
+              done: Callable[[int, FileResult], None]) -> None:
+    # forkserver: a clean parent to fork from (forking this process would copy its threads' locks)
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["godot_dissect.dataset.export", "godot_dissect.pcap.reader"])
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx,
+                             initializer=pyarrow_without_pandas) as pool:
+        futures = {pool.submit(convert, path, out, capture=name, **kw): (i, path, name) for i, path, name in tasks}
+        for f in as_completed(futures):
+            i, path, name = futures[f]
+            try:
+                r = f.result()
+            except Exception as e:  # noqa: BLE001 - the worker process died (killed, out of memory)
+                r = FileResult(path, name, error=f"worker process failed: {type(e).__name__}: {e}")
+            done(i, r)
+
+
+def _run_dask(scheduler: str, tasks: list[tuple[int, str, str]], out: str, kw: dict[str, Any],
+              done: Callable[[int, FileResult], None]) -> None:
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+    except ImportError as e:
+        raise RuntimeError("--scheduler needs Dask distributed: pip install 'godot-dissect[cluster]'") from e
+    with Client(scheduler) as client:
+        futures = {}
+        for i, path, name in tasks:
+            # pure=False: a new key per run; a worker that dies mid-file has its task run again elsewhere,
+            # and the part is only renamed into place when complete, so rows never double
+            f = client.submit(convert, path, out, capture=name, pure=False, **kw)
+            futures[f] = (i, path, name)
+        for f in dask_completed(list(futures)):
+            i, path, name = futures[f]
+            try:
+                r = f.result()
+            except Exception as e:  # noqa: BLE001 - e.g. KilledWorker: the task killed too many workers
+                r = FileResult(path, name, error=f"Dask task failed: {type(e).__name__}: {e}")
+            done(i, r)

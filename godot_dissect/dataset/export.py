@@ -1,0 +1,111 @@
+"""Convert one capture into its part of a dataset: the unit of work every engine (in process, a
+process pool, a Dask cluster) runs. A capture is never split: Godot conversations are stateful
+(TCP streams, ENet fragments, path caches)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .arrow import record_batches
+from .layout import part_path, temp_path
+from .schema import BATCH_ROWS, FILE_SCHEMA
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What converting one capture gave: its part file and row count, or why it failed."""
+
+    path: str  # the capture as given
+    capture: str  # its name in the dataset
+    rows: int = 0
+    output: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def convert(path: str, out: str, fmt: str = "parquet", *, capture: str | None = None, batch_rows: int = BATCH_ROWS,
+            read_options: dict[str, Any] | None = None,
+            on_batch: Callable[[int], None] | None = None) -> FileResult:
+    """Write ``path``'s messages to ``OUT/capture=NAME/part-0.FMT`` and return the outcome; never
+    raises for a bad capture (the error is in the result) and leaves no partial file behind."""
+    name = capture if capture is not None else os.path.basename(path)
+    final = part_path(out, name, fmt)
+    folder = os.path.dirname(final)
+    made_folder = not os.path.isdir(folder)
+    tmp = temp_path(final)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        rows = _write(path, tmp, fmt, batch_rows, read_options or {}, on_batch)
+        os.replace(tmp, final)
+    except Exception as e:  # noqa: BLE001 - reported per file; the other files go on
+        _discard(tmp, folder if made_folder else None)
+        return FileResult(path, name, error=_reason(e))
+    return FileResult(path, name, rows, final)
+
+
+def _write(path: str, tmp: str, fmt: str, batch_rows: int, read_options: dict[str, Any],
+           on_batch: Callable[[int], None] | None) -> int:
+    from ..pcap.reader import read_pcap
+
+    records = read_pcap(path, **read_options)
+    rows = 0
+    if fmt == "jsonl":  # the project's JSON lines, as `read --format jsonl` writes them
+        with open(tmp, "w", encoding="utf-8") as f:
+            lines: list[str] = []
+            for rec in records:
+                lines.append(rec.to_jsonl())
+                if len(lines) >= batch_rows:
+                    f.write("\n".join(lines) + "\n")
+                    rows += len(lines)
+                    _tell(on_batch, len(lines))
+                    lines.clear()
+            if lines:
+                f.write("\n".join(lines) + "\n")
+                rows += len(lines)
+                _tell(on_batch, len(lines))
+        return rows
+    batches = record_batches(records, batch_rows=batch_rows, schema=FILE_SCHEMA)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        with pq.ParquetWriter(tmp, FILE_SCHEMA, compression="zstd") as w:
+            for b in batches:
+                w.write_batch(b)
+                rows += b.num_rows
+                _tell(on_batch, b.num_rows)
+        return rows
+    if fmt == "csv":
+        import pyarrow.csv as pcsv
+
+        with pcsv.CSVWriter(tmp, FILE_SCHEMA) as w:
+            for b in batches:
+                w.write_batch(b)
+                rows += b.num_rows
+                _tell(on_batch, b.num_rows)
+        return rows
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def _tell(on_batch: Callable[[int], None] | None, n: int) -> None:
+    if on_batch is not None:
+        on_batch(n)
+
+
+def _discard(tmp: str, folder: str | None) -> None:
+    with contextlib.suppress(OSError):
+        os.remove(tmp)
+    if folder is not None:
+        with contextlib.suppress(OSError):  # only when empty
+            os.rmdir(folder)
+
+
+def _reason(e: BaseException) -> str:
+    text = str(e) or type(e).__name__
+    return text if isinstance(e, OSError) or "CaptureError" in type(e).__name__ else f"{type(e).__name__}: {text}"

@@ -1,0 +1,66 @@
+"""Where an exported dataset keeps its files: ``OUT/capture=NAME/part-0.FORMAT`` (Hive style, so
+DuckDB, pandas/pyarrow, Polars and Spark read the folder as one table with a ``capture`` column),
+written under a temporary name and renamed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from urllib.parse import quote, unquote
+
+FORMATS = ("parquet", "csv", "jsonl")
+PARTITION = "capture"
+PART = "part-0"
+#: temporary files start with a dot (readers skip them) and carry this marker
+TMP_MARK = ".tmp-"
+
+
+def partition_dir(out: str, capture: str) -> str:
+    # percent-escaped as Hive and pyarrow do, so "/", "=" and "%" in a name cannot break the layout
+    return os.path.join(out, f"{PARTITION}={quote(capture, safe=' ,;+@()[]{}!~-_.')}")
+
+
+def capture_of(partition: str) -> str:
+    return unquote(os.path.basename(partition).split("=", 1)[1])
+
+
+def part_path(out: str, capture: str, fmt: str) -> str:
+    return os.path.join(partition_dir(out, capture), f"{PART}.{fmt}")
+
+
+def temp_path(final: str) -> str:
+    """A name beside ``final`` no reader picks up and no other writer (a retried task) shares."""
+    head, tail = os.path.split(final)
+    return os.path.join(head, f".{tail}{TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def is_temp(name: str) -> bool:
+    return name.startswith(".") and TMP_MARK in name
+
+
+def is_dataset(path: str | os.PathLike) -> bool:
+    return os.path.isdir(path)
+
+
+def dataset_glob(out: str | os.PathLike) -> str:
+    return os.path.join(os.fspath(out), f"{PARTITION}=*", "*.parquet")
+
+
+def remove_temps(out: str, captures: list[str]) -> list[str]:
+    """Delete what writers that died (a killed Dask worker) left under these captures' partitions."""
+    removed = []
+    for capture in captures:
+        d = partition_dir(out, capture)
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for n in names:
+            if is_temp(n):
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(d, n))
+                    removed.append(os.path.join(d, n))
+        with contextlib.suppress(OSError):
+            os.rmdir(d)  # only when empty: a capture that never finished leaves no folder
+    return removed

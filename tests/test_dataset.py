@@ -1,0 +1,273 @@
+"""Datasets (issue 12): the Arrow schema against the records, Parquet against the JSON lines,
+DuckDB/pandas/Polars over an exported folder, bad input beside good captures."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import godot_dissect
+from godot_dissect.dataset import COLUMNS, SCHEMA, row_to_json, to_arrow
+from godot_dissect.dataset.layout import is_temp
+from godot_dissect.dataset.schema import FILE_SCHEMA, json_key
+from godot_dissect.pcap.reader import read_pcap
+
+from .strategies import values
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPTURES = sorted((ROOT / "captures").rglob("*.pcap*"))
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "godot_dissect", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dataset") / "out"
+    r = cli("export", *map(str, CAPTURES), "-o", str(out), "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=lambda p: p.name)
+def test_every_column_against_to_json(capture: Path) -> None:
+    records = [r.to_json() for r in read_pcap(str(capture))]
+    batches = list(to_arrow(str(capture), batch_rows=7))  # small batches: the cut must not lose a row
+    assert all(b.schema == SCHEMA for b in batches)
+    rows = pa.Table.from_batches(batches).to_pylist()
+    assert len(rows) == len(records)
+    for row, rec in zip(rows, records, strict=True):
+        assert row["capture"] == capture.name
+        assert row_to_json(row) == rec  # every JSON key has its column, nothing else is filled
+        for c in COLUMNS:  # a column the record's kind does not use stays null
+            if c.name != "capture" and json_key(c, rec["kind"]) is None:
+                assert row[c.name] is None, (c.name, rec)
+        if rec["kind"] == "rset":  # the property lands in `name`, not `method`
+            assert row["name"] == rec["method"] and row["method"] is None
+
+
+def test_every_json_key_of_the_captures_has_a_column() -> None:
+    keys = {k for p in CAPTURES for r in read_pcap(str(p)) for k in r.to_json()}
+    assert keys <= {c.key for c in COLUMNS}
+
+
+def test_parquet_rows_equal_the_jsonl_records(exported: Path) -> None:
+    for capture in CAPTURES:
+        r = cli("read", str(capture), "--format", "jsonl")
+        assert r.returncode == 0, r.stderr
+        lines = [json.loads(line) for line in r.stdout.splitlines()]
+        part = exported / f"capture={capture.name}" / "part-0.parquet"
+        table = pq.read_table(part)
+        assert table.schema == FILE_SCHEMA
+        rows = table.to_pylist()
+        assert len(rows) == len(lines) > 0
+        for row, line in zip(rows, lines, strict=True):
+            assert row_to_json({**row, "capture": capture.name}) == line
+
+
+def test_duckdb_aggregate_equals_a_python_count(exported: Path) -> None:
+    counts: collections.Counter = collections.Counter()
+    sizes: collections.Counter = collections.Counter()
+    for p in CAPTURES:
+        for rec in read_pcap(str(p)):
+            counts[p.name, rec.kind, rec.type] += 1
+            sizes[p.name, rec.kind, rec.type] += len(rec.raw)
+    sql = "SELECT capture, kind, type, count(*) AS n, sum(length) AS bytes FROM messages GROUP BY ALL"
+    r = cli("query", str(exported), sql, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    got = {(d["capture"], d["kind"], d["type"]): (d["n"], d["bytes"]) for d in json.loads(r.stdout)}
+    assert got == {k: (n, sizes[k]) for k, n in counts.items()}
+
+
+def test_all_types_capture_matches_what_the_engine_printed(exported: Path) -> None:
+    """Ground truth: Godot 3.2.3's own type names and var2str texts of every datagram it sent."""
+    golden = [json.loads(line) for line in (ROOT / "captures" / "godot3-udp-all-types.golden.jsonl").open()]
+    rel = godot_dissect.to_duckdb(str(exported))
+    rows = rel.filter("capture = 'godot3-udp-all-types.pcapng'").select("type, text").fetchall()
+    assert collections.Counter(rows) == collections.Counter((g["type_name"], g["text"]) for g in golden)
+
+
+def test_pandas_polars_duckdb_read_the_folder_as_one_table(exported: Path) -> None:
+    total = sum(1 for p in CAPTURES for _ in read_pcap(str(p)))
+    df = pd.read_parquet(exported)
+    assert len(df) == total and set(df["capture"].astype(str)) == {p.name for p in CAPTURES}
+    assert len(godot_dissect.to_pandas(str(exported))) == total
+    pl_df = godot_dissect.to_polars(str(exported))
+    assert pl_df.height == total and set(pl_df["capture"].to_list()) == {p.name for p in CAPTURES}
+    con = duckdb.connect()
+    n = con.sql(f"SELECT count(*) FROM read_parquet('{exported}/*/*.parquet', hive_partitioning = true)").fetchall()
+    assert n == [(total,)]
+    one = CAPTURES[0]  # a capture read on the fly gives the rows the dataset holds for it
+    live = godot_dissect.to_pandas(str(one))
+    stored = df[df["capture"].astype(str) == one.name].reset_index(drop=True)
+    for col in ("frame", "time", "kind", "type", "text", "value"):
+        assert live[col].tolist() == stored[col].tolist(), col
+
+
+def test_query_a_capture_on_the_fly_as_table_and_csv() -> None:
+    cap = str(ROOT / "captures" / "godot3-enet-multiplayer.pcapng")
+    sql = "SELECT kind, node, method, name, count(*) AS n FROM messages WHERE kind IN ('rpc', 'rset') GROUP BY ALL"
+    r = cli("query", cap, sql, "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    expected = collections.Counter((rec.kind, rec.node or "", rec.method if rec.kind == "rpc" else "",
+                                    rec.method if rec.kind == "rset" else "")
+                                   for rec in read_pcap(cap) if rec.kind in ("rpc", "rset"))
+    lines = r.stdout.splitlines()
+    assert lines[0] == "kind,node,method,name,n"
+    got = {tuple(line.split(",")[:4]): int(line.split(",")[4]) for line in lines[1:]}
+    assert got == dict(expected)
+    table = cli("query", cap, sql)
+    assert table.returncode == 0 and "Main/World/Players/Host" in table.stdout
+
+
+def test_csv_and_jsonl_exports(tmp_path: Path) -> None:
+    cap = ROOT / "captures" / "godot3-debugger.pcapng"
+    for fmt in ("csv", "jsonl"):
+        r = cli("export", str(cap), "-o", str(tmp_path / fmt), "--format", fmt)
+        assert r.returncode == 0, r.stderr
+    read = cli("read", str(cap), "--format", "jsonl").stdout
+    assert (tmp_path / "jsonl" / f"capture={cap.name}" / "part-0.jsonl").read_text() == read
+    csv = pd.read_csv(tmp_path / "csv" / f"capture={cap.name}" / "part-0.csv")
+    assert list(csv.columns) == FILE_SCHEMA.names
+    assert list(csv["message"]) == [json.loads(line)["message"] for line in read.splitlines()]
+
+
+def test_bad_files_beside_good_ones(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    good = [ROOT / "captures" / "godot3-tcp-stream.pcapng", ROOT / "captures" / "godot4-websocket-put-var.pcapng"]
+    for g in good:
+        (folder / g.name).write_bytes(g.read_bytes())
+    cut = good[0].read_bytes()
+    (folder / "cut.pcapng").write_bytes(cut[:len(cut) * 2 // 3])  # ends inside a packet block
+    (folder / "notes.txt").write_text("not a capture\n")
+    (folder / "empty.pcap").write_bytes(b"")
+    out = tmp_path / "out"
+    for workers in ("1", "2"):
+        r = cli("export", *sorted(map(str, folder.iterdir())), "-o", str(out), "--workers", workers)
+        assert r.returncode == 1
+        err = r.stderr
+        reason = {line.split(": ", 2)[1].rsplit("/", 1)[-1]: line.split(": ", 2)[2]
+                  for line in err.splitlines() if line.startswith("godot-dissect: /")}
+        assert "ends in the middle of a record" in reason["cut.pcapng"]  # each bad file by name, with why
+        assert "pcap" in reason["notes.txt"] and "pcap" in reason["empty.pcap"]
+        assert "2 of 5 captures exported" in err and "3 failed" in err
+        assert sorted(p.name for p in out.iterdir()) == sorted(f"capture={g.name}" for g in good)
+        leftovers = [p for p in out.rglob("*") if p.is_file() and (is_temp(p.name) or p.suffix != ".parquet")]
+        assert leftovers == []
+        for g in good:
+            assert pq.read_table(out / f"capture={g.name}" / "part-0.parquet").num_rows == \
+                sum(1 for _ in read_pcap(str(g)))
+
+
+def test_same_file_name_twice_is_refused(tmp_path: Path) -> None:
+    cap = ROOT / "captures" / "godot3-udp-all-types.pcapng"
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / cap.name).write_bytes(cap.read_bytes())
+    r = cli("export", str(cap), str(tmp_path / "b" / cap.name), "-o", str(tmp_path / "out"))
+    assert r.returncode == 1 and "same file name" in r.stderr
+    assert pq.read_table(tmp_path / "out" / f"capture={cap.name}" / "part-0.parquet").num_rows == 68
+
+
+def test_capture_names_that_need_escaping(tmp_path: Path) -> None:
+    name = "server 1=a%b.pcapng"
+    (tmp_path / name).write_bytes((ROOT / "captures" / "godot3-udp-all-types.pcapng").read_bytes())
+    r = cli("export", str(tmp_path / name), "-o", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    assert godot_dissect.to_duckdb(str(tmp_path / "out")).select("capture").distinct().fetchall() == [(name,)]
+    assert set(pd.read_parquet(tmp_path / "out")["capture"].astype(str)) == {name}
+
+
+def test_batches_are_bounded_and_streamed() -> None:
+    cap = str(ROOT / "captures" / "godot3-tcp-stream.pcapng")
+    sizes = [b.num_rows for b in to_arrow(cap, batch_rows=50)]
+    assert sizes == [50, 50, 50, 26]
+    with pytest.raises(ValueError):
+        next(to_arrow(cap, batch_rows=0))
+
+
+def _readme_section() -> str:
+    text = (ROOT / "README.md").read_text()
+    return text[text.index("## Analysing many captures"):].split("\n## ", 1)[0]
+
+
+def test_readme_schema_table_is_the_schema() -> None:
+    from godot_dissect.dataset.schema import markdown_table
+
+    assert markdown_table() in _readme_section()
+
+
+def test_readme_queries_print_what_the_readme_shows(exported: Path) -> None:
+    """Each `godot-dissect query godot-dataset "SQL"` example, run over the committed captures."""
+    blocks = _readme_section().split("```")
+    examples = 0
+    for code, shown in zip(blocks[1::2], blocks[3::2], strict=False):
+        if "godot-dissect query godot-dataset" not in code:
+            continue
+        sql = code.split('query godot-dataset "', 1)[1].rsplit('"', 1)[0].replace("\n", " ")
+        r = cli("query", str(exported), sql, "--format", "csv")
+        assert r.returncode == 0, r.stderr
+        got = [line.split(",") for line in r.stdout.splitlines()]
+        lines = [line.strip() for line in shown.splitlines() if line.strip()]
+        assert [[c.strip() for c in line.split("  ") if c.strip()] for line in lines] == \
+            [[c.strip() for c in row] for row in got], sql
+        examples += 1
+    assert examples == 3
+
+
+def test_query_errors_are_one_clear_line(tmp_path: Path) -> None:
+    r = cli("query", str(tmp_path / "missing.pcapng"), "SELECT count(*) FROM messages")
+    assert r.returncode == 2 and r.stderr.strip().endswith("missing.pcapng: No such file or directory")
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = cli("query", str(ROOT / "captures" / "godot3-debugger.pcapng"), "SELECT nope FROM messages")
+    assert r.returncode == 2 and "nope" in r.stderr
+
+
+def test_batches_are_cut_by_text_bytes_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few huge values cannot make one batch hold the capture: text + value bytes cut it as well."""
+    from godot_dissect.dataset import arrow
+
+    cap = str(ROOT / "captures" / "godot4-websocket-put-var.pcapng")  # values up to tens of kB
+    monkeypatch.setattr(arrow, "BATCH_TEXT_BYTES", 20_000)
+    batches = list(to_arrow(cap, batch_rows=10_000))
+    assert len(batches) > 1 and sum(b.num_rows for b in batches) == sum(1 for _ in read_pcap(cap))
+    for b in batches[:-1]:  # each batch stops at the first row that passes the bound
+        sizes = [len(t or "") + len(v or "") for t, v in zip(b.column("text").to_pylist(),
+                                                             b.column("value").to_pylist(), strict=True)]
+        assert sum(sizes) >= 20_000 > sum(sizes[:-1])
+
+
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_every_value_type_survives_the_value_column(dialect: str, data: st.DataObject) -> None:
+    """Values of every type (the captures do not hold them all): the row gives back the record's JSON,
+    and the value column's JSON form gives back the value itself."""
+    from godot_dissect import jsonform
+    from godot_dissect.dataset import record_batches
+    from godot_dissect.records import Record
+
+    vals = data.draw(st.lists(values(dialect), min_size=1, max_size=5))
+    recs = [Record(frame=i + 1, time=1.5 + i / 7, src="127.0.0.1", sport=1, dst="127.0.0.1", dport=2,
+                   transport="udp", direction="c2s", dialect=dialect, kind="variant", value=v)
+            for i, v in enumerate(vals)]
+    rows = pa.Table.from_batches(list(record_batches(recs, "x", batch_rows=2))).to_pylist()
+    for row, rec, v in zip(rows, recs, vals, strict=True):
+        assert row_to_json(row) == rec.to_json()
+        back = jsonform.from_json(json.loads(row["value"]))
+        assert jsonform.dumps(back) == jsonform.dumps(v)
