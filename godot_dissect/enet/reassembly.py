@@ -76,6 +76,11 @@ class _Group:
     size: int = 0
 
 
+#: why a compressed datagram was not read: ENet does not say which codec the host chose
+COMPRESSED_UNNAMED = ("compressed ENet datagram; the codec is not on the wire: name it with --enet-compression "
+                      + "|".join(c.name for c in spec.COMPRESSIONS[1:]))
+
+
 class EnetReassembler:
     """Feed the datagrams of one direction of one conversation, in capture order."""
 
@@ -96,9 +101,9 @@ class EnetReassembler:
     def feed(self, datagram: Datagram, frame: int, time: float) -> list[Payload]:
         out: list[Payload] = []
         if datagram.opaque:
-            out.append(Payload(None, datagram.body, "compressed", frame, time, frame, 0, (),
-                               error="compressed ENet datagram; the codec is not on the wire (choose one: "
-                                     + ", ".join(c.name for c in spec.COMPRESSIONS[1:]) + ")"))
+            if datagram.error is None:  # no codec named (a named codec that fails is the parser's error)
+                out.append(Payload(None, datagram.body, "compressed", frame, time, frame, 0, (),
+                                   error=COMPRESSED_UNNAMED))
             return out
         for cmd in datagram.commands:
             d = cmd.definition
