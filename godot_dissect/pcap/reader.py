@@ -22,6 +22,7 @@ from ..codec import decode_prefix
 from ..detect import DialectGuess, Verdict, enet_godot_major, plausible, reconsider, websocket_multiplayer
 from ..enet import looks_like_enet
 from ..errors import DecodeError
+from ..fuzz.pcapout import capture_hint
 from ..multiplayer import MultiplayerSession, RpcNames
 from ..multiplayer.enetflow import EnetConversation, Item
 from ..multiplayer.records import record_fields
@@ -76,9 +77,12 @@ class PcapReader:
         self.enet_control = enet_control
         self.enet_compression = enet_compression
         self.rpc_names = RpcNames.build(rpc_names, project) if (rpc_names or project) else None
-        self.fixed = None if dialect == "auto" else get_dialect(dialect).name
-        self.ports = set(ports)
-        self.debugger_ports = set(debugger_ports)
+        # a capture written by godot-dissect's fuzzer names its dialect and port (fuzz/pcapout.py)
+        hint = capture_hint(path) if dialect == "auto" and not ports and isinstance(path, str) else None
+        self.fixed_why = hint.evidence if hint else "chosen by the user"
+        self.fixed = hint.dialect if hint else None if dialect == "auto" else get_dialect(dialect).name
+        self.ports = set(hint.ports if hint else ports)
+        self.debugger_ports = set(debugger_ports) | set(hint.debugger_ports if hint else ())
         self.heuristics = heuristics
         self.conversations: dict[tuple, _Conversation] = {}
         self.clear_verdicts: Counter[str] = Counter()  # dialects of unambiguous conversations
@@ -97,7 +101,7 @@ class PcapReader:
                 client, server = b, a  # mid-stream: the known port is the server's
             conv = self.conversations[key] = _Conversation(seg.proto, client, server)
             if self.fixed:
-                conv.verdict = Verdict(self.fixed, "chosen by the user", False)
+                conv.verdict = Verdict(self.fixed, self.fixed_why, False)
             else:
                 conv.guess = DialectGuess()
         return conv, ("c2s" if a == conv.client else "s2c")
