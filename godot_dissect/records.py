@@ -39,6 +39,11 @@ class Record:
     peer: int | None = None  # peer a peer/sys message is about, or the relay peer
     command: str | None = None  # the engine's command name (REMOTE_CALL, SYS, CONNECT ...)
     fields: dict[str, Any] | None = None  # the rest of the packet (cache ids, md5, headers ...)
+    # bandwidth (the shared contract): this message's share of the wire bytes of the frames that
+    # carried it (frame length x its bytes in the frame / all Godot message bytes in the frame),
+    # and its size as the application sees it (None: len(raw))
+    wire_bytes: float = 0.0
+    app_bytes: int | None = None
 
     @property
     def type(self) -> str:
@@ -82,7 +87,8 @@ class Record:
             "frame": self.frame, "time": round(self.time, 6), "src": self.src, "sport": self.sport,
             "dst": self.dst, "dport": self.dport, "transport": self.transport, "direction": self.direction,
             "kind": self.kind, "dialect": self.dialect, "type": self.type, "offset": self.offset,
-            "length": len(self.raw),
+            "length": len(self.raw), "wire_bytes": round(self.wire_bytes, 3),
+            "app_bytes": len(self.raw) if self.app_bytes is None else self.app_bytes,
         }
         if self.message is not None:
             d["message"] = self.message

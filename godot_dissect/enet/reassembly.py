@@ -43,6 +43,7 @@ class Payload:
     commands: tuple[str, ...] = ()
     reliable_seq: int | None = None
     error: str | None = None
+    wire: float = 0.0  # share of the wire bytes of the frames that carried its data (Record.wire_bytes)
 
 
 class _Recent:
@@ -74,6 +75,7 @@ class _Group:
     start_seq: int
     parts: dict[int, tuple[int, bytes]] = field(default_factory=dict)
     size: int = 0
+    wire: float = 0.0
 
 
 #: why a compressed datagram was not read: ENet does not say which codec the host chose
@@ -89,6 +91,7 @@ class EnetReassembler:
         self.max_bytes = max_bytes
         self.duplicates = 0  # commands dropped as repeats
         self._connect_id: int | None = None
+        self._weight = 0.0  # wire bytes per data byte of the datagram being fed
         self._reset()
 
     def _reset(self) -> None:
@@ -98,13 +101,16 @@ class EnetReassembler:
         self._groups: OrderedDict[tuple, _Group] = OrderedDict()
         self._pending = 0
 
-    def feed(self, datagram: Datagram, frame: int, time: float) -> list[Payload]:
+    def feed(self, datagram: Datagram, frame: int, time: float, frame_len: int = 0) -> list[Payload]:
+        """``frame_len``: the frame's length on the wire, shared by the commands' data bytes."""
         out: list[Payload] = []
         if datagram.opaque:
             if datagram.error is None:  # no codec named (a named codec that fails is the parser's error)
                 out.append(Payload(None, datagram.body, "compressed", frame, time, frame, 0, (),
-                                   error=COMPRESSED_UNNAMED))
+                                   wire=float(frame_len), error=COMPRESSED_UNNAMED))
             return out
+        data_bytes = sum(len(c.data or b"") for c in datagram.commands if c.definition and c.definition.delivery)
+        self._weight = frame_len / data_bytes if data_bytes else 0.0
         for cmd in datagram.commands:
             d = cmd.definition
             if d is None:
@@ -123,7 +129,7 @@ class EnetReassembler:
                 self.duplicates += 1
                 continue
             out.append(Payload(cmd.channel, cmd.data or b"", d.delivery, frame, time, frame, 1, (d.name,),
-                               cmd.reliable_seq))
+                               cmd.reliable_seq, wire=self._weight * len(cmd.data or b"")))
         return out
 
     def finish(self) -> list[Payload]:
@@ -172,6 +178,7 @@ class EnetReassembler:
             return None
         g.parts[number] = (f["fragment_offset"], cmd.data or b"")
         g.size += len(cmd.data or b"")
+        g.wire += self._weight * len(cmd.data or b"")
         self._pending += len(cmd.data or b"")
         if len(g.parts) == g.fragment_count:
             del self._groups[key]
@@ -196,7 +203,7 @@ class EnetReassembler:
             piece = data[:g.total_length - off]
             buf[off:off + len(piece)] = piece
         return Payload(g.channel, bytes(buf), g.delivery, frame, time, g.first_frame, g.fragment_count, (g.name,),
-                       g.reliable_seq)
+                       g.reliable_seq, wire=g.wire)
 
     def _evict(self, frame: int, time: float) -> Payload | None:
         if len(self._groups) <= self.max_groups and self._pending <= self.max_bytes:
@@ -208,5 +215,5 @@ class EnetReassembler:
 
     def _incomplete(self, g: _Group, why: str, frame: int, time: float) -> Payload:
         return Payload(g.channel, b"", g.delivery, frame, time, g.first_frame, len(g.parts), (g.name,), g.reliable_seq,
-                       error=f"incomplete {g.name} group start_seq={g.start_seq}: {len(g.parts)} of "
+                       wire=g.wire, error=f"incomplete {g.name} group start_seq={g.start_seq}: {len(g.parts)} of "
                              f"{g.fragment_count} fragments, {g.size} of {g.total_length} bytes ({why})")

@@ -30,6 +30,7 @@ class Item:
     direction: str  # "c2s" | "s2c": held packets can come out with the other direction's datagram
     message: MpMessage
     channel: int | None = None
+    wire: float = 0.0  # share of the wire bytes of the frames that carried it (Record.wire_bytes)
 
 
 @dataclass
@@ -47,7 +48,7 @@ class EnetConversation:
     votes: dict[int, int] = field(default_factory=dict)
     evidence: str = ""  # why this Godot major
 
-    def feed(self, datagram: bytes, direction: str, frame: int, time: float) -> list[Item]:
+    def feed(self, datagram: bytes, direction: str, frame: int, time: float, frame_len: int = 0) -> list[Item]:
         out: list[Item] = []
         dg = parse_datagram(datagram, self.compression)
         for cmd in dg.commands:
@@ -64,8 +65,10 @@ class EnetConversation:
             self._start(self.major)
         if dg.error is not None:
             msg = MpMessage(kind="error", command="ENET", raw=datagram)
-            out.append(Item(frame, time, direction, msg.fail(dg.error.offset, dg.error.reason)))
-        for p in self.reassemblers[direction].feed(dg, frame, time):
+            carried = any(c.data for c in dg.commands)  # else the error gets the frame's share
+            out.append(Item(frame, time, direction, msg.fail(dg.error.offset, dg.error.reason), None,
+                            0.0 if carried else float(frame_len)))
+        for p in self.reassemblers[direction].feed(dg, frame, time, frame_len):
             out += self._payload(direction, p)
         return out
 
@@ -97,11 +100,11 @@ class EnetConversation:
     def _payload(self, direction: str, p: Payload) -> list[Item]:
         if p.error is not None and p.delivery == "compressed":  # not malformed: the codec was not named
             msg = MpMessage(kind="compressed", command="ENET", raw=p.data, fields={"reason": p.error})
-            return [Item(p.frame, p.time, direction, msg, p.channel)]
+            return [Item(p.frame, p.time, direction, msg, p.channel, p.wire)]
         if p.error is not None:
             msg = MpMessage(kind="error", command="ENET", raw=p.data)
             msg.fields.update(delivery=p.delivery, commands=list(p.commands))
-            return [Item(p.frame, p.time, direction, msg.fail(0, p.error), p.channel)]
+            return [Item(p.frame, p.time, direction, msg.fail(0, p.error), p.channel, p.wire)]
         if self.session is None and self.major is not None:
             self._start(self.major)
         if self.session is None:
@@ -137,9 +140,10 @@ class EnetConversation:
         if self.client_id is not None and self.session.client_id is None:
             self.session.client_id = self.client_id
         out = []
-        for m in self.session.decode(p.data, direction, p.channel):
+        msgs = self.session.decode(p.data, direction, p.channel)
+        for m in msgs:  # the packet's wire bytes are shared by what it decodes to
             m.fields["delivery"] = p.delivery
             if p.fragments > 1:
                 m.fields.update(fragments=p.fragments, first_frame=p.first_frame)
-            out.append(Item(p.frame, p.time, direction, m, p.channel))
+            out.append(Item(p.frame, p.time, direction, m, p.channel, p.wire / len(msgs)))
         return out

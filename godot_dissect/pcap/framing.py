@@ -1,19 +1,42 @@
-"""Messages out of byte streams: u32-length-prefixed PDUs (StreamPeer.put_var, PacketPeerStream,
-the remote debugger) and WebSocket messages. Framers are fed in-order chunks and return PDUs;
-after a gap or a mid-stream start they resynchronise on the next plausible PDU and say how many
-bytes they skipped."""
+"""Framing stage: messages out of byte streams -- u32-length-prefixed PDUs (StreamPeer.put_var,
+PacketPeerStream, the remote debugger) and WebSocket messages. Framers are fed in-order chunks
+and return PDUs; after a gap or a mid-stream start they resynchronise on the next plausible PDU and
+report each run of skipped bytes once. ``finish()`` reports what the end of the capture cut off.
+
+Layouts and limits come from ``spec.transports``; every item carries its share of the wire bytes
+of the frames that delivered it (``WireLedger``).
+"""
 
 from __future__ import annotations
 
-import struct
+import heapq
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..spec.transports import (
+    BODY_ALIGN,
+    LENGTH_PREFIX,
+    MAX_HTTP_HEAD,
+    MAX_PDU,
+    MAX_WS_MESSAGE,
+    MIN_BODY,
+    PREFIX_SIZE,
+    WS_BINARY,
+    WS_CONTINUATION,
+    WS_CONTROL_MIN,
+    WS_TEXT,
+    parse_ws_header,
+    unmask,
+)
 from .tcp import Chunk
 
-_U32 = struct.Struct("<I")
-#: the debugger accepts up to 8 MiB + 4; StreamPeer has no limit of its own but we need one
-MAX_PDU = (8 << 20) + 4
+__all__ = ["MAX_PDU", "LengthPrefixFramer", "Pdu", "Skipped", "WebSocketFramer", "WireLedger"]
+_U32 = LENGTH_PREFIX
+#: resync candidates (offsets whose claimed PDU body has not all arrived) kept at once; beyond it
+#: the earliest is given up, so a stream where every offset claims a big PDU is scanned in linear
+#: time and holds at most MAX_PDU bytes
+MAX_RESYNC_CANDIDATES = 256
 
 
 @dataclass(slots=True)
@@ -22,7 +45,8 @@ class Pdu:
     time: float
     offset: int  # stream offset of the PDU's first byte (its length prefix)
     data: bytes  # the message body
-    opcode: int = 2  # WebSocket opcode (1 text, 2 binary); 2 for length-prefixed PDUs
+    opcode: int = WS_BINARY  # WebSocket opcode (1 text, 2 binary); 2 for length-prefixed PDUs
+    wire: float = 0.0  # its share of the wire bytes of the frames that carried it
 
 
 @dataclass(slots=True)
@@ -32,6 +56,66 @@ class Skipped:
     offset: int
     size: int
     reason: str
+    wire: float = 0.0
+
+
+class WireLedger:
+    """Which frames the not-yet-framed stream bytes came from, to give each message its share of
+    those frames' wire bytes: a frame's length is spread over the bytes of it that end up in
+    messages (dropped bytes, e.g. an HTTP upgrade or WebSocket control frames, get none)."""
+
+    __slots__ = ("spans",)
+
+    def __init__(self) -> None:
+        # [start, end, frame_len, bytes still counted, wire bytes per stream byte (0: not fixed yet)]
+        self.spans: deque[list] = deque()
+
+    def add(self, start: int, n: int, frame_len: int) -> None:
+        if n:
+            self.spans.append([start, start + n, frame_len, n, 0.0])
+
+    def take(self, a: int, b: int) -> float:
+        """The wire bytes of stream bytes [a, b), which become one message."""
+        spans = self.spans
+        total = 0.0
+        for s in spans:
+            if s[0] >= b:
+                break
+            ov = min(b, s[1]) - max(a, s[0])
+            if ov > 0:
+                if not s[4]:
+                    s[4] = s[2] / s[3] if s[3] > 0 else 0.0
+                total += s[4] * ov
+        while spans and spans[0][1] <= b:
+            spans.popleft()
+        return total
+
+    def drop(self, a: int, b: int) -> None:
+        """Stream bytes [a, b) carry no message."""
+        spans = self.spans
+        for s in spans:
+            if s[0] >= b:
+                break
+            ov = min(b, s[1]) - max(a, s[0])
+            if ov > 0 and not s[4]:
+                s[3] -= ov
+        while spans and spans[0][1] <= b:
+            spans.popleft()
+
+    def held(self) -> int:
+        return len(self.spans)
+
+
+class _SkipRun:
+    """Consecutive skipped bytes, reported as one item when the run ends."""
+
+    __slots__ = ("frame", "time", "offset", "size", "reason", "wire")
+
+    def __init__(self, frame: int, time: float, offset: int, reason: str) -> None:
+        self.frame, self.time, self.offset, self.size, self.reason, self.wire = frame, time, offset, 0, reason, 0.0
+
+    def item(self) -> Skipped:
+        return Skipped(self.frame, self.time, self.offset, self.size, self.reason, self.wire)
 
 
 class LengthPrefixFramer:
@@ -43,23 +127,67 @@ class LengthPrefixFramer:
         self.plausible = plausible
         self.synced = aligned
         self.frame, self.time = 0, 0.0
-        self.scanned = 0  # resync: every offset below this is known not to start a PDU
-        self.waiting: list[int] = []  # resync: offsets whose PDU body has not fully arrived
+        self.scanned = 0  # resync: every offset below this is known not to start a PDU (buffer index)
+        # resync candidates whose body had not all arrived: stream offset -> body end (scan order),
+        # and a heap of (body end, offset) to find the complete ones
+        self.alive: dict[int, int] = {}
+        self.ends: list[tuple[int, int]] = []
+        self.ledger = WireLedger()
+        self.run: _SkipRun | None = None  # bytes skipped since synchronisation was lost
+
+    @property
+    def held_bytes(self) -> int:
+        return len(self.buf)
 
     def feed(self, chunk: Chunk) -> list[Pdu | Skipped]:
         out: list[Pdu | Skipped] = []
         if chunk.gap:
+            self._end_run(out)
             if self.buf:
+                end = self.base + len(self.buf) + chunk.gap
                 out.append(Skipped(chunk.frame, chunk.time, self.base, len(self.buf) + chunk.gap,
-                                   f"{chunk.gap} bytes missing from the capture"))
+                                   f"{chunk.gap} bytes missing from the capture", self.ledger.take(self.base, end)))
             self.base += len(self.buf) + chunk.gap
             self.buf.clear()
             self.synced = False
-            self.scanned, self.waiting = 0, []
+            self.scanned, self.alive, self.ends = 0, {}, []
+        self.ledger.add(self.base + len(self.buf), len(chunk.data), chunk.frame_len)
         self.buf += chunk.data
         self.frame, self.time = chunk.frame, chunk.time
         self._cut(out)
         return out
+
+    def finish(self) -> list[Pdu | Skipped]:
+        """The end of the stream: what is left is a PDU the capture cut off."""
+        out: list[Pdu | Skipped] = []
+        if self.buf and not self.synced:
+            self._skip(len(self.buf), "no PDU found before the end of the capture")
+        self._end_run(out)
+        if self.buf:
+            n = _U32.unpack_from(self.buf)[0] if len(self.buf) >= PREFIX_SIZE else None
+            claim = f"a PDU of {n} bytes" if n is not None else "a length prefix"
+            end = self.base + len(self.buf)
+            out.append(Skipped(self.frame, self.time, self.base, len(self.buf),
+                               f"the capture ends {len(self.buf)} bytes into {claim}",
+                               self.ledger.take(self.base, end)))
+            self.base = end
+            self.buf.clear()
+        return out
+
+    def _skip(self, n: int, reason: str) -> None:
+        """Drop the first n buffered bytes as part of the current run of skipped bytes."""
+        if self.run is None:
+            self.run = _SkipRun(self.frame, self.time, self.base, reason)
+        run = self.run
+        run.size += n
+        run.frame, run.time = self.frame, self.time
+        run.wire += self.ledger.take(self.base, self.base + n)
+        self._drop(n)
+
+    def _end_run(self, out: list[Pdu | Skipped]) -> None:
+        if self.run is not None:
+            out.append(self.run.item())
+            self.run = None
 
     def _cut(self, out: list[Pdu | Skipped]) -> None:
         buf = self.buf
@@ -69,137 +197,230 @@ class LengthPrefixFramer:
                 found, keep = self._resync()
                 if found is None:
                     if keep > 0:  # nothing before ``keep`` can start a PDU any more
-                        out.append(Skipped(self.frame, self.time, self.base, keep, "no PDU found"))
-                        self._drop(keep)
+                        self._skip(keep, "no PDU found")
                     return
                 if found > 0:
-                    out.append(Skipped(self.frame, self.time, self.base, found,
-                                       "resynchronised on the next plausible PDU"))
-                    self._drop(found)
+                    self._skip(found, "resynchronised on the next plausible PDU")
+                if self.run is not None:
+                    self.run.reason = "resynchronised on the next plausible PDU"
+                self._end_run(out)
                 self.synced = True
                 buf = self.buf
                 pos = 0
-            if len(buf) - pos < 4:
+            if len(buf) - pos < PREFIX_SIZE:
                 break
             n = _U32.unpack_from(buf, pos)[0]
             if n > MAX_PDU:
-                self.synced = False
-                out.append(Skipped(self.frame, self.time, self.base + pos, 4, f"length {n} is implausible"))
-                pos += 4
                 self._drop(pos)
+                self.synced = False
+                self._skip(PREFIX_SIZE, f"length {n} is implausible (more than {MAX_PDU})")
                 buf, pos = self.buf, 0
                 continue
-            if len(buf) - pos - 4 < n:
+            end = pos + PREFIX_SIZE + n
+            if len(buf) < end:
                 break
-            out.append(Pdu(self.frame, self.time, self.base + pos, bytes(buf[pos + 4:pos + 4 + n])))
-            pos += 4 + n
+            at = self.base + pos
+            out.append(Pdu(self.frame, self.time, at, bytes(buf[pos + PREFIX_SIZE:end]), WS_BINARY,
+                           self.ledger.take(at, at + PREFIX_SIZE + n)))
+            pos = end
         self._drop(pos)
 
     def _drop(self, n: int) -> None:
+        if not n:
+            return
         del self.buf[:n]
         self.base += n
         self.scanned = max(0, self.scanned - n)
-        self.waiting = [w - n for w in self.waiting if w >= n]
 
-    def _candidate(self, pos: int) -> str:
-        """"no", "wait" (its body is not all here yet) or "yes" for a PDU starting at pos."""
+    def _candidate(self, pos: int) -> int:
+        """For a PDU starting at buffer index pos: -1 no, 0 can't tell yet, else its end (buffer index)."""
         buf = self.buf
-        if len(buf) - pos < 8:
-            return "wait"
+        if len(buf) - pos < PREFIX_SIZE + 2:
+            return 0
         n = _U32.unpack_from(buf, pos)[0]
-        if n < 4 or n > MAX_PDU or n % 4 or buf[pos + 5] != 0:
-            return "no"
-        if len(buf) - pos - 4 < n:
-            return "wait"
-        return "yes" if self.plausible(bytes(buf[pos + 4:pos + 4 + n])) else "no"
+        if n < MIN_BODY or n > MAX_PDU or n % BODY_ALIGN or buf[pos + 5] != 0:
+            return -1
+        return pos + PREFIX_SIZE + n
 
     def _resync(self) -> tuple[int | None, int]:
-        """(position of the first plausible PDU or None, bytes that can be dropped for sure)."""
-        still = []
-        for w in self.waiting:  # candidates whose bodies were incomplete before
-            c = self._candidate(w)
-            if c == "yes":
-                self.waiting = []
-                return w, 0
-            if c == "wait":
-                still.append(w)
-        self.waiting = still
-        while self.scanned < len(self.buf) - 7:
-            c = self._candidate(self.scanned)
-            if c == "yes":
-                pos = self.scanned
-                self.waiting = []
-                return pos, 0
-            if c == "wait":
-                self.waiting.append(self.scanned)
+        """(buffer index of the first plausible PDU or None, bytes that can be dropped for sure).
+
+        Each offset is looked at once; an offset whose body has not all arrived waits (by where its
+        body ends) and is decoded once, when it has."""
+        buf, base = self.buf, self.base
+        alive, ends = self.alive, self.ends
+        while self.scanned < len(buf) - (PREFIX_SIZE + 1):
+            pos = self.scanned
+            end = self._candidate(pos)
+            if end == 0:
+                break
             self.scanned += 1
-        first = min(self.waiting, default=self.scanned)
-        return None, first
+            if end < 0:
+                continue
+            alive[base + pos] = base + end
+            heapq.heappush(ends, (base + end, base + pos))
+            if len(alive) > MAX_RESYNC_CANDIDATES:  # give up the earliest candidate
+                del alive[next(iter(alive))]
+        limit = base + len(buf)
+        done = []
+        while ends and ends[0][0] <= limit:
+            end, start = heapq.heappop(ends)
+            if alive.get(start) == end:
+                del alive[start]
+                done.append(start)
+        for start in sorted(done):  # the earliest plausible PDU wins
+            p = start - base
+            if self.plausible(bytes(buf[p + PREFIX_SIZE:_pdu_end(buf, p)])):
+                self.alive, self.ends, self.scanned = {}, [], 0
+                return p, 0
+        first = next(iter(alive), None)
+        return None, self.scanned if first is None else min(first - base, self.scanned)
+
+
+def _pdu_end(buf: bytearray, p: int) -> int:
+    return p + PREFIX_SIZE + _U32.unpack_from(buf, p)[0]
 
 
 class WebSocketFramer:
-    """RFC 6455 after the HTTP upgrade: unmask, join continuation frames, one Pdu per message."""
+    """RFC 6455 after the HTTP upgrade: unmask, join continuation frames, one Pdu per message.
+
+    A frame or message claiming more than ``MAX_WS_MESSAGE`` is no message a Godot peer reads:
+    it is reported once and the rest of the direction is counted, not held."""
 
     def __init__(self) -> None:
         self.buf = bytearray()
         self.base = 0
         self.handshake_done = False
         self.parts: list[bytes] = []
+        self.parts_size = 0
         self.msg_opcode = 0
         self.msg_offset = 0
+        self.frame, self.time = 0, 0.0
+        self.ledger = WireLedger()
+        self.lost: _SkipRun | None = None  # the direction lost its framing: everything is counted here
+        self.oversized = False  # the current message passed MAX_WS_MESSAGE: its frames are counted, not kept
+
+    @property
+    def held_bytes(self) -> int:
+        return len(self.buf) + self.parts_size
 
     def feed(self, chunk: Chunk) -> list[Pdu | Skipped]:
         out: list[Pdu | Skipped] = []
+        self.frame, self.time = chunk.frame, chunk.time
         if chunk.gap:
-            out.append(Skipped(chunk.frame, chunk.time, self.base, len(self.buf) + chunk.gap,
-                               f"{chunk.gap} bytes missing from the capture; WebSocket stream lost"))
+            if self.lost is None:
+                end = self.base + len(self.buf) + chunk.gap
+                out.append(Skipped(chunk.frame, chunk.time, self.base, len(self.buf) + chunk.gap,
+                                   f"{chunk.gap} bytes missing from the capture; WebSocket stream lost",
+                                   self.ledger.take(self.base, end)))
             self.base += len(self.buf) + chunk.gap
             self.buf.clear()
-            self.parts = []
+            self.parts, self.parts_size, self.msg_opcode = [], 0, 0
+            if self.lost is not None:
+                self.lost.size += chunk.gap
             return out
+        if self.lost is not None:
+            self.ledger.add(self.base, len(chunk.data), chunk.frame_len)
+            self.lost.size += len(chunk.data)
+            self.lost.frame, self.lost.time = chunk.frame, chunk.time
+            self.lost.wire += self.ledger.take(self.base, self.base + len(chunk.data))
+            self.base += len(chunk.data)
+            return out
+        self.ledger.add(self.base + len(self.buf), len(chunk.data), chunk.frame_len)
         self.buf += chunk.data
         buf = self.buf
         pos = 0
         if not self.handshake_done:
             end = buf.find(b"\r\n\r\n")
             if end < 0:
+                if len(buf) > MAX_HTTP_HEAD * 16:
+                    self._lose(out, 0, "no end of the HTTP upgrade header")
                 return out
             pos = end + 4
+            self.ledger.drop(self.base, self.base + pos)
             self.handshake_done = True
-        while len(buf) - pos >= 2:
-            b0, b1 = buf[pos], buf[pos + 1]
-            opcode, masked, n = b0 & 0x0F, b1 & 0x80, b1 & 0x7F
-            hl = 2
-            if n == 126:
-                if len(buf) - pos < 4:
-                    break
-                n, hl = struct.unpack_from("!H", buf, pos + 2)[0], 4
-            elif n == 127:
-                if len(buf) - pos < 10:
-                    break
-                n, hl = struct.unpack_from("!Q", buf, pos + 2)[0], 10
-            if masked:
-                hl += 4
-            if len(buf) - pos < hl + n:
+        while True:
+            h = parse_ws_header(buf, pos)
+            if h is None:
                 break
-            payload = bytes(buf[pos + hl:pos + hl + n])
-            if masked:
-                key = buf[pos + hl - 4:pos + hl]
-                payload = _unmask(payload, bytes(key))
-            if opcode in (1, 2):
-                self.parts, self.msg_opcode, self.msg_offset = [payload], opcode, self.base + pos
-            elif opcode == 0:
-                self.parts.append(payload)
-            if b0 & 0x80 and opcode in (0, 1, 2) and self.msg_opcode:
-                out.append(Pdu(chunk.frame, chunk.time, self.msg_offset, b"".join(self.parts), self.msg_opcode))
-                self.parts, self.msg_opcode = [], 0
-            pos += hl + n
+            if h.length > MAX_WS_MESSAGE:
+                del buf[:pos]
+                self.base += pos
+                self._lose(out, 0, f"frame claims {h.length} bytes, more than a Godot peer takes "
+                                   f"({MAX_WS_MESSAGE})")
+                return out
+            end = pos + h.size + h.length
+            if len(buf) < end:
+                break
+            op = h.opcode
+            at = self.base + pos
+            if op >= WS_CONTROL_MIN or op not in (WS_CONTINUATION, WS_TEXT, WS_BINARY):
+                self.ledger.drop(at, self.base + end)
+                pos = end
+                continue
+            if op != WS_CONTINUATION:
+                if self.msg_opcode and not self.oversized:  # a new message before the last one's FIN
+                    out.append(self._cut_message(f"message never finished ({self.parts_size} bytes, no FIN)",
+                                                 at))
+                self.parts, self.parts_size, self.msg_opcode, self.msg_offset = [], 0, op, at
+                self.oversized = False
+            if self.msg_opcode and not self.oversized:
+                payload = bytes(buf[pos + h.size:end])
+                self.parts.append(unmask(payload, h.key) if h.masked else payload)
+                self.parts_size += h.length
+                if self.parts_size > MAX_WS_MESSAGE:
+                    out.append(self._cut_message(f"message longer than a Godot peer takes ({MAX_WS_MESSAGE}"
+                                                 f" bytes) without FIN; the rest of it is skipped",
+                                                 self.base + end))
+                    self.oversized = True
+            elif self.msg_opcode:  # the rest of an oversized message: counted under its error
+                self.ledger.take(at, self.base + end)
+            else:  # a continuation frame with no message: skipped
+                out.append(Skipped(self.frame, self.time, at, end - pos, "continuation frame without a message",
+                                   self.ledger.take(at, self.base + end)))
+            if h.fin and self.msg_opcode:
+                if not self.oversized:
+                    out.append(Pdu(chunk.frame, chunk.time, self.msg_offset, b"".join(self.parts), self.msg_opcode,
+                                   self.ledger.take(self.msg_offset, self.base + end)))
+                self.parts, self.parts_size, self.msg_opcode, self.oversized = [], 0, 0, False
+            pos = end
         del buf[:pos]
         self.base += pos
         return out
 
+    def _cut_message(self, reason: str, end: int) -> Skipped:
+        item = Skipped(self.frame, self.time, self.msg_offset, end - self.msg_offset, reason,
+                       self.ledger.take(self.msg_offset, end))
+        self.parts, self.parts_size = [], 0
+        return item
 
-def _unmask(data: bytes, key: bytes) -> bytes:
-    n = len(data)
-    k = (key * (n // 4 + 1))[:n]
-    return (int.from_bytes(data, "little") ^ int.from_bytes(k, "little")).to_bytes(n, "little")
+    def _lose(self, out: list[Pdu | Skipped], _: int, reason: str) -> None:
+        """The framing is lost for good: from buf[0] on, count the direction's bytes under one error."""
+        if self.msg_opcode and self.parts_size:
+            out.append(self._cut_message(f"message never finished ({self.parts_size} bytes, no FIN)", self.base))
+        self.msg_opcode = 0
+        run = self.lost = _SkipRun(self.frame, self.time, self.base, reason + "; the rest of the direction is skipped")
+        run.size = len(self.buf)
+        run.wire = self.ledger.take(self.base, self.base + len(self.buf))
+        self.base += len(self.buf)
+        self.buf.clear()
+
+    def finish(self) -> list[Pdu | Skipped]:
+        out: list[Pdu | Skipped] = []
+        if self.lost is not None:
+            out.append(self.lost.item())
+            self.lost = None
+            return out
+        if self.msg_opcode and not self.oversized:
+            out.append(self._cut_message(f"the capture ends inside a message ({self.parts_size} bytes, no FIN)",
+                                         self.base))
+            self.msg_opcode = 0
+        if self.buf and self.handshake_done:
+            end = self.base + len(self.buf)
+            h = parse_ws_header(self.buf)
+            what = f"a frame of {h.length} bytes" if h is not None else "a frame header"
+            out.append(Skipped(self.frame, self.time, self.base, len(self.buf),
+                               f"the capture ends {len(self.buf)} bytes into {what}", self.ledger.take(self.base, end)))
+            self.base = end
+            self.buf.clear()
+        return out

@@ -1,22 +1,21 @@
 """Capture files to transport payloads: link layer, IPv4/IPv6, UDP/TCP headers.
 
-pcapng blocks are read here (``pcapng.py``'s rules for what dpkt reads: the first interface's link
-type and time resolution for every packet); dpkt reads classic pcap. gzip-compressed files too.
-Headers are parsed with precompiled structs, because building dpkt objects per packet would cost
-more than decoding the Godot payload.
+Capture files are read by ``source.py`` (pcap, pcapng, gzip, standard input). Headers are parsed
+with precompiled structs, because building dpkt objects per packet would cost more than decoding
+the Godot payload.
 """
 
 from __future__ import annotations
 
-import gzip
 import socket
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import BinaryIO
 
-from . import pcapng
+from .source import CaptureError, Source, open_packets
+
+__all__ = ["CaptureError", "Segment", "segments"]
 
 _ETH_TYPE = struct.Struct("!H")
 _IP4 = struct.Struct("!BBHHHBBH4s4s")
@@ -44,48 +43,7 @@ class Segment:
     payload: bytes
     seq: int = 0
     flags: int = 0
-
-
-class CaptureError(Exception):
-    """The file is not a readable pcap/pcapng capture."""
-
-
-def open_capture(path: str) -> tuple[BinaryIO, Iterator[tuple[float, bytes]], int]:
-    """The open file, its (timestamp, frame bytes) in file order, and the link type."""
-    f: BinaryIO = open(path, "rb")  # noqa: SIM115 - returned to the caller
-    magic = f.read(4)
-    f.seek(0)
-    if magic[:2] == b"\x1f\x8b":
-        f = gzip.open(f)  # type: ignore[assignment]  # noqa: SIM115 - returned to the caller
-        magic = f.read(4)
-        f.seek(0)
-    try:
-        if magic == pcapng.MAGIC:
-            link, packets = pcapng.read(f)
-        else:
-            link, packets = _pcap(f)
-    except (ValueError, struct.error, EOFError, OSError) as e:
-        f.close()
-        raise CaptureError(f"{path}: not a pcap or pcapng capture ({e})") from None
-    return f, packets, link
-
-
-def _pcap(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes]]]:
-    """Classic pcap, by dpkt (imported here only: it takes a while)."""
-    import dpkt
-
-    try:
-        r = dpkt.pcap.Reader(f)
-    except dpkt.dpkt.Error as e:
-        raise ValueError(str(e)) from None
-
-    def packets() -> Iterator[tuple[float, bytes]]:
-        try:
-            yield from r
-        except dpkt.dpkt.NeedData as e:
-            raise EOFError(str(e)) from None
-
-    return r.datalink(), packets()
+    frame_len: int = 0  # the frame's length on the wire (the capture's original length)
 
 
 _ip4 = socket.inet_ntoa  # 4 bytes -> "a.b.c.d"
@@ -98,22 +56,15 @@ def _ip6(b: bytes) -> str:
     return str(ipaddress.IPv6Address(b))
 
 
-def segments(path: str) -> Iterator[Segment]:
-    """Every UDP datagram and TCP segment in the capture, in file order (frame numbers from 1)."""
-    f, pkts, link = open_capture(path)
-    try:
-        frame = 0
-        for ts, buf in pkts:
-            frame += 1
-            seg = _parse(frame, ts, buf, link)
-            if seg is not None:
-                yield seg
-    except (struct.error, EOFError) as e:
-        raise CaptureError(f"{path}: capture ends in the middle of a record after frame {frame} ({e})") from None
-    except ValueError as e:  # a pcapng block whose lengths make no sense
-        raise CaptureError(f"{path}: damaged capture after frame {frame} ({e})") from None
-    finally:
-        f.close()
+def segments(source: Source) -> Iterator[Segment]:
+    """Every UDP datagram and TCP segment in the capture, in file order (frame numbers from 1).
+    ``source``: a path, ``"-"`` (standard input) or a binary file object, read as a stream."""
+    link, pkts = open_packets(source)
+    for frame, (ts, buf, orig) in enumerate(pkts, 1):
+        seg = _parse(frame, ts, buf, link)
+        if seg is not None:
+            seg.frame_len = orig
+            yield seg
 
 
 def _parse(frame: int, ts: float, buf: bytes, link: int) -> Segment | None:

@@ -23,8 +23,9 @@ _PACKET_HEAD = 20  # after type and length: interface, timestamp high/low, captu
 _PIECE = 1 << 20  # bytes read at a time from a big block
 
 
-def read(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes]]]:
-    """Link type and packets of the pcapng file ``f`` (positioned at its start)."""
+def read(f: BinaryIO, original_length: bool = False) -> tuple[int, Iterator[tuple]]:
+    """Link type and packets (timestamp, frame) of the pcapng file ``f`` (positioned at its
+    start); ``original_length``: (timestamp, frame, length on the wire) instead."""
     head = f.read(_SHB_HEAD)
     if len(head) < _SHB_HEAD or head[:4] != MAGIC:
         raise ValueError("offset 0: invalid pcapng header")
@@ -39,7 +40,8 @@ def read(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes]]]:
         raise ValueError(f"offset 12: unknown pcapng version {major}")
     if length < _SHB_HEAD or length % 4:
         raise ValueError(f"offset 4: bad section header length {length}")
-    _read(f, length - _SHB_HEAD)  # its options
+    if len(read_up_to(f, length - _SHB_HEAD)) < length - _SHB_HEAD:  # its options
+        raise EOFError(f"offset 0: section header block cut short (claims {length} bytes)")
     at = length  # file offset of the next block
     while True:  # up to the first interface
         idb_at = at
@@ -61,7 +63,7 @@ def read(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes]]]:
             if len(value) != 8:
                 raise ValueError(f"offset {opt_at}: if_tsoffset option of {len(value)} bytes, needs 8")
             offset = struct.unpack(order + "q", value)[0]
-    return link, _packets(f, order, divisor, offset, at)
+    return link, _packets(f, order, divisor, offset, at, original_length)
 
 
 def _body(f: BinaryIO, n: int, at: int) -> bytes:
@@ -69,10 +71,10 @@ def _body(f: BinaryIO, n: int, at: int) -> bytes:
     ``at``: the block's file offset."""
     if n < 4 or n % 4:
         raise ValueError(f"offset {at}: bad pcapng block length {n + 8}")
-    return _read(f, n)
+    return read_up_to(f, n)
 
 
-def _read(f: BinaryIO, n: int) -> bytes:
+def read_up_to(f: BinaryIO, n: int) -> bytes:
     """Up to n bytes; more than _PIECE in pieces, so that memory follows what the file holds."""
     if n <= _PIECE:
         return f.read(n)
@@ -106,9 +108,10 @@ def _options(data: bytes, order: str, at: int) -> Iterator[tuple[int, int, bytes
         pos += 4 + n + (-n & 3)
 
 
-def _packets(f: BinaryIO, order: str, divisor: float, offset: int, at: int) -> Iterator[tuple[float, bytes]]:
+def _packets(f: BinaryIO, order: str, divisor: float, offset: int, at: int,
+             original_length: bool) -> Iterator[tuple]:
     hdr = struct.Struct(order + "II")
-    pkt = struct.Struct(order + "4xIII")  # timestamp high, low, captured length
+    pkt = struct.Struct(order + "4xIIII")  # timestamp high, low, captured length, original length
     read = f.read
     while True:
         h = read(8)
@@ -122,5 +125,8 @@ def _packets(f: BinaryIO, order: str, divisor: float, offset: int, at: int) -> I
         body = _body(f, length - 8, block_at)
         if len(body) < length - 8 or len(body) < _PACKET_HEAD + 4:
             raise EOFError(f"offset {block_at}: pcapng packet block cut short ({len(body) + 8} of {length} bytes)")
-        high, low, caplen = pkt.unpack_from(body)
-        yield offset + (((high << 32) | low) / divisor), body[_PACKET_HEAD:_PACKET_HEAD + caplen]
+        high, low, caplen, orig = pkt.unpack_from(body)
+        if original_length:
+            yield offset + (((high << 32) | low) / divisor), body[_PACKET_HEAD:_PACKET_HEAD + caplen], orig
+        else:
+            yield offset + (((high << 32) | low) / divisor), body[_PACKET_HEAD:_PACKET_HEAD + caplen]

@@ -14,7 +14,7 @@ a ``multiplayer.MultiplayerSession`` instead of the Variant decoder.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from ..records import Record
 from ..spec import get_dialect
 from .framing import LengthPrefixFramer, Pdu, Skipped, WebSocketFramer
 from .packets import TCP_ACK, TCP_SYN, Segment, segments
+from .source import Source
 from .tcp import Chunk, TcpDirection
 
 DEBUGGER_PORTS = (6007,)
@@ -45,6 +46,7 @@ class _Side:
     dbg_args: list = field(default_factory=list)
     dbg_raw: bytearray = field(default_factory=bytearray)
     dbg_offset: int = 0
+    dbg_wire: float = 0.0
 
 
 @dataclass
@@ -66,12 +68,13 @@ class _Conversation:
 
 
 class PcapReader:
-    def __init__(self, path: str, dialect: str = "auto", ports: Iterable[int] = (),
+    def __init__(self, path: Source, dialect: str = "auto", ports: Iterable[int] = (),
                  debugger_ports: Iterable[int] = DEBUGGER_PORTS, heuristics: bool = True, *,
                  rpc_names: Mapping[str, Any] | None = None, project: str | None = None,
                  multiplayer: bool = True, enet_ports: Iterable[int] = (), enet_control: bool = False,
-                 enet_compression: str | None = None) -> None:
+                 enet_compression: str | None = None, on_frame: Callable[[Segment], None] | None = None) -> None:
         self.path = path
+        self.on_frame = on_frame
         self.multiplayer = multiplayer
         self.enet_ports = set(enet_ports)
         self.enet_control = enet_control
@@ -111,7 +114,10 @@ class PcapReader:
 
     # -- main loop ----------------------------------------------------------------------------
     def __iter__(self) -> Iterator[Record]:
+        tap = self.on_frame
         for seg in segments(self.path):
+            if tap is not None:
+                tap(seg)
             conv, d = self._conversation(seg)
             if conv.kind == "ignore":
                 continue
@@ -129,7 +135,7 @@ class PcapReader:
         conv.kind = "udp"
         if not seg.payload:
             return
-        pdu = Pdu(seg.frame, seg.time, 0, seg.payload)
+        pdu = Pdu(seg.frame, seg.time, 0, seg.payload, 2, seg.frame_len)
         if conv.confirmed:
             pass  # a Godot conversation: every datagram is a message (bad ones become error records)
         elif self._known_port(conv):
@@ -233,14 +239,15 @@ class PcapReader:
                                          self.enet_compression, guess_major=enet_godot_major)
         if not seg.payload:
             return
-        for it in conv.enet.feed(seg.payload, d, seg.frame, seg.time):
+        for it in conv.enet.feed(seg.payload, d, seg.frame, seg.time, seg.frame_len):
             yield self._enet_record(conv, it)
 
     def _enet_record(self, conv: _Conversation, it: Item) -> Record:
         if conv.enet is not None and conv.enet.session is not None and not conv.confirmed:
             conv.confirmed = True
             conv.verdict = Verdict(conv.enet.session.dialect or "", f"ENet multiplayer: {conv.enet.evidence}", False)
-        rec = self._base(conv, it.direction, Pdu(it.frame, it.time, 0, b""), **record_fields(it.message, it.channel))
+        rec = self._base(conv, it.direction, Pdu(it.frame, it.time, 0, b"", 2, it.wire),
+                         **record_fields(it.message, it.channel))
         if not conv.confirmed:
             rec.dialect = ""
         return rec
@@ -265,8 +272,9 @@ class PcapReader:
         if isinstance(item, Skipped) or item.opcode == 1:
             yield from self._emit(conv, d, item)
             return
-        for m in conv.mp.decode(item.data, d):  # type: ignore[union-attr]
-            yield self._base(conv, d, item, **record_fields(m))
+        msgs = conv.mp.decode(item.data, d)  # type: ignore[union-attr]
+        for m in msgs:  # a message's wire bytes are shared by what it decodes to
+            yield self._base(conv, d, item, wire_bytes=item.wire / len(msgs), **record_fields(m))
 
     # -- messages -------------------------------------------------------------------------------
     def _message(self, conv: _Conversation, d: str, item: Pdu | Skipped) -> Iterator[Record]:
@@ -326,6 +334,7 @@ class PcapReader:
         src, dst = (conv.client, conv.server) if d == "c2s" else (conv.server, conv.client)
         transport = "websocket" if conv.kind == "websocket" else conv.transport
         v = conv.verdict
+        kw.setdefault("wire_bytes", item.wire)
         return Record(item.frame, item.time, src[0], src[1], dst[0], dst[1], transport, d,
                       v.dialect if v else "", offset=item.offset, evidence=v.evidence if v else "", **kw)
 
@@ -375,15 +384,18 @@ class PcapReader:
                 side.dbg_name, side.dbg_count, side.dbg_args = value, None, []
                 side.dbg_raw = bytearray(item.data)
                 side.dbg_offset = item.offset
+                side.dbg_wire = item.wire
             else:
                 yield self._base(conv, d, item, kind="variant", value=value, raw=item.data)
             return
         side.dbg_raw += item.data
+        side.dbg_wire += item.wire
         if side.dbg_count is None:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 name = side.dbg_name
                 side.dbg_name = None
                 yield self._base(conv, d, item, kind="error", raw=bytes(side.dbg_raw), message=name,
+                                 wire_bytes=side.dbg_wire,
                                  error=f"offset {item.offset}: debugger message {name!r} has no argument count")
                 return
             side.dbg_count = value
@@ -391,17 +403,18 @@ class PcapReader:
             side.dbg_args.append(value)
         if len(side.dbg_args) >= side.dbg_count:
             rec = self._base(conv, d, item, kind="debugger", message=side.dbg_name, value=side.dbg_args,
-                             raw=bytes(side.dbg_raw))
+                             raw=bytes(side.dbg_raw), wire_bytes=side.dbg_wire)
             rec.offset = side.dbg_offset
             side.dbg_name, side.dbg_count, side.dbg_args = None, None, []
             yield rec
 
 
-def read_pcap(path: str, dialect: str = "auto", ports: Iterable[int] = (),
+def read_pcap(path: Source, dialect: str = "auto", ports: Iterable[int] = (),
               debugger_ports: Iterable[int] = DEBUGGER_PORTS, heuristics: bool = True, *,
               rpc_names: Mapping[str, Any] | None = None, project: str | None = None,
               multiplayer: bool = True, enet_ports: Iterable[int] = (), enet_control: bool = False,
-              enet_compression: str | None = None) -> Iterator[Record]:
+              enet_compression: str | None = None,
+              on_frame: Callable[[Segment], None] | None = None) -> Iterator[Record]:
     """Every Godot message in a pcap/pcapng (gzip too) capture, in capture order per conversation.
 
     ``dialect="auto"`` guesses per conversation (see ``godot_dissect.detect``); ``ports`` are
@@ -416,7 +429,12 @@ def read_pcap(path: str, dialect: str = "auto", ports: Iterable[int] = (),
     of ``enet_ports``) are parsed and reassembled as ENet; ``enet_control=True`` also gives a record
     per ACKNOWLEDGE/PING/... (by default only CONNECT, VERIFY_CONNECT and DISCONNECT);
     ``enet_compression`` names the codec of compressed datagrams (it is not on the wire).
+
+    ``path``: a file path, ``"-"`` (standard input) or a readable binary file object, read as a
+    stream. ``on_frame(segment)`` is called for every UDP/TCP packet, in capture order, before the
+    records it completes (for bandwidth and conversation tables; ``Segment.frame_len`` is its
+    length on the wire). Each record's ``wire_bytes`` is its share of the frames that carried it.
     """
     return iter(PcapReader(path, dialect, ports, debugger_ports, heuristics, rpc_names=rpc_names,
                            project=project, multiplayer=multiplayer, enet_ports=enet_ports,
-                           enet_control=enet_control, enet_compression=enet_compression))
+                           enet_control=enet_control, enet_compression=enet_compression, on_frame=on_frame))

@@ -1,15 +1,27 @@
 """TCP byte streams from segments: order by sequence number, drop retransmitted bytes, hold
 out-of-order segments until the gap fills, and give up on a gap (reporting it) when too much
-data piles up behind it or the stream ends."""
+data piles up behind it or the stream ends.
+
+Held segments sit in a heap by stream offset (sequence numbers unwrapped against the stream's
+start), so releasing them is O(log n) each whatever order they came in: a PDU sent as 1-byte
+segments in reverse order reassembles in linear time.
+"""
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
+from ..spec.transports import MAX_TCP_PENDING
 from .packets import TCP_FIN, TCP_RST, TCP_SYN, Segment
 
 #: bytes held behind a gap before the gap is declared lost
-MAX_PENDING = 4 << 20
+MAX_PENDING = MAX_TCP_PENDING
+#: what holding one out-of-order segment costs beyond its bytes (counted against MAX_PENDING, so
+#: a flood of 1-byte segments is bounded like a few big ones)
+SEGMENT_COST = 64
+_HALF = 0x80000000
+_MASK = 0xFFFFFFFF
 
 
 @dataclass(slots=True)
@@ -20,72 +32,78 @@ class Chunk:
     time: float
     data: bytes
     gap: int = 0  # bytes missing before ``data`` (0: contiguous)
+    frame_len: int = 0  # the delivering frame's length on the wire
 
 
 @dataclass
 class TcpDirection:
     next_seq: int | None = None
-    pending: dict[int, tuple[bytes, int, float]] = field(default_factory=dict)
+    #: (stream offset, arrival order, data, frame, time, frame_len) of segments beyond next_seq
+    pending: list[tuple[int, int, bytes, int, float, int]] = field(default_factory=list)
     pending_bytes: int = 0
-    closed: bool = False
+    closed: bool = False  # a FIN or RST was seen
+    offset: int = 0  # stream offset of next_seq (unwrapped)
+    _arrivals: int = 0
 
     def add(self, seg: Segment) -> list[Chunk]:
         out: list[Chunk] = []
         seq, data = seg.seq, seg.payload
         if seg.flags & TCP_SYN:
-            self.next_seq = (seq + 1) & 0xFFFFFFFF
-            seq = (seq + 1) & 0xFFFFFFFF
+            self.next_seq = (seq + 1) & _MASK
+            seq = (seq + 1) & _MASK
         if seg.flags & (TCP_FIN | TCP_RST):
             self.closed = True
         if not data:
             return out
         if self.next_seq is None:  # capture started mid-stream: take the first segment as it is
             self.next_seq = seq
-        rel = (seq - self.next_seq) & 0xFFFFFFFF
-        if rel >= 0x80000000:  # starts before next_seq: retransmission, maybe with new bytes
-            overlap = (self.next_seq - seq) & 0xFFFFFFFF
+        rel = (seq - self.next_seq) & _MASK
+        if rel >= _HALF:  # starts before next_seq: retransmission, maybe with new bytes
+            overlap = (self.next_seq - seq) & _MASK
             if overlap >= len(data):
                 return out
-            data, seq = data[overlap:], self.next_seq
-            rel = 0
+            data, rel = data[overlap:], 0
         if rel > 0:
-            if seq not in self.pending or len(self.pending[seq][0]) < len(data):
-                self.pending_bytes += len(data) - len(self.pending.get(seq, (b"",))[0])
-                self.pending[seq] = (data, seg.frame, seg.time)
+            self._arrivals += 1
+            heapq.heappush(self.pending, (self.offset + rel, self._arrivals, data, seg.frame, seg.time,
+                                          seg.frame_len))
+            self.pending_bytes += len(data) + SEGMENT_COST
             if self.pending_bytes > MAX_PENDING:
                 out += self.flush_gap()
             return out
-        out.append(Chunk(seg.frame, seg.time, data))
-        self.next_seq = (seq + len(data)) & 0xFFFFFFFF
-        out += self._drain()
+        out.append(Chunk(seg.frame, seg.time, data, 0, seg.frame_len))
+        self._advance(len(data))
+        if self.pending:
+            out += self._drain()
         return out
+
+    def _advance(self, n: int) -> None:
+        self.next_seq = (self.next_seq + n) & _MASK  # type: ignore[operator]
+        self.offset += n
+
+    def _pop(self) -> tuple[int, int, bytes, int, float, int]:
+        item = heapq.heappop(self.pending)
+        self.pending_bytes -= len(item[2]) + SEGMENT_COST
+        return item
 
     def _drain(self) -> list[Chunk]:
         out = []
-        while self.pending:
-            best = None
-            for s in list(self.pending):
-                rel = (s - self.next_seq) & 0xFFFFFFFF  # type: ignore[operator]
-                if rel >= 0x80000000 or rel == 0:
-                    data, frame, t = self.pending.pop(s)
-                    self.pending_bytes -= len(data)
-                    overlap = (self.next_seq - s) & 0xFFFFFFFF  # type: ignore[operator]
-                    if overlap < len(data):
-                        best = Chunk(frame, t, data[overlap:])
-                        break
-            if best is None:
-                break
-            out.append(best)
-            self.next_seq = (self.next_seq + len(best.data)) & 0xFFFFFFFF  # type: ignore[operator]
+        pending = self.pending
+        while pending and pending[0][0] <= self.offset:
+            at, _, data, frame, t, flen = self._pop()
+            overlap = self.offset - at
+            if overlap < len(data):
+                out.append(Chunk(frame, t, data[overlap:], 0, flen))
+                self._advance(len(data) - overlap)
         return out
 
     def flush_gap(self) -> list[Chunk]:
         """Skip to the earliest held segment (the bytes in between were never captured)."""
         if not self.pending:
             return []
-        first = min(self.pending, key=lambda s: (s - self.next_seq) & 0xFFFFFFFF)  # type: ignore[operator]
-        gap = (first - self.next_seq) & 0xFFFFFFFF  # type: ignore[operator]
-        data, frame, t = self.pending.pop(first)
-        self.pending_bytes -= len(data)
-        self.next_seq = (first + len(data)) & 0xFFFFFFFF
-        return [Chunk(frame, t, data, gap=gap), *self._drain()]
+        at, _, data, frame, t, flen = self._pop()
+        gap = at - self.offset
+        self.offset = at
+        self.next_seq = (self.next_seq + gap) & _MASK  # type: ignore[operator]
+        self._advance(len(data))
+        return [Chunk(frame, t, data, gap, flen), *self._drain()]

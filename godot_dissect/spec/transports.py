@@ -1,0 +1,168 @@
+"""How Godot messages ride on the wire, as data: the u32 length prefix, the remote debugger's ports
+and message shapes, RFC 6455 WebSocket frames, the order dialects are tried in, and every limit the
+capture reader holds itself to. The reader (``godot_dissect.pcap``), the scapy layers, the fuzzer
+and the Lua generator read these; none writes its own copy.
+
+The parsers here (``read_length_prefix``, ``parse_ws_header``, ``unmask``) are the one place
+their layouts are turned into code in Python.
+
+Sources: Godot 3.x ``PacketPeerStream`` / ``ScriptDebuggerRemote``, Godot 4.x
+``RemoteDebuggerPeerTCP`` / ``WebSocketPeer`` sources, and RFC 6455.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+# -- length-prefixed PDUs (StreamPeer.put_var, PacketPeerStream, the TCP debugger) ----------------
+#: every PDU: u32 little-endian byte count of the body, then the body
+LENGTH_PREFIX = struct.Struct("<I")
+PREFIX_SIZE = LENGTH_PREFIX.size
+#: the largest body we accept: the debuggers accept up to 8 MiB + 4 (RemoteDebuggerPeerTCP drops
+#: ``size > 8 MiB + 4``; Godot 3's editor input buffer is 8 MiB - 4); StreamPeer has no limit of
+#: its own but a reader needs one. A bigger claimed length is taken for lost synchronisation.
+MAX_PDU = (8 << 20) + 4
+#: a body is one encoded Variant: at least its 4-byte header, and a multiple of 4 bytes
+MIN_BODY = 4
+BODY_ALIGN = 4
+
+
+def read_length_prefix(buf: bytes | bytearray | memoryview, pos: int = 0) -> int | None:
+    """The body length claimed at ``pos``, or None when fewer than 4 bytes are there."""
+    if len(buf) - pos < PREFIX_SIZE:
+        return None
+    return LENGTH_PREFIX.unpack_from(buf, pos)[0]
+
+
+def length_prefixed(body: bytes, claimed: int | None = None) -> bytes:
+    """``body`` with its prefix (``claimed`` overrides the length written, for malformed cases)."""
+    return LENGTH_PREFIX.pack((len(body) if claimed is None else claimed) & 0xFFFFFFFF) + body
+
+
+# -- the remote debugger ------------------------------------------------------------------------------
+#: editor's default listening port (editor setting network/debug/remote_port; both majors)
+DEBUGGER_PORTS = (6007,)
+
+
+@dataclass(frozen=True)
+class DebuggerShape:
+    """How one direction of one Godot major's debugger groups PDUs into a message."""
+
+    major: int
+    direction: str  # "game->editor" | "editor->game" | "both"
+    pdus: str  # the PDU sequence of one message
+    array_items: tuple[str, ...] = ()  # a single-Array message: what its items are
+
+
+#: the debugger message shapes (transports.md 4.2, 4.3)
+DEBUGGER_SHAPES = (
+    DebuggerShape(3, "game->editor", "String name, int N, then N PDUs (one argument each)"),
+    DebuggerShape(3, "editor->game", "one Array", ("command: String", "args...")),
+    DebuggerShape(4, "both", "one Array", ("name: String", "thread_id: int", "data: Array")),  # 4.2+
+    DebuggerShape(4, "both", "one Array", ("name: String", "data: Array")),  # 4.0, 4.1
+)
+#: Godot 3 game->editor: the game's output buffer is 8 MiB - 4 and the smallest argument PDU is 8
+#: bytes (prefix + a NIL header), so a message holds at most this many arguments; a bigger count
+#: is taken for a damaged or hostile stream
+MAX_DEBUGGER3_ARGS = ((8 << 20) - 4) // (PREFIX_SIZE + MIN_BODY)
+#: Godot 3 game->editor: bytes of one message's PDUs held while it is assembled (the game's output
+#: buffer); the rest of a bigger message is counted, not kept, and reported as an error
+MAX_DEBUGGER3_MESSAGE = (8 << 20) - 4
+
+# -- WebSocket (RFC 6455) -----------------------------------------------------------------------------
+#: opcode -> name
+WS_OPCODES = {0: "continuation", 1: "text", 2: "binary", 8: "close", 9: "ping", 10: "pong"}
+WS_CONTINUATION, WS_TEXT, WS_BINARY = 0, 1, 2
+#: opcodes from here up are control frames (never fragmented, may come between data frames)
+WS_CONTROL_MIN = 8
+WS_FIN = 0x80
+WS_OPCODE_MASK = 0x0F
+WS_RSV_SHIFT = 4
+WS_MASKED = 0x80
+WS_LEN7_MASK = 0x7F
+#: 7-bit length values meaning "a 16-bit / 64-bit length follows" (network order)
+WS_LEN16, WS_LEN64 = 126, 127
+WS_LEN16_FIELD = struct.Struct("!H")
+WS_LEN64_FIELD = struct.Struct("!Q")
+WS_MASK_KEY_SIZE = 4
+#: the largest WebSocket message a Godot peer takes in: the biggest inbound buffer any Godot
+#: WebSocket peer is set up with is RemoteDebuggerPeerWebSocket's (1 << 23) - 1 bytes (multiplayer
+#: peers default to 64 KiB); a frame or a message claiming more is no Godot traffic the engine
+#: would read, and the rest of that direction is reported as one error, not buffered
+MAX_WS_MESSAGE = 1 << 23
+#: an HTTP upgrade request/response is looked at up to this many bytes
+MAX_HTTP_HEAD = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class WsHeader:
+    """One frame header: where its payload starts and how long it is."""
+
+    fin: bool
+    rsv: int
+    opcode: int
+    masked: bool
+    length: int  # payload bytes
+    key: bytes  # masking key (b"" when unmasked)
+    size: int  # header bytes (2 .. 14)
+    len7: int  # the 7-bit length field as sent
+
+
+def parse_ws_header(buf: bytes | bytearray, pos: int = 0) -> WsHeader | None:
+    """The frame header at ``pos``, or None when it has not all arrived."""
+    avail = len(buf) - pos
+    if avail < 2:
+        return None
+    b0, b1 = buf[pos], buf[pos + 1]
+    n = len7 = b1 & WS_LEN7_MASK
+    size = 2
+    if n == WS_LEN16:
+        if avail < 4:
+            return None
+        n, size = WS_LEN16_FIELD.unpack_from(buf, pos + 2)[0], 4
+    elif n == WS_LEN64:
+        if avail < 10:
+            return None
+        n, size = WS_LEN64_FIELD.unpack_from(buf, pos + 2)[0], 10
+    key = b""
+    if b1 & WS_MASKED:
+        if avail < size + WS_MASK_KEY_SIZE:
+            return None
+        key = bytes(buf[pos + size:pos + size + WS_MASK_KEY_SIZE])
+        size += WS_MASK_KEY_SIZE
+    return WsHeader(bool(b0 & WS_FIN), (b0 >> WS_RSV_SHIFT) & 7, b0 & WS_OPCODE_MASK, bool(b1 & WS_MASKED), n, key,
+                    size, len7)
+
+
+def unmask(data: bytes | bytearray | memoryview, key: bytes) -> bytes:
+    """RFC 6455 5.3: XOR with the 4-byte key, repeated (the same operation masks)."""
+    n = len(data)
+    if not n:
+        return b""
+    k = (key * (n // 4 + 1))[:n]
+    return (int.from_bytes(data, "little") ^ int.from_bytes(k, "little")).to_bytes(n, "little")
+
+
+# -- dialect detection ------------------------------------------------------------------------------
+#: dialects tried on a conversation, in preference order on ties: real engines before builds and
+#: paper dialects
+CANDIDATES = ("godot4", "godot3", "godot4-double", "godot3-double", "godot4-doc-table")
+#: dialects the "is this a Godot message at all" heuristic tries
+HEURISTIC_DIALECTS = ("godot4", "godot3")
+#: nesting levels the decoder follows (Godot's own limit, Variant ``MAX_RECURSION_DEPTH``)
+MAX_DEPTH = 1024
+
+# -- the capture reader's own limits (memory stays bounded whatever the capture holds) ----------------
+#: conversations tracked at once; beyond it the least recently active one is finished (its
+#: leftovers become error records) -- closed (FIN/RST) and idle conversations go first
+MAX_CONVERSATIONS = 10_000
+#: bytes held across all conversations (TCP out-of-order data, unfinished PDUs and messages, data
+#: held while a dialect is guessed); beyond it the conversations holding the most are finished
+MAX_HELD_BYTES = 64 << 20
+#: a conversation with no packet for this many seconds of capture time is finished
+IDLE_SECONDS = 600.0
+#: TCP bytes held behind a gap (one direction) before the gap is declared lost
+MAX_TCP_PENDING = 4 << 20
+#: datagrams of a UDP conversation held while it is not yet known to be Godot
+MAX_UDP_HELD = 64
