@@ -9,7 +9,6 @@ dumpcap to stop, the pipe ends, and the reader finishes with every record it sti
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import shutil
 import signal
@@ -117,9 +116,14 @@ class LiveCapture:
         self._err_reader.join(timeout=2)
         self.stream.close()
 
-    def failure(self) -> str | None:
-        """One line for the user when dumpcap failed (None when it ended normally or by Ctrl-C)."""
-        code = self.proc.poll()
+    def failure(self, wait: float = 5.0) -> str | None:
+        """One line for the user when dumpcap failed (None when it ended normally or by Ctrl-C); waits up
+        to ``wait`` seconds for it to end (its stream ended, so it is ending)."""
+        try:
+            code = self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            return None
+        self._err_reader.join(timeout=2)
         if code in (0, None) or self.interrupted or code == -signal.SIGINT:
             return None
         return describe_failure(self.interface, code, self.stderr)
@@ -137,8 +141,3 @@ def describe_failure(interface: str, code: int, stderr: list[str]) -> str:
     return f"dumpcap failed on {interface}: {first.strip()}"
 
 
-def on_terminal() -> bool:
-    try:
-        return os.isatty(1)
-    except OSError:
-        return False

@@ -200,15 +200,13 @@ def run_read(args: argparse.Namespace) -> int:
     except LiveError as e:
         return _usage(str(e))
     except (CaptureError, OSError) as e:
-        if live is not None and live.failure():
-            return _usage(live.failure() or "")
-        return _usage(str(e))
+        failed = live.failure() if live is not None else None
+        return _usage(failed or str(e))
     finally:
         if live is not None:
             live.__exit__(None, None, None)
-    if live is not None and live.failure():
-        return _usage(live.failure() or "")
-    return 0
+    failed = live.failure() if live is not None else None
+    return _usage(failed) if failed else 0
 
 
 def _usage(msg: str) -> int:

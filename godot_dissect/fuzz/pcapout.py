@@ -184,6 +184,8 @@ def capture_hint(path: str) -> CaptureHint | None:
     godot-dissect comment). Reads only that first block, with the pcapng reader's option parser."""
     from ..pcap import pcapng
 
+    if path == "-":  # standard input is read once, by the reader
+        return None
     try:
         with open(path, "rb") as f:
             head = f.read(pcapng._SHB_HEAD)
