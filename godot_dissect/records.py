@@ -44,6 +44,11 @@ class Record:
     # and its size as the application sees it (None: len(raw))
     wire_bytes: float = 0.0
     app_bytes: int | None = None
+    # multiplayer routing (set by the multiplayer layer; see multiplayer.session._route)
+    sender: int | None = None  # peer id of the original sender
+    receiver: int | None = None  # peer id that executes it (a relayed packet: the final receiver)
+    transfer: str | None = None  # "reliable" | "unreliable" | "unreliable_ordered"
+    relayed: bool | None = None  # the packet goes through the server (either leg)
 
     @property
     def type(self) -> str:
@@ -97,6 +102,9 @@ class Record:
         for k in _MP_FIELDS:
             if (v := getattr(self, k)) is not None:
                 d[k] = v
+        for k in _ROUTE_FIELDS:
+            if (v := getattr(self, k)) is not None:
+                d[k] = v
         if self.fields:
             d["fields"] = {k: _json_field(v) for k, v in self.fields.items()}
         if self.error is not None:
@@ -123,6 +131,7 @@ KINDS = ("variant", "debugger", "text", "error", "compressed", *MULTIPLAYER_KIND
 #: kinds whose value is a list of values shown one after the other (not one Array)
 LIST_KINDS = ("rpc", "spawn", "sync")
 _MP_FIELDS = ("node", "method", "method_id", "channel", "peer", "command")
+_ROUTE_FIELDS = ("sender", "receiver", "transfer", "relayed")
 
 
 def _json_field(v: Any) -> Any:

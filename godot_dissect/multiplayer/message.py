@@ -34,6 +34,12 @@ class MpMessage:
     raw: bytes = b""  # the Godot packet, transport header excluded
     peer: int | None = None  # the peer a peer/sys message is about, or the relay peer
     sender: int | None = None  # the peer id that sent it, when known
+    #: the peer that executes it (a relayed packet: the final receiver, also on the leg to the server);
+    #: None when unknown or when several peers do (a client's broadcast excluding the server)
+    receiver: int | None = None
+    #: the packet travels through the server: sender or receiver is not an end of this hop
+    relayed: bool | None = None
+    transfer: str | None = None  # "reliable" | "unreliable" | "unreliable_ordered" (spec TRANSFER_MODES)
     inner: MpMessage | None = None  # SYS RELAY: the relayed packet
     #: wire span (start, stop) of each argument inside ``raw`` (RPCs), for checking against engines
     arg_spans: list[tuple[int, int]] | None = None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..spec.enet import COMMANDS_BY_NAME
+from ..spec.multiplayer import ENET_CHANNELS
 from .message import MpMessage
 
 
@@ -34,9 +36,29 @@ def record_fields(m: MpMessage, channel: int | None = None) -> dict[str, Any]:
     error = m.error  # a relayed packet the receiving session rejects (e.g. its path cache) is an error too
     if error is None and shown is not m and shown.error:
         error = f"relayed packet (inner offsets): {shown.error}"
+    transfer = m.transfer or _TRANSFER_OF_DELIVERY.get(m.fields.get("delivery"))  # type: ignore[arg-type]
     return dict(kind="error" if error else shown.kind, value=value, raw=m.raw, error=error,
                 node=shown.node, method=shown.method, method_id=shown.method_id, channel=channel,
-                peer=m.peer, command=shown.command or m.command, fields=fields or None)
+                peer=m.peer, command=shown.command or m.command, fields=fields or None,
+                sender=m.sender, receiver=m.receiver, relayed=m.relayed, transfer=transfer,
+                app_bytes=0 if m.kind == "enet" else len(m.raw))
+
+
+def _transfer_of_delivery() -> dict[str, str]:
+    """ENet delivery kind of the receiving side -> the sender's transfer mode, from how each
+    Godot version sends each mode (spec ``ENET_CHANNELS[major].sends``); the same for 3.x and 4.x."""
+    out: dict[str, str] = {}
+    for channels in ENET_CHANNELS.values():
+        for mode, send in channels.sends.items():
+            delivery = COMMANDS_BY_NAME[send.command].delivery
+            assert out.setdefault(delivery, mode) == mode, (delivery, mode)  # type: ignore[arg-type]
+    return out
+
+
+#: "reliable" -> "reliable", "unsequenced" -> "unreliable", "unreliable" -> "unreliable_ordered".
+#: A packet larger than the MTU goes as fragments; 3.x sends every mode's fragments reliably, so such
+#: a packet shows as "reliable" (which is what happened on the wire).
+_TRANSFER_OF_DELIVERY = _transfer_of_delivery()
 
 
 _ENET_SHOWN = {

@@ -83,7 +83,42 @@ class MultiplayerSession:
         if channel is not None and self.transport == "enet":
             for m in msgs:
                 m.fields.setdefault("channel_name", ENET_CHANNELS[self.major].name(channel))
+        for m in msgs:
+            self._route(m, direction)
         return msgs
+
+    # -- who sends to whom -------------------------------------------------------------------------
+    def _route(self, msg: MpMessage, direction: str) -> None:
+        """``sender``, ``receiver``, ``relayed`` (and ``transfer`` over WebSocket) of one packet.
+
+        Every Godot multiplayer topology here is a star: each hop is between the server (peer 1)
+        and one client. A client's packet for another client travels client -> server -> client;
+        its two legs both say the original sender and the final receiver, and ``relayed``. What
+        the server does with a client's packet follows the engine (3.x
+        ``NetworkedMultiplayerENet::poll``/``WebSocketMultiplayerPeer``, 4.x
+        ``SceneMultiplayer::_process_sys`` RELAY): target 1 or 0 or -N (N != 1): the server
+        executes it (receiver 1; the copies it forwards to the other clients are separate s2c
+        records); target N > 1: forwarded only (receiver N); target -1: forwarded to every other
+        client, nobody in particular (receiver None).
+        """
+        client = self.client_id
+        hop_src, hop_dst = (1, client) if direction == "s2c" else (client, 1)
+        shown = msg.inner if msg.inner is not None else msg
+        if self.transport == "websocket":
+            msg.transfer = "reliable"  # over TCP every transfer mode arrives, in order
+        if shown is not msg and shown.sender is not None:
+            msg.sender = shown.sender  # a relay: the packet inside is the original sender's
+        elif msg.sender is None:
+            msg.sender = hop_src
+        if direction == "s2c":
+            msg.receiver = hop_dst
+            msg.relayed = msg.sender != 1
+            return
+        target = _target(msg)
+        if target is None or target == 1 or target == 0 or (target < 0 and target != -1):
+            msg.receiver, msg.relayed = 1, False
+        else:
+            msg.receiver, msg.relayed = (target if target > 1 else None), True
 
     # -- transports ------------------------------------------------------------------------------
     def _enet3(self, payload: bytes, direction: str, channel: int | None) -> list[MpMessage]:
@@ -113,6 +148,8 @@ class MultiplayerSession:
         _shift(msg, end)
         msg.fields.update(src=scope["src"], dst=scope["dst"], header=form.name)
         msg.sender = scope["src"]
+        if direction == "c2s" and self.client_id is None:  # no CONNECT in the capture: the header says it
+            self.client_id = scope["src"]
         self._resolve3(msg, scope["src"], scope["dst"])
         return [msg]
 
@@ -267,6 +304,18 @@ class MultiplayerSession:
                     e["node"] = self.paths.get(sender, {}).get(SYNC_ID.get(nid))
                 else:  # announced by a SPAWN: the spawned node it belongs to
                     e["spawned"] = self.synchronizers.get(sender, {}).get(nid)
+
+
+def _target(msg: MpMessage) -> int | None:
+    """The peer a client addressed a packet to: the Godot 3 header's target, or a Godot 4 relay's."""
+    f = msg.fields
+    if msg.inner is not None:
+        way, peer = f.get("relay", ("to", msg.peer))
+        return peer if way == "to" else None
+    for key in ("dst", "to"):  # 3.x ENet peer header / WebSocket header
+        if isinstance(f.get(key), int):
+            return f[key]
+    return None
 
 
 def _shift(msg: MpMessage, by: int) -> None:

@@ -1,0 +1,249 @@
+"""The ``bandwidth`` and ``conversations`` tables, from the reader's frame tap and the records.
+
+A direction is (transport, source ip:port, destination ip:port); a conversation is both directions
+of one UDP/TCP 5-tuple. Frame bytes are each frame's length on the wire (``Segment.frame_len``, the
+pcap original length: link, IP, UDP/TCP headers and payload), so per direction they add up to what
+``tshark -q -z conv,udp`` / ``conv,tcp`` prints for the same conversation.
+
+``bandwidth`` — one row per direction of every conversation that carried Godot messages (with
+``by``: per direction and channel / node / method):
+
+- ``frames``, ``wire_bytes``: every frame of the direction, Godot or not (ENet ACK/PING, TCP
+  handshake and ACKs, HTTP upgrade included). With ``by``, ``wire_bytes`` is the records' share
+  (``Record.wire_bytes``) and a row ``(no message)`` holds the frame bytes no message accounts for.
+- ``messages``, ``app_bytes``: records (ENet control records excluded) and their ``app_bytes``.
+- ``app_min_Bps``/``app_mean_Bps``/``app_max_Bps`` and ``wire_*``: bytes per second over windows of
+  ``interval`` seconds aligned on the capture's first frame (the editor profiler's Up/Down, for
+  both layers): min and max over every window from the row's first active one to its last (idle
+  windows between count as 0), mean = bytes / (windows x interval).
+- ``src_peer``/``dst_peer``: the Godot peer id at that endpoint when the multiplayer layer said it.
+
+``conversations`` — like ``tshark -z conv``: ``a`` is the source of the conversation's first frame;
+frames and bytes each way and in total, ``start`` (capture time), ``duration``; ``godot``: what the
+reader found in it (multiplayer, variant, debugger, text) and the ``dialect``; ``messages``,
+``errors``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..records import MULTIPLAYER_KINDS, Record
+from ..spec.stats import MAX_SERIES_WINDOWS
+from .calls import method_name
+from .rows import OTHER, Rows, Windows, app_size
+
+NO_MESSAGE = "(no message)"
+
+BANDWIDTH_COLUMNS = (("src", None), ("src_peer", None), ("dst", None), ("dst_peer", None), ("transport", None),
+                     ("frames", None), ("wire_bytes", "bytes"), ("messages", None), ("app_bytes", "bytes"),
+                     ("app_min_Bps", "Bps"), ("app_mean_Bps", "Bps"), ("app_max_Bps", "Bps"),
+                     ("wire_min_Bps", "Bps"), ("wire_mean_Bps", "Bps"), ("wire_max_Bps", "Bps"))
+CONVERSATION_COLUMNS = (("transport", None), ("a", None), ("b", None), ("godot", None), ("dialect", None),
+                        ("frames_a_to_b", None), ("bytes_a_to_b", "bytes"), ("frames_b_to_a", None),
+                        ("bytes_b_to_a", "bytes"), ("frames", None), ("bytes", "bytes"), ("messages", None),
+                        ("errors", None), ("start", "time"), ("duration", "s"))
+
+
+def _ep(ip: str, port: int) -> str:
+    return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+
+
+class _Direction:
+    __slots__ = ("frames", "bytes", "first", "last", "windows")
+
+    def __init__(self, t: float) -> None:
+        self.frames = 0
+        self.bytes = 0
+        self.first = self.last = t
+        self.windows = Windows()
+
+
+class _Found:
+    """What the records said about one conversation."""
+
+    __slots__ = ("godot", "dialect", "messages", "errors")
+
+    def __init__(self) -> None:
+        self.godot = ""
+        self.dialect = ""
+        self.messages = 0
+        self.errors = 0
+
+
+class _Series:
+    """Wire bytes per window for the plot: per direction and label, plus every frame per direction.
+    Past MAX_SERIES_WINDOWS windows, pairs of windows merge (the window width doubles)."""
+
+    def __init__(self) -> None:
+        self.scale = 1
+        self.labelled: dict[tuple[Any, str], dict[int, float]] = {}
+        self.frames: dict[Any, dict[int, float]] = {}
+
+    def add(self, table: dict, key: Any, window: int, n: float) -> None:
+        w = window // self.scale
+        if w >= MAX_SERIES_WINDOWS:
+            while w >= MAX_SERIES_WINDOWS:
+                self._coarsen()
+                w = window // self.scale
+        d = table.get(key)
+        if d is None:
+            d = table[key] = {}
+        d[w] = d.get(w, 0.0) + n
+
+    def _coarsen(self) -> None:
+        self.scale *= 2
+        for table in (self.labelled, self.frames):
+            for key, d in table.items():
+                merged: dict[int, float] = {}
+                for w, n in d.items():
+                    merged[w // 2] = merged.get(w // 2, 0.0) + n
+                table[key] = merged
+
+
+class Traffic:
+    """Frame tap + records -> bandwidth and conversations (and the plot's series)."""
+
+    def __init__(self, interval: float = 1.0, by: str | None = None, series: bool = False) -> None:
+        if not interval > 0:
+            raise ValueError(f"interval must be > 0 seconds, not {interval}")
+        self.interval = interval
+        self.by = by
+        self.t0: float | None = None
+        self.directions: dict[tuple, _Direction] = {}
+        self.first_src: dict[tuple, tuple] = {}  # conversation -> direction key of its first frame
+        self.found: dict[tuple, _Found] = {}
+        # per bandwidth row: messages, app bytes, wire bytes (records), app windows, wire windows (records)
+        self.rows = Rows(lambda: [0, 0, 0.0, Windows(), Windows()], ((OTHER, 0, OTHER, 0, ""), OTHER))
+        self.peers: dict[str, int] = {}  # endpoint -> Godot peer id
+        self.series = _Series() if series else None
+
+    # -- frame tap -------------------------------------------------------------------------------
+    def frame(self, seg: Any) -> None:
+        t = seg.time
+        if self.t0 is None:
+            self.t0 = t
+        proto = seg.proto
+        key = (proto, seg.src, seg.sport, seg.dst, seg.dport)
+        d = self.directions.get(key)
+        if d is None:
+            d = self.directions[key] = _Direction(t)
+            conv = (proto, *sorted(((seg.src, seg.sport), (seg.dst, seg.dport))))
+            self.first_src.setdefault(conv, key)
+        n = getattr(seg, "frame_len", None) or len(seg.payload)
+        d.frames += 1
+        d.bytes += n
+        d.last = t
+        w = int((t - self.t0) / self.interval)
+        d.windows.add(w, n)
+        if self.series is not None:
+            self.series.add(self.series.frames, key, w, n)
+
+    # -- records ---------------------------------------------------------------------------------
+    def record(self, rec: Record) -> None:
+        proto = "udp" if rec.transport == "udp" else "tcp"
+        if self.t0 is None:
+            self.t0 = rec.time
+        a, b = (rec.src, rec.sport), (rec.dst, rec.dport)
+        conv = (proto, *sorted((a, b)))
+        f = self.found.get(conv)
+        if f is None:
+            f = self.found[conv] = _Found()
+        kind = rec.kind
+        if kind == "error":
+            f.errors += 1
+        elif not f.godot:
+            f.godot = "multiplayer" if kind in MULTIPLAYER_KINDS else kind
+        if rec.dialect and not f.dialect:
+            f.dialect = rec.dialect
+        f.messages += 1
+        if rec.relayed is False:  # a direct hop: its ends are the sender and the receiver
+            if rec.sender is not None:
+                self.peers[_ep(*a)] = rec.sender
+            if rec.receiver is not None:
+                self.peers[_ep(*b)] = rec.receiver
+        if self.by is None:
+            label = None
+        elif self.by == "channel":
+            label = rec.channel
+        elif self.by == "node":
+            label = rec.node or (rec.kind if kind in MULTIPLAYER_KINDS else "")
+        else:  # method
+            label = method_name(rec) if kind in ("rpc", "rset") else (rec.message or kind)
+        row = self.rows.get(((proto, rec.src, rec.sport, rec.dst, rec.dport), label))
+        w = int((rec.time - self.t0) / self.interval)
+        if kind != "enet":
+            row[0] += 1
+            row[1] += app_size(rec)
+            row[3].add(w, app_size(rec))
+        row[2] += rec.wire_bytes
+        row[4].add(w, rec.wire_bytes)
+        if self.series is not None:
+            stack = rec.node if self.by != "method" else (method_name(rec) if kind in ("rpc", "rset") else None)
+            stack = stack or (rec.message if kind == "debugger" else kind)
+            self.series.add(self.series.labelled, ((proto, rec.src, rec.sport, rec.dst, rec.dport), stack), w,
+                            rec.wire_bytes)
+
+    # -- tables ----------------------------------------------------------------------------------
+    def bandwidth_columns(self) -> tuple:
+        if self.by is None:
+            return BANDWIDTH_COLUMNS
+        return (*BANDWIDTH_COLUMNS[:5], (self.by, None), *BANDWIDTH_COLUMNS[5:])
+
+    def bandwidth(self) -> list[tuple]:
+        iv = self.interval
+        out = []
+        record_wire: dict[tuple, float] = {}
+        for (dkey, label), (msgs, app, wire, app_w, wire_w) in self.rows.items():
+            proto, src, sport, dst, dport = dkey
+            s, d = _ep(src, sport), _ep(dst, dport)
+            head = (s, self.peers.get(s), d, self.peers.get(d), proto)
+            if self.by is None:
+                direction = self.directions.get(dkey)
+                frames = direction.frames if direction else 0
+                wire_total = direction.bytes if direction else wire
+                wire_rates = direction.windows.rates(iv) if direction else wire_w.rates(iv)
+                out.append((*head, frames, wire_total, msgs, app, *app_w.rates(iv), *wire_rates))
+            else:
+                record_wire[dkey] = record_wire.get(dkey, 0.0) + wire
+                out.append((*head, label, None, wire, msgs, app, *app_w.rates(iv), *wire_w.rates(iv)))
+        if self.by is not None:  # frame bytes no message accounts for
+            for dkey, wire in record_wire.items():
+                direction = self.directions.get(dkey)
+                if direction is None:
+                    continue
+                proto, src, sport, dst, dport = dkey
+                s, d = _ep(src, sport), _ep(dst, dport)
+                rest = direction.bytes - wire
+                out.append((s, self.peers.get(s), d, self.peers.get(d), proto, NO_MESSAGE, direction.frames,
+                            round(rest, 3), 0, 0, None, None, None, None, None, None))
+        if self.by is None:  # directions of Godot conversations that carried no message themselves
+            have = {r[0:1] + r[2:3] + r[4:5] for r in out}
+            for dkey, direction in self.directions.items():
+                proto, src, sport, dst, dport = dkey
+                conv = (proto, *sorted(((src, sport), (dst, dport))))
+                s, d = _ep(src, sport), _ep(dst, dport)
+                if conv in self.found and (s, d, proto) not in have:
+                    out.append((s, self.peers.get(s), d, self.peers.get(d), proto, direction.frames, direction.bytes,
+                                0, 0, 0.0, 0.0, 0.0, *direction.windows.rates(iv)))
+        return out
+
+    def conversations(self) -> list[tuple]:
+        out = []
+        convs: dict[tuple, list[_Direction | None]] = {}
+        for dkey, d in self.directions.items():
+            proto, src, sport, dst, dport = dkey
+            conv = (proto, *sorted(((src, sport), (dst, dport))))
+            pair = convs.setdefault(conv, [None, None])
+            pair[0 if self.first_src[conv] == dkey else 1] = d
+        for conv, (ab, ba) in convs.items():
+            first = self.first_src[conv]
+            proto, src, sport, dst, dport = first
+            f = self.found.get(conv) or _Found()
+            fa, ba_ = (ab.frames if ab else 0), (ba.frames if ba else 0)
+            bab, bba = (ab.bytes if ab else 0), (ba.bytes if ba else 0)
+            start = min(x.first for x in (ab, ba) if x is not None)
+            end = max(x.last for x in (ab, ba) if x is not None)
+            out.append((proto, _ep(src, sport), _ep(dst, dport), f.godot, f.dialect, fa, bab, ba_, bba, fa + ba_,
+                        bab + bba, f.messages, f.errors, start, round(end - start, 6)))
+        return out

@@ -1,0 +1,49 @@
+"""The ``variants`` table: plain Variant traffic (UDP datagrams, length-prefixed TCP, WebSocket
+``put_var``, the remote debugger).
+
+One row per (src, dst, transport, kind, what): ``kind`` is the record kind (``variant``,
+``debugger``, ``text``); ``what`` is the top-level type's engine name (``Dictionary``,
+``PackedByteArray``...), for a Dictionary with string keys ``Dictionary{key,key...}`` (its sorted
+keys, the game-state pattern), for the debugger the message name. ``count``, ``app_bytes``
+(``Record.app_bytes``: the message as ``get_var``/``put_var`` see it, length prefix excluded),
+``wire_bytes`` (``Record.wire_bytes``).
+"""
+
+from __future__ import annotations
+
+from ..records import Record
+from .rows import OTHER, Rows, app_size
+from .traffic import _ep
+
+VARIANT_COLUMNS = (("src", None), ("dst", None), ("transport", None), ("kind", None), ("what", None),
+                   ("count", None), ("app_bytes", "bytes"), ("wire_bytes", "bytes"))
+#: at most this many characters of a Dictionary's key list go into the row key
+KEYSET_CHARS = 120
+
+
+def what(rec: Record) -> str:
+    if rec.kind == "debugger":
+        return rec.message or ""
+    if rec.kind == "text":
+        return "text"
+    v = rec.value
+    if type(v) is dict and v and all(type(k) is str for k in v):
+        keys = ",".join(sorted(v))
+        return "Dictionary{" + (keys if len(keys) <= KEYSET_CHARS else keys[:KEYSET_CHARS] + "...") + "}"
+    return rec.type
+
+
+class VariantTable:
+    columns = VARIANT_COLUMNS
+
+    def __init__(self) -> None:
+        self.rows = Rows(lambda: [0, 0, 0.0], (OTHER, OTHER, "", "", OTHER))
+
+    def add(self, rec: Record) -> None:
+        row = self.rows.get((_ep(rec.src, rec.sport), _ep(rec.dst, rec.dport), rec.transport, rec.kind, what(rec)))
+        row[0] += 1
+        row[1] += app_size(rec)
+        row[2] += rec.wire_bytes
+
+    def records(self) -> list[tuple]:
+        return [(*k, *v) for k, v in self.rows.items()]
