@@ -67,7 +67,7 @@ FIELDS: dict[str, tuple[str, Callable[[Record], Any]]] = {
     "evidence": (_STR, _opt_str("evidence")),
     # the shared record contract (reader and stats branches)
     "wire_bytes": (_NUM, _attr("wire_bytes")),
-    "app_bytes": (_NUM, _attr("app_bytes")),
+    "app_bytes": (_NUM, lambda rec: len(rec.raw) if getattr(rec, "app_bytes", None) is None else rec.app_bytes),
     "sender": (_NUM, _attr("sender")),
     "receiver": (_NUM, _attr("receiver")),
     "transfer": (_STR, _attr("transfer")),
