@@ -205,3 +205,20 @@ def test_open_message_names_and_right_values_are_accepted(capsys: pytest.Capture
                          "message:scene_tree", "--format", "jsonl")
     assert code == 0, err
     assert [key(json.loads(x)) for x in out.splitlines()] == want and want
+
+
+def test_readme_fields_example_is_what_read_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's -T fields example: its command, run here, prints exactly the lines shown."""
+    import shlex
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    marker = "$ godot-dissect read captures/godot3-enet-multiplayer.pcapng -Y 'kind in {rpc rset}' -T fields"
+    block = readme.split(marker, 1)[1].split("```", 1)[0]
+    command, _, shown = block.partition("\n")
+    while command.rstrip().endswith("\\"):
+        more, _, shown = shown.partition("\n")
+        command = command.rstrip()[:-1] + " " + more.strip()
+    args = shlex.split("-Y 'kind in {rpc rset}' -T fields" + command)
+    code, out, err = cli(capsys, str(CAPTURES / "godot3-enet-multiplayer.pcapng"), *args)
+    assert code == 0, err
+    assert out == shown.strip("\n") + "\n"
