@@ -270,3 +270,32 @@ def test_live_capture_of_real_godot3_enet_peers(tmp_path: Path) -> None:
     # and every send_bytes() payload
     raw = {bytes(s.data or b"").hex() for log in logs.values() for s in log.sent if s.kind == "raw"}
     assert raw and raw == {r["value"]["hex"] for r in enet if r["kind"] == "raw"}
+
+
+def test_records_are_flushed_one_by_one_on_a_terminal() -> None:
+    """No -l: stdout is a pseudo-terminal, so each record still shows as soon as it is read."""
+    import pty
+
+    data = (CAPTURES / "godot3-udp-all-types.pcapng").read_bytes()
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "godot_dissect", "read", "-"], cwd=ROOT, stdin=subprocess.PIPE,
+                         stdout=slave, stderr=subprocess.PIPE)
+    os.close(slave)
+    try:
+        assert p.stdin is not None
+        p.stdin.write(data[:len(data) * 2 // 3])
+        p.stdin.flush()
+        seen = b""
+        deadline = time.monotonic() + 30
+        while seen.count(b"\n") < 5 and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                seen += os.read(master, 65536)
+        assert seen.count(b"\n") >= 5 and p.poll() is None  # records before the input ended
+        assert b"godot3 variant Nil null" in seen
+        p.stdin.close()
+        assert p.wait(30) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.close(master)
