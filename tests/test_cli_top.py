@@ -90,3 +90,21 @@ def test_top_once_prints_the_same_tables() -> None:
 def test_top_needs_a_source() -> None:
     r = subprocess.run([sys.executable, "-m", "godot_dissect", "top"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "capture file or -i IFACE" in r.stderr
+
+
+def test_top_rates_stay_bounded_under_a_flood_of_endpoints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """200,000 source endpoints (a scan, spoofed ports): the rate table keeps at most MAX_ROWS of them and
+    counts the rest as (other); every byte is still counted."""
+    from godot_dissect.cli import top
+    from godot_dissect.pcap.packets import Segment
+
+    monkeypatch.setattr(top, "MAX_ROWS", 1000)
+    rates = top.Rates()
+    n = 200_000
+    for i in range(n):
+        rates.frame(Segment(i + 1, 1000.0 + i * 1e-5, "udp", f"10.0.{i // 250 % 250}.{i % 250}", 1000 + i % 60000,
+                            "10.1.0.1", 7000, b"x", frame_len=60))
+    assert len(rates.bins) <= 1000 and len(rates.totals) <= 1000 and top.OTHER in rates.bins
+    sent = sum(t[0] for ep, t in rates.totals.items() if ep != "10.1.0.1:7000")
+    assert rates.totals["10.1.0.1:7000"][2] == 60 * n  # the receiver got every byte
+    assert sent <= 60 * n and rates.totals[top.OTHER][0] > 0

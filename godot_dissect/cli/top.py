@@ -23,6 +23,7 @@ from typing import Any
 from ..pcap.reader import DEBUGGER_PORTS, read_pcap
 from ..records import Record
 from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
+from ..spec.stats import MAX_ROWS
 from ..stats import Profile
 from ..stats.render import human_bytes
 from .live import LiveCapture, LiveError
@@ -63,9 +64,14 @@ def _ep(ip: str, port: int) -> str:
     return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
 
 
+#: the row endpoints beyond ``spec.stats.MAX_ROWS`` are counted in
+OTHER = "(other)"
+
+
 class Rates:
     """Up/Down bytes of every endpoint over the last ``RATE_WINDOW`` seconds, in ``_BINS`` bins: wire
-    bytes from the frame tap, application bytes from the records. Memory: endpoints x bins."""
+    bytes from the frame tap, application bytes from the records. Memory: at most ``MAX_ROWS`` endpoints
+    (idle ones are forgotten first, then the rest is counted as ``(other)``) x ``_BINS`` bins."""
 
     def __init__(self) -> None:
         self.bins: dict[str, dict[int, list[float]]] = {}  # endpoint -> bin -> [up wire, up app, down wire, down app]
@@ -73,10 +79,19 @@ class Rates:
         self.godot: set[str] = set()  # endpoints that carried Godot records
         self.peer: dict[str, int] = {}  # endpoint -> Godot peer id
         self.latest = 0.0
+        self._swept = -1  # the bin of the last sweep for idle endpoints
 
     def _add(self, ep: str, t: float, column: int, n: float) -> None:
         b = int(t * _BINS / RATE_WINDOW)
-        per = self.bins.setdefault(ep, {})
+        per = self.bins.get(ep)
+        if per is None:
+            if len(self.bins) >= MAX_ROWS:  # a flood of endpoints: forget the idle ones (once a bin), else fold
+                if b != self._swept:
+                    self._swept = b
+                    self._forget_idle(b)
+                if len(self.bins) >= MAX_ROWS:
+                    ep = OTHER
+            per = self.bins.setdefault(ep, {})
         row = per.get(b)
         if row is None:
             row = per[b] = [0.0, 0.0, 0.0, 0.0]
@@ -84,6 +99,12 @@ class Rates:
                 del per[old]
         row[column] += n
         self.totals.setdefault(ep, [0.0, 0.0, 0.0, 0.0])[column] += n
+
+    def _forget_idle(self, now_bin: int) -> None:
+        for ep in [e for e, per in self.bins.items() if not per or max(per) <= now_bin - _BINS]:
+            del self.bins[ep]
+            if ep not in self.godot:
+                self.totals.pop(ep, None)
 
     def frame(self, seg: Any) -> None:
         self.latest = max(self.latest, seg.time)
@@ -93,7 +114,9 @@ class Rates:
 
     def record(self, rec: Record) -> None:
         src, dst = _ep(rec.src, rec.sport), _ep(rec.dst, rec.dport)
-        self.godot.update((src, dst))
+        for ep in (src, dst):
+            if ep in self.godot or len(self.godot) < MAX_ROWS:
+                self.godot.add(ep)
         if rec.kind == "enet":  # ENet control: no application bytes
             return
         app = rec.app_bytes if getattr(rec, "app_bytes", None) is not None else len(rec.raw)
