@@ -108,3 +108,26 @@ def test_top_rates_stay_bounded_under_a_flood_of_endpoints(monkeypatch: pytest.M
     sent = sum(t[0] for ep, t in rates.totals.items() if ep != "10.1.0.1:7000")
     assert rates.totals["10.1.0.1:7000"][2] == 60 * n  # the receiver got every byte
     assert sent <= 60 * n and rates.totals[top.OTHER][0] > 0
+
+
+@pytest.mark.skipif(shutil.which("dumpcap") is None or os.geteuid() != 0, reason="live capture needs dumpcap and root")
+def test_top_live_on_loopback(tmp_path: Path) -> None:
+    """top -i lo: Godot datagrams sent while it captures show as a peer with their bytes."""
+    import socket
+
+    from godot_dissect import encode
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+        rx.bind(("127.0.0.1", 0))
+        tx.bind(("127.0.0.1", 0))
+        port, sport = rx.getsockname()[1], tx.getsockname()[1]
+        p = subprocess.Popen([sys.executable, "-m", "godot_dissect", "top", "-i", "lo", "-f", f"udp port {port}",
+                              "-a", "duration:4", "--once", "--port", str(port)], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 3.5
+        while time.monotonic() < deadline:
+            tx.sendto(encode({"hp": 10, "name": "live"}, "godot3"), ("127.0.0.1", port))
+            time.sleep(0.05)
+        out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert f"127.0.0.1:{sport}" in out and f"127.0.0.1:{port}" in out and "capture ended" in out
