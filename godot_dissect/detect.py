@@ -3,7 +3,13 @@
 There is no version marker on the wire. Each candidate dialect decodes the conversation's first
 messages; the one that decodes them all, each to exactly its length, and re-encodes them byte for
 byte wins. Ties (only types common to every dialect, e.g. ints and strings) go to the real engines
-first (godot4, then godot3) and are reported as ambiguous.
+first (godot4, then godot3) and are reported as ambiguous. A reading that fails only on our depth
+limit (``spec.transports.MAX_DEPTH``) counts as a full reading of its dialect: Godot 3.2.3 has no
+such limit, so a deep message is that dialect's, and a prefix reading of it in another dialect
+must not win.
+
+The transport classifier (``stream_head``, ``pdu_start``) is here too: the capture reader and the
+scapy layers decide what a TCP conversation carries with the same functions.
 """
 
 from __future__ import annotations
@@ -13,11 +19,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .codec import decode_prefix, encode
-from .errors import DecodeError
+from .errors import ERR_OUT_OF_MEMORY, DecodeError
 from .spec import get_dialect
+from .spec.transports import (
+    BODY_ALIGN,
+    CANDIDATES,
+    HEURISTIC_DIALECTS,
+    MAX_DEPTH,
+    MAX_HTTP_HEAD,
+    MAX_PDU,
+    MIN_BODY,
+    PREFIX_SIZE,
+    read_length_prefix,
+)
 
-#: preference order on ties: real engines before builds and paper dialects
-CANDIDATES = ("godot4", "godot3", "godot4-double", "godot3-double", "godot4-doc-table")
+__all__ = ["CANDIDATES", "DialectGuess", "Verdict", "depth_limited", "pdu_start", "plausible", "stream_head"]
 #: messages a guess looks at before it must decide
 MAX_SAMPLES = 8
 #: while every message reads alike in all dialects, keep looking this long before settling
@@ -39,6 +55,7 @@ class _Score:
     exact: int = 0
     canonical: int = 0
     first_failure: str = ""
+    too_deep: int = 0  # full readings that stopped only at our depth limit (counted in ``exact``)
 
 
 @dataclass
@@ -57,8 +74,13 @@ class DialectGuess:
         for d in self.candidates:
             s = self.scores[d]
             try:
-                v, used = decode_prefix(body, d, allow_objects=True)
+                v, used = decode_prefix(body, d, allow_objects=True, max_depth=MAX_DEPTH)
             except DecodeError as e:
+                if depth_limited(e):  # read as far as our limit lets it: a full reading
+                    s.exact += 1
+                    s.too_deep += 1
+                    outcome[d] = (True, True, False)
+                    continue
                 s.fails += 1
                 s.first_failure = s.first_failure or f"{e.reason} at offset {e.offset}"
                 outcome[d] = (False, False, False)
@@ -117,6 +139,8 @@ class DialectGuess:
         s = self.scores[best]
         ambiguous = len(tied) > 1
         parts = [f"{best}: {s.exact}/{self.samples} messages decode exactly, {s.canonical} re-encode byte-identically"]
+        if s.too_deep:
+            parts.append(f"{s.too_deep} of them nest deeper than our limit of {MAX_DEPTH} levels (Godot 3 has none)")
         for d in ranked[1:]:
             o = self.scores[d]
             if o.fails:
@@ -140,7 +164,7 @@ def reconsider(verdict: Verdict, guess: DialectGuess | None, body: bytes,
     if new.dialect == verdict.dialect:
         return None
     try:
-        if decode_prefix(body, new.dialect, allow_objects=True)[1] != len(body):
+        if decode_prefix(body, new.dialect, allow_objects=True, max_depth=MAX_DEPTH)[1] != len(body):
             return None
     except DecodeError:
         return None
@@ -148,21 +172,77 @@ def reconsider(verdict: Verdict, guess: DialectGuess | None, body: bytes,
                                                f"{verdict.dialect} rejects)", new.ambiguous, new.family_clear)
 
 
-def _family(dialect: str) -> str:
-    return dialect.split("-")[0]
+#: a body whose first byte (the type id, ``spec.layouts.TYPE_MASK``) is this or more is no Variant
+#: in any dialect ``plausible`` tries; checked before decoding when scanning for a PDU
+TYPE_ID_LIMIT = max(get_dialect(d).variant_max for d in HEURISTIC_DIALECTS)
+
+
+def _family(dialect: str) -> int:
+    return get_dialect(dialect).family
+
+
+def depth_limited(e: DecodeError) -> bool:
+    """Did the decoder stop only because the value nests deeper than our limit?"""
+    return e.code == ERR_OUT_OF_MEMORY
 
 
 def plausible(body: bytes) -> bool:
-    """Does ``body`` decode to exactly its length in some dialect? (the heuristic for unknown ports)"""
-    if len(body) < 4 or len(body) % 4:
+    """Does ``body`` decode to exactly its length in some dialect (or up to our depth limit)?
+    (the heuristic for unknown ports)"""
+    if len(body) < MIN_BODY or len(body) % BODY_ALIGN:
         return False
-    for d in ("godot4", "godot3"):
+    for d in HEURISTIC_DIALECTS:
         try:
-            if decode_prefix(body, d, allow_objects=True)[1] == len(body):
+            if decode_prefix(body, d, allow_objects=True, max_depth=MAX_DEPTH)[1] == len(body):
                 return True
-        except DecodeError:
-            pass
+        except DecodeError as e:
+            if depth_limited(e):
+                return True
     return False
+
+
+def pdu_start(payload: bytes) -> str:
+    """"yes" (a whole plausible PDU), "maybe" (a length prefix whose body has not all arrived)
+    or "no", for the first bytes of a TCP stream."""
+    n = read_length_prefix(payload)
+    if n is None or n < MIN_BODY or n > MAX_PDU or n % BODY_ALIGN:
+        return "no"
+    if len(payload) - PREFIX_SIZE >= n:
+        return "yes" if plausible(payload[PREFIX_SIZE:PREFIX_SIZE + n]) else "no"
+    if len(payload) >= PREFIX_SIZE + 2 and (payload[PREFIX_SIZE + 1] != 0  # header byte 1 is 0 in what engines write
+                                            or payload[PREFIX_SIZE] >= TYPE_ID_LIMIT):
+        return "no"
+    return "maybe"
+
+
+def http_head(head: bytes) -> str | None:
+    """What the first bytes of a TCP stream say about HTTP: "websocket" (an upgrade), "http"
+    (other HTTP), "more" (could still become either: wait for more bytes), or None (no HTTP)."""
+    head = head[:MAX_HTTP_HEAD]
+    low = head[:5].lower()
+    if len(head) < 5 and (b"get ".startswith(low[:4]) or b"http/".startswith(low)):
+        return "more"
+    if not low.startswith((b"get ", b"http/")):
+        return None
+    if b"\r\n\r\n" not in head and len(head) < MAX_HTTP_HEAD:
+        return "more"
+    return "websocket" if b"upgrade: websocket" in head.lower() else "http"
+
+
+def stream_head(head: bytes, ports: set[int], known_ports: set[int], debugger_ports: set[int],
+                heuristics: bool) -> str | None:
+    """The framing of a TCP conversation from its first bytes and ports: "websocket",
+    "debugger", "stream", or None (not Godot). ``head`` is complete (``http_head`` is not "more")."""
+    http = http_head(head)
+    if http == "websocket":
+        return "websocket"
+    if http is not None:
+        return None
+    if ports & debugger_ports:
+        return "debugger"
+    if ports & known_ports:
+        return "stream"
+    return "stream" if heuristics else None
 
 
 def websocket_multiplayer(first: bytes, direction: str) -> tuple[int, str] | None:
