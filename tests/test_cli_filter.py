@@ -127,10 +127,12 @@ ERRORS: list[tuple[str, int, str]] = [
     ("kind === rpc", 8, "unexpected"),
     ("dport in {1..x}", 11, "bad range"),
     ("relayed == maybe", 12, "true or false"),
+    ("not " * 150 + "kind == rpc", 401, "nested deeper than 100 levels"),  # spec.cli.MAX_FILTER_DEPTH
+    ("kind == " + "x" * 100_000, 100_001, "longer than 100000 characters"),  # spec.cli.MAX_FILTER_LENGTH
 ]
 
 
-@pytest.mark.parametrize(("expr", "column", "words"), ERRORS, ids=[e for e, _, _ in ERRORS])
+@pytest.mark.parametrize(("expr", "column", "words"), ERRORS, ids=[e[:40] for e, _, _ in ERRORS])
 def test_filter_errors_exit_2_with_the_column(capsys: pytest.CaptureFixture[str], expr: str, column: int,
                                               words: str) -> None:
     code, out, err = cli(capsys, str(CAPTURES / f"{ENET3}.pcapng"), "-Y", expr)

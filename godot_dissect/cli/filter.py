@@ -17,10 +17,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, VisitError
 
 from ..records import Record
+from ..spec.cli import MAX_FILTER_DEPTH, MAX_FILTER_LENGTH
 
 Predicate = Callable[[Record], bool]
 
@@ -260,8 +261,22 @@ class _Compile(Transformer):
         return lambda rec: any(p(rec) for p in parts)
 
 
+def _check_depth(tree: Tree) -> None:
+    """Nesting beyond MAX_FILTER_DEPTH is an error (compiling and running the filter recurse), found
+    without recursion."""
+    stack: list[tuple[Tree, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_FILTER_DEPTH:
+            column = getattr(node.meta, "column", 1) if not node.meta.empty else 1
+            raise FilterError(column, f"operators nested deeper than {MAX_FILTER_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
+
+
 def compile_filter(text: str) -> Predicate:
     """The expression as a predicate over records; ``FilterError`` (with the column) if it is wrong."""
+    if len(text) > MAX_FILTER_LENGTH:
+        raise FilterError(MAX_FILTER_LENGTH + 1, f"longer than {MAX_FILTER_LENGTH} characters")
     try:
         tree = _PARSER.parse(text)
     except UnexpectedEOF:
@@ -276,6 +291,7 @@ def compile_filter(text: str) -> Predicate:
         raise FilterError(getattr(e, "column", 0), f"unexpected {what}") from None
     if isinstance(tree, Token):  # a lone field name
         return _Compile().exists(tree)
+    _check_depth(tree)
     try:
         return _Compile().transform(tree)
     except VisitError as e:
