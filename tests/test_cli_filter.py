@@ -224,3 +224,70 @@ def test_readme_fields_example_is_what_read_prints(capsys: pytest.CaptureFixture
     code, out, err = cli(capsys, str(CAPTURES / "godot3-enet-multiplayer.pcapng"), *args)
     assert code == 0, err
     assert out == shown.strip("\n") + "\n"
+
+
+# -- property tests: any text is a predicate or a FilterError; generated expressions mean what they say ----------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from godot_dissect.cli.filter import FilterError, compile_filter  # noqa: E402
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(list('kindtypeoraz =!<>&|(){}",.~019-\\') + ["and ", "not ", "in ", "contains ",
+                                                                         "matches ", "kind", "sport", "node"]),
+                max_size=30).map("".join))
+def test_any_text_compiles_or_is_a_filter_error(text: str) -> None:
+    try:
+        pred = compile_filter(text)
+    except FilterError as e:
+        assert e.column >= 1
+        return
+    for r in records(ENET3)[:40]:
+        assert pred(r) in (True, False)
+
+
+# a small independent model: (field, python getter) and the literals each field is compared with
+_MODEL: dict[str, tuple[Callable[[Record], Any], list[Any]]] = {
+    "kind": (lambda r: r.kind, ["rpc", "rset", "enet", "confirm_path"]),
+    "channel": (lambda r: r.channel, [0, 1, 2, 255]),
+    "sport": (lambda r: r.sport, [4270, 4271, 4272]),
+    "node": (lambda r: r.node, ["Main", "Main/World/Players/Host"]),
+    "frame": (lambda r: r.frame, [10, 50, 100]),
+}
+_CMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b}
+
+
+@st.composite
+def expressions(draw: st.DrawFn, depth: int = 0) -> tuple[str, Callable[[Record], bool]]:
+    choice = draw(st.integers(0, 4 if depth < 4 else 1))
+    if choice <= 1:
+        field = draw(st.sampled_from(sorted(_MODEL)))
+        get, values = _MODEL[field]
+        lit = draw(st.sampled_from(values))
+        ops = ["==", "!="] if isinstance(lit, str) else list(_CMP)
+        op = draw(st.sampled_from(ops))
+        text = f'{field} {op} "{lit}"' if isinstance(lit, str) and draw(st.booleans()) else f"{field} {op} {lit}"
+        fn = _CMP[op]
+        return text, lambda r: get(r) is not None and fn(get(r), lit)
+    if choice == 2:
+        inner, f = draw(expressions(depth + 1))
+        word = draw(st.sampled_from(["!", "not "]))
+        return f"{word}({inner})", lambda r: not f(r)
+    a, fa = draw(expressions(depth + 1))
+    b, fb = draw(expressions(depth + 1))
+    if choice == 3:
+        word = draw(st.sampled_from(["&&", "and"]))
+        return f"({a}) {word} ({b})", lambda r: fa(r) and fb(r)
+    word = draw(st.sampled_from(["||", "or"]))
+    return f"({a}) {word} ({b})", lambda r: fa(r) or fb(r)
+
+
+@settings(max_examples=200, deadline=None)
+@given(expressions())
+def test_generated_expressions_select_what_they_say(expr: tuple[str, Callable[[Record], bool]]) -> None:
+    text, reference = expr
+    pred = compile_filter(text)
+    for r in records(ENET3):
+        assert pred(r) == reference(r), (text, r.frame, r.kind)

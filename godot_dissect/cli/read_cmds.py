@@ -1,4 +1,5 @@
-"""``read``: every Godot message in a capture, as text lines, a -V tree, JSON or JSON lines."""
+"""``read``: every Godot message in a capture (a file, standard input or a live dumpcap capture), as text lines,
+a -V tree, JSON, JSON lines or tshark-style fields, selected by a display filter (``filter.py``)."""
 
 from __future__ import annotations
 
