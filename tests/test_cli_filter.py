@@ -88,6 +88,8 @@ CASES: list[tuple[str, str, Callable[[Record], bool]]] = [
     (DEBUG3, "length > 100", lambda r: len(r.raw) > 100),
     (UDP3, "type == Dictionary", lambda r: r.type == "Dictionary"),
     (UDP3, "type in {int float} and length <= 12", lambda r: r.type in ("int", "float") and len(r.raw) <= 12),
+    (UDP3, "godot.type == 18", lambda r: r.type == "Dictionary"),  # a number: the id, as in Wireshark
+    (UDP3, "type_id in {2 3}", lambda r: r.type in ("int", "float")),
     (UDP3, "dialect == godot3 && !(type == Nil)", lambda r: r.dialect == "godot3" and r.type != "Nil"),
     (UDP3, "src == 127.0.0.1 and sport == 4242", lambda r: r.src == "127.0.0.1" and r.sport == 4242),
     (UDP3, 'text matches "Vector[23]\\\\("', lambda r: re.search(r"Vector[23]\(", r.text()) is not None),
@@ -291,3 +293,15 @@ def test_generated_expressions_select_what_they_say(expr: tuple[str, Callable[[R
     pred = compile_filter(text)
     for r in records(ENET3):
         assert pred(r) == reference(r), (text, r.frame, r.kind)
+
+
+def test_type_ids_are_the_engines(capsys: pytest.CaptureFixture[str]) -> None:
+    """`godot.type == N` selects as many messages as the engine printed with typeof() == N."""
+    golden = [json.loads(x) for x in (CAPTURES / f"{UDP3}.golden.jsonl").read_text().splitlines()]
+    for type_id in sorted({g["type"] for g in golden}):
+        code, out, err = cli(capsys, str(CAPTURES / f"{UDP3}.pcapng"), "-Y", f"godot.type == {type_id}",
+                             "-T", "fields", "-e", "type")
+        assert code == 0, err
+        names = out.splitlines()
+        assert len(names) == sum(g["type"] == type_id for g in golden), type_id
+        assert set(names) <= {g["type_name"] for g in golden if g["type"] == type_id}

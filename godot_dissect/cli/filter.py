@@ -21,7 +21,9 @@ from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, VisitError
 
 from ..records import Record
+from ..spec import get_dialect
 from ..spec.cli import MAX_FILTER_DEPTH, MAX_FILTER_LENGTH
+from ..values import type_key
 
 Predicate = Callable[[Record], bool]
 
@@ -31,6 +33,17 @@ _NUM, _STR, _BOOL, _ANY = "number", "string", "boolean", "any"
 
 def _attr(name: str) -> Callable[[Record], Any]:
     return lambda rec: getattr(rec, name, None)
+
+
+def _type_id(rec: Record) -> int | None:
+    """The value's type id in the record's dialect (what Wireshark's ``godot.type`` holds)."""
+    if not rec.type or rec.kind == "text":
+        return None
+    try:
+        entry = get_dialect(rec.dialect).by_key(type_key(rec.value))
+    except (TypeError, ValueError):
+        return None
+    return entry.id if entry else None
 
 
 def _opt_str(name: str) -> Callable[[Record], Any]:
@@ -52,7 +65,8 @@ FIELDS: dict[str, tuple[str, Callable[[Record], Any]]] = {
     "direction": (_STR, _attr("direction")),
     "kind": (_STR, _attr("kind")),
     "dialect": (_STR, _opt_str("dialect")),
-    "type": (_STR, lambda rec: rec.type or None),
+    "type": (_STR, lambda rec: rec.type or None),  # compared with a number: the type id, as godot.type in Lua
+    "type_id": (_NUM, _type_id),
     "offset": (_NUM, _attr("offset")),
     "length": (_NUM, lambda rec: len(rec.raw)),
     "message": (_STR, _attr("message")),
@@ -200,18 +214,22 @@ def _loose(op: Callable[[Any, Any], bool], lit: Any) -> Callable[[Any], bool]:
 
 @v_args(inline=True)
 class _Compile(Transformer):
-    def _field(self, tok: Token) -> tuple[str, str, Callable[[Record], Any]]:
-        found = field_getter(str(tok))
+    def _field(self, tok: Token, value: Token | None = None) -> tuple[str, str, Callable[[Record], Any]]:
+        name = str(tok)
+        if name.removeprefix(_PREFIX) == "type" and value is not None and value.type == "WORD" \
+                and _number(value) is not None:
+            name = "type_id"  # `godot.type == 2`, as in Wireshark: the id
+        found = field_getter(name)
         if found is None:
             raise FilterError(tok.column, f"unknown field {str(tok)!r}; valid fields: {', '.join(field_names())}")
-        return str(tok), *found
+        return name, *found
 
     def exists(self, tok: Token) -> Predicate:
         _, _, get = self._field(tok)
         return lambda rec: get(rec) is not None
 
     def compare(self, tok: Token, op: Token, value: Token) -> Predicate:
-        name, kind, get = self._field(tok)
+        name, kind, get = self._field(tok, value)
         lit = _coerce(kind, value, name)
         fn = _OPS[str(op)]
         return _test(get, _loose(fn, lit) if kind == _ANY else (lambda v: fn(v, lit)))
@@ -230,7 +248,7 @@ class _Compile(Transformer):
         return _test(get, lambda v: rx.search(v if isinstance(v, str) else str(v)) is not None)
 
     def member(self, tok: Token, *values: Token) -> Predicate:
-        name, kind, get = self._field(tok)
+        name, kind, get = self._field(tok, values[0] if values else None)
         singles: set[Any] = set()
         ranges: list[tuple[Any, Any]] = []
         for value in values:
