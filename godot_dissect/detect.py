@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .codec import decode_prefix, encode
 from .errors import ERR_OUT_OF_MEMORY, DecodeError
@@ -25,19 +26,20 @@ from .spec.transports import (
     BODY_ALIGN,
     CANDIDATES,
     HEURISTIC_DIALECTS,
+    MAX_AMBIGUOUS_SAMPLES,
     MAX_DEPTH,
     MAX_HTTP_HEAD,
     MAX_PDU,
+    MAX_SAMPLES,
     MIN_BODY,
     PREFIX_SIZE,
     read_length_prefix,
 )
 
-__all__ = ["CANDIDATES", "DialectGuess", "Verdict", "depth_limited", "pdu_start", "plausible", "stream_head"]
-#: messages a guess looks at before it must decide
-MAX_SAMPLES = 8
-#: while every message reads alike in all dialects, keep looking this long before settling
-MAX_AMBIGUOUS_SAMPLES = 64
+__all__ = ["CANDIDATES", "MAX_AMBIGUOUS_SAMPLES", "MAX_SAMPLES", "DialectGuess", "Verdict", "depth_limited",
+           "pdu_start", "plausible", "stream_head"]
+#: (value, bytes used) of a reading; (DecodeError, -1) when the dialect rejects the bytes
+Reading = tuple[Any, int]
 
 
 @dataclass(frozen=True)
@@ -68,14 +70,18 @@ class DialectGuess:
     def __post_init__(self) -> None:
         self.scores = {d: _Score() for d in self.candidates}
 
-    def add(self, body: bytes) -> None:
+    def add(self, body: bytes) -> dict[str, Reading]:
+        """Score one message; each candidate's reading of it: (value, bytes used), or the
+        DecodeError and -1."""
         self.samples += 1
         outcome: dict[str, tuple[bool, bool, bool]] = {}
+        readings: dict[str, Reading] = {}
         for d in self.candidates:
             s = self.scores[d]
             try:
-                v, used = decode_prefix(body, d, allow_objects=True, max_depth=MAX_DEPTH)
+                v, used = readings[d] = decode_prefix(body, d, allow_objects=True, max_depth=MAX_DEPTH)
             except DecodeError as e:
+                readings[d] = (e, -1)
                 if depth_limited(e):  # read as far as our limit lets it: a full reading
                     s.exact += 1
                     s.too_deep += 1
@@ -101,6 +107,7 @@ class DialectGuess:
         families = {_family(d) for d, o in outcome.items() if o == best and not get_dialect(d).doc_only}
         if len(families) == 1:
             self.discriminating += 1
+        return readings
 
     @property
     def decided(self) -> bool:
@@ -222,7 +229,7 @@ def http_head(head: bytes) -> str | None:
     low = head[:5].lower()
     if len(head) < 5 and (b"get ".startswith(low[:4]) or b"http/".startswith(low)):
         return "more"
-    if not low.startswith((b"get ", b"http/")):
+    if not low.startswith((b"get ", b"http/")):  # HTTP_STARTS, any case
         return None
     if b"\r\n\r\n" not in head and len(head) < MAX_HTTP_HEAD:
         return "more"

@@ -58,7 +58,7 @@ def test_pcapng_and_manifest_entry(name):
 # one Variant per line; the *-multiplayer goldens (one multiplayer packet per line) are checked in
 # tests/test_captures_multiplayer_golden.py, godot3-enet-compressed in tests/test_enet_compressed.py
 @pytest.mark.parametrize("name", [n for n in _names() if n.startswith("godot3-") and "multiplayer" not in n
-                                  and n not in ("godot3-enet-compressed", "godot3-enet-profile")])
+                                  and n != "godot3-enet-compressed"])
 def test_golden_lines(name):
     recs = _golden(name)
     entry = _manifest()[name]

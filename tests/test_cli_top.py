@@ -18,16 +18,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "godot3-enet-profile"
-PCAP = ROOT / "captures" / f"{NAME}.pcapng"
-MANIFEST = json.loads((ROOT / "captures" / "manifest.json").read_text()).get(NAME)
+PROFILE = ROOT / "captures" / "profile"
+PCAP = PROFILE / f"{NAME}.pcapng"
+_MANIFEST_FILE = PROFILE / "manifest.json"
+MANIFEST = json.loads(_MANIFEST_FILE.read_text()).get(NAME) if _MANIFEST_FILE.exists() else None
 TMUX = shutil.which("tmux")
-pytestmark = pytest.mark.skipif(MANIFEST is None, reason=f"{NAME} not in captures/")
+pytestmark = pytest.mark.skipif(MANIFEST is None, reason=f"{NAME} not in captures/profile/")
 
 
 def engine_busiest_method() -> str:
     """The method whose calls carried the most argument bytes, as the engines printed them (var2bytes)."""
     size: Counter[str] = Counter()
-    for line in (ROOT / "captures" / f"{NAME}.golden.jsonl").read_text().splitlines():
+    for line in (PROFILE / f"{NAME}.golden.jsonl").read_text().splitlines():
         g = json.loads(line)
         if g["event"] == "call":
             size[g["method"]] += g["args_var2bytes_size"]

@@ -47,9 +47,12 @@ def _stream(path: Path, data: bytes, dport: int = 4300, syn: bool = True, pieces
 
 
 def _peak_rss_mb(path: Path, *args: str) -> tuple[int, float, str]:
-    code = ("import resource, sys\nfrom godot_dissect.pcap.reader import read_pcap\n"
+    # VmHWM, the process's own peak: getrusage would also count the parent's, which a child
+    # started by vfork inherits as its high-water mark
+    code = ("import sys\nfrom godot_dissect.pcap.reader import read_pcap\n"
             "recs = [r for r in read_pcap(sys.argv[1]) if r.kind == 'error']\n"
-            "print(sum(1 for _ in recs), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+            "kb = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
+            "print(sum(1 for _ in recs), kb / 1024)\n"
             "print(recs[0].error if recs else '')")
     out = subprocess.run([sys.executable, "-c", code, str(path), *args], capture_output=True, text=True, cwd=ROOT,
                          check=True).stdout.splitlines()
@@ -381,3 +384,20 @@ def test_a_reading_stopped_only_by_the_depth_limit_wins_over_a_prefix_reading(tm
     _stream(alone, pdu(deep))
     (rec,) = read_pcap(str(alone), ports=[4300])
     assert (rec.kind, rec.dialect) == ("error", "godot3") and "nest deeper than our limit" in rec.evidence
+
+
+def test_cli_limits_are_options_with_their_defaults(tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "godot_dissect", "read", "--help"], capture_output=True, text=True,
+                       cwd=ROOT, check=True)
+    flat = " ".join(r.stdout.split())
+    assert f"--max-conversations N conversations tracked at once (default {T.MAX_CONVERSATIONS})" in flat
+    assert f"default {T.MAX_HELD_BYTES})" in flat and "--max-held-bytes BYTES" in flat
+    path = tmp_path / "two.pcap"
+    w = _PcapWriter(str(path))
+    w.tcp(A, 50000, B, 4300, 999, SYN, b"")
+    w.tcp(A, 50000, B, 4300, 1000, PSH_ACK, pdu(SAMPLE)[:10])
+    w.tcp(A, 50001, B, 4300, 999, SYN, b"")
+    w.close()
+    r = subprocess.run([sys.executable, "-m", "godot_dissect", "read", str(path), "-p", "4300", "--max-conversations",
+                        "1"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and "--max-conversations" in r.stdout and "[malformed]" in r.stdout

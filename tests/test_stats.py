@@ -27,14 +27,17 @@ from godot_dissect.stats import TABLES, profile
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = ROOT / "captures"
-PROFILE = CAPTURES / "godot3-enet-profile.pcapng"
+PROFILE = CAPTURES / "profile" / "godot3-enet-profile.pcapng"
 WS4 = CAPTURES / "godot4-websocket-multiplayer.pcapng"
 TSHARK = shutil.which("tshark")
 needs_tshark = pytest.mark.skipif(TSHARK is None, reason="tshark not installed")
 
 
 def golden(name: str) -> list[dict]:
-    return [json.loads(ln) for ln in (CAPTURES / f"{name}.golden.jsonl").read_text(encoding="utf-8").splitlines()]
+    """A golden's lines; the profile capture's live in captures/profile/ (engine call prints, not
+    one line per packet like the captures/ goldens other tests iterate over)."""
+    where = CAPTURES / "profile" if name == "godot3-enet-profile" else CAPTURES
+    return [json.loads(ln) for ln in (where / f"{name}.golden.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -146,7 +149,7 @@ def tshark_conv_frames(pcap: Path, proto: str) -> dict[tuple[str, str], int]:
 
 
 @needs_tshark
-@pytest.mark.parametrize("name,proto", [("godot3-enet-profile", "udp"), ("godot3-enet-multiplayer", "udp"),
+@pytest.mark.parametrize("name,proto", [("profile/godot3-enet-profile", "udp"), ("godot3-enet-multiplayer", "udp"),
                                         ("godot4-websocket-multiplayer", "tcp"), ("godot3-tcp-stream", "tcp"),
                                         ("godot3-udp-all-types", "udp")])
 def test_bandwidth_wire_bytes_equal_tshark_frame_bytes(name, proto):
@@ -163,7 +166,7 @@ def test_bandwidth_wire_bytes_equal_tshark_frame_bytes(name, proto):
 
 
 @needs_tshark
-@pytest.mark.parametrize("name", ["godot3-enet-profile", "godot3-enet-multiplayer"])
+@pytest.mark.parametrize("name", ["profile/godot3-enet-profile", "godot3-enet-multiplayer"])
 def test_message_wire_bytes_plus_listed_control_frames_equal_tshark(name):
     """Per direction: the records' wire_bytes plus the frames that carry no message (ENet datagrams
     without a data command, walked by the capture driver's parser) = tshark's frame bytes."""
@@ -324,3 +327,62 @@ def test_cut_datagrams_are_counted_as_malformed(tmp_path):
     assert malformed["count"].sum() == cut
     assert malformed.offset.notna().all() and malformed.detail.str.len().gt(0).all()
     assert p.rpc["count"].sum() > 0
+
+
+def test_stdin_gives_the_same_tables():
+    cmd = [sys.executable, "-m", "godot_dissect", "stats", "-", "-f", "csv", "-t", "rpc", "-t", "enet"]
+    piped = subprocess.run(cmd, input=PROFILE.read_bytes(), capture_output=True, cwd=ROOT, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.decode() == run(str(PROFILE), "-f", "csv", "-t", "rpc", "-t", "enet").stdout
+
+
+def test_tables_not_asked_for_are_not_kept():
+    p = profile(str(PROFILE), tables=("rpc",))
+    assert p.rpc["count"].sum() == profile(str(PROFILE)).rpc["count"].sum()
+    with pytest.raises(KeyError, match="enet"):
+        p.table("enet")
+    with pytest.raises(KeyError, match="the tables are"):
+        profile(str(PROFILE), tables=("nope",))
+
+
+def test_a_flood_of_flows_folds_into_other_rows(tmp_path):
+    """Distinct conversations beyond the row limit share one "(other)" row and say so in expert;
+    frames and bytes are all still counted."""
+    frames = []
+    for i in range(60):
+        ip = dpkt.ip.IP(src=bytes([10, 1, 0, i]), dst=bytes([10, 2, 0, 1]), p=17,
+                        data=dpkt.udp.UDP(sport=40000 + i, dport=9, data=b"\xff" * 3))
+        ip.len = 20 + 8 + 3
+        ip.data.ulen = 11
+        frames.append((1.0 + i / 100, bytes(dpkt.ethernet.Ethernet(src=b"\x02" * 6, dst=b"\x04" * 6,
+                                                                    type=dpkt.ethernet.ETH_TYPE_IP, data=ip))))
+    path = tmp_path / "flood.pcap"
+    _write_pcap(path, frames)
+    p = profile(str(path), max_rows=10)
+    conv = p.conversations
+    assert len(conv) == 11 and conv.frames.sum() == 60 and conv.bytes.sum() == sum(len(b) for _, b in frames)
+    assert (conv.a == "(other):0").sum() == 1
+    limit = p.expert[p.expert.category == "limit"]
+    assert limit["count"].sum() == 50
+
+
+@pytest.mark.parametrize("name,server_port", [("godot3-enet-multiplayer", 4270),
+                                              ("godot3-websocket-multiplayer", 4273)])
+def test_godot3_records_and_rpc_rows_follow_the_engines_routing(name, server_port):
+    """Each golden call line is one hop with the engine-printed sender (get_rpc_sender_id) and the
+    process that executed it (receiver_id), relayed legs included: the records say the same, and
+    the rpc table counts each call once, at the hop that reaches its receiver."""
+    from godot_dissect.pcap.reader import read_pcap
+
+    lines = [r for r in golden(name) if r["command"] in ("REMOTE_CALL", "REMOTE_SET")]
+    hops = Counter((r["remote_sender_id"], r["receiver_id"], r["node_path"], r["method"]) for r in lines)
+    recs = [r for r in read_pcap(str(CAPTURES / f"{name}.pcapng")) if r.kind in ("rpc", "rset")]
+    assert Counter((r.sender, r.receiver, r.node, r.method) for r in recs) == hops
+    reached = Counter((r["remote_sender_id"], r["receiver_id"], r["node_path"], r["method"]) for r in lines
+                      if r["flow"].endswith(f":{server_port}") == (r["receiver_id"] == 1))
+    assert sum(hops.values()) > sum(reached.values())  # some calls took two hops
+    got: Counter = Counter()
+    for r in profile(str(CAPTURES / f"{name}.pcapng"), tables=("rpc",)).rpc.itertuples():
+        if r.count:
+            got[(r.sender, r.receiver, r.node, r.name)] += r.count
+    assert got == reached

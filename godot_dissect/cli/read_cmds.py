@@ -17,6 +17,7 @@ from ..records import KINDS, MULTIPLAYER_KINDS, Record
 from ..spec import DIALECTS
 from ..spec.debugger import MESSAGES as DEBUGGER_MESSAGES
 from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
+from ..spec.transports import MAX_CONVERSATIONS, MAX_HELD_BYTES
 from .fields import FieldWriter
 from .filter import FilterError, compile_filter
 from .live import LiveCapture, LiveError
@@ -71,6 +72,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--type", action="append", help="only values of these types (engine names, e.g. Dictionary)")
     r.add_argument("--message", action="append", help="only these debugger messages")
     r.add_argument("--evidence", action="store_true", help="text: print why each conversation got its dialect")
+    r.add_argument("--max-conversations", type=int, default=MAX_CONVERSATIONS, metavar="N",
+                   help=f"conversations tracked at once (default {MAX_CONVERSATIONS}); beyond it the least recently "
+                        "active is finished and what it held becomes error records")
+    r.add_argument("--max-held-bytes", type=int, default=MAX_HELD_BYTES, metavar="BYTES",
+                   help=f"bytes all conversations may hold (out-of-order TCP data, unfinished messages; default "
+                        f"{MAX_HELD_BYTES}); beyond it the conversation holding the most is finished likewise")
     r.set_defaults(run=run_read)
 
 
@@ -185,7 +192,8 @@ def run_read(args: argparse.Namespace) -> int:
         records = read_pcap(source, args.dialect, args.port, debugger_ports, not args.no_heuristics,
                             rpc_names=rpc_names, project=args.project,
                             multiplayer=not args.no_multiplayer, enet_ports=args.enet_port,
-                            enet_control=args.enet_control, enet_compression=args.enet_compression)
+                            enet_control=args.enet_control, enet_compression=args.enet_compression,
+                            max_conversations=args.max_conversations, max_held_bytes=args.max_held_bytes)
         if source != "-" and isinstance(source, str):
             records = _with_progress(records, os.path.getsize(source))
         out = _Batched(sys.stdout, line_buffered=args.line_buffered or live is not None)

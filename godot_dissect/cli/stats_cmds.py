@@ -85,7 +85,8 @@ def run_stats(args: argparse.Namespace) -> int:
 
     source = sys.stdin.buffer if args.capture == "-" else args.capture
     try:
-        p = profile(source, interval=args.interval, by=args.by, series=bool(args.plot), dialect=args.dialect,
+        p = profile(source, interval=args.interval, by=args.by, series=bool(args.plot), tables=tuple(names),
+                    dialect=args.dialect,
                     ports=args.port, debugger_ports=tuple(args.debugger_port or DEBUGGER_PORTS),
                     heuristics=not args.no_heuristics, rpc_names=rpc_names, project=args.project,
                     multiplayer=not args.no_multiplayer, enet_ports=args.enet_port,

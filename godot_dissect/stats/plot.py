@@ -49,7 +49,7 @@ def bandwidth_png(p: Profile, path: Any, width: int = 1200, height: int = 800, d
         for (k, label), d in s.labelled.items():
             if k == dkey:
                 stacks[label or "?"] = [d.get(w, 0.0) / step for w in range(last + 1)]
-        order = sorted(stacks, key=lambda lb: -sum(stacks[lb]))
+        order = sorted((lb for lb in stacks if any(stacks[lb])), key=lambda lb: -sum(stacks[lb]))
         if len(order) > MAX_STACKS:
             rest = order[MAX_STACKS - 1:]
             stacks["other"] = [sum(stacks[lb][i] for lb in rest) for i in range(last + 1)]
@@ -64,7 +64,7 @@ def bandwidth_png(p: Profile, path: Any, width: int = 1200, height: int = 800, d
                      step="post")
         ax.set_title(_label(p, dkey), fontsize=9, loc="left")
         ax.set_ylabel("wire bytes/s")
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     if not panels:
         axes[0, 0].set_title("no Godot traffic")
     axes[-1, 0].set_xlabel(f"time since the first frame (s), {step:g} s windows")

@@ -42,6 +42,12 @@ def _human(value: Any, unit: str | None, t0: float | None) -> str:
     return str(value)
 
 
+def _numeric(rows: list[tuple], i: int) -> bool:
+    """Every value of column ``i`` is a number (ids and channels included: right-aligned)."""
+    vals = [r[i] for r in rows if r[i] is not None]
+    return bool(vals) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, float):
         return round(value, 6)
@@ -101,7 +107,8 @@ def markdown_text(p: Profile, names: list[str]) -> str:
             lines.append(f"_{p.empty_note(name)}_")
         else:
             lines.append("| " + " | ".join(c for c, _ in cols) + " |")
-            lines.append("|" + "|".join("---:" if u else "---" for _, u in cols) + "|")
+            lines.append("|" + "|".join("---:" if u or _numeric(rows, i) else "---" for i, (_, u) in enumerate(cols))
+                         + "|")
             for r in rows:
                 cells = (_human(v, u, t0).replace("|", "\\|") for v, (_, u) in zip(r, cols, strict=True))
                 lines.append("| " + " | ".join(cells) + " |")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Make captures/godot3-enet-profile: real Godot 3.2.3 ENet multiplayer traffic for the network
+"""Make captures/profile/godot3-enet-profile: real Godot 3.2.3 ENet multiplayer traffic for the network
 profiler (``godot-dissect stats``), with every call the engines made and executed printed.
 
-    python tools/captures/make_profile_capture.py [--out captures/] [--keep-tmp]
+    python tools/captures/make_profile_capture.py [--out captures/profile/] [--keep-tmp]
 
 A server (UDP 127.0.0.1:4290) and two clients bound to 4291 (a) and 4292 (b): three godot3-server
 processes running tools/captures/godot3_mp/mp_peer.gd with GDX_PLAN=profile (profile_plan.gd) while
@@ -16,6 +16,9 @@ print, in the order each peer printed them:
     {"event": "exec", "role", "peer_id", "n", "kind", "node", "method", "sender", "local"}
 
 ``local``: a remotesync/puppetsync call the caller executed itself (nothing on the wire).
+
+It lives in captures/profile/ with its own manifest.json: its golden is the engines' call prints,
+not one line per packet, so the tests that walk captures/manifest.json's goldens do not take it.
 """
 
 from __future__ import annotations
@@ -90,7 +93,8 @@ def make(ctx: mc.Ctx) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "captures", help="output directory (default: captures/)")
+    ap.add_argument("--out", type=Path, default=ROOT / "captures" / "profile",
+                    help="output directory (default: captures/profile/)")
     ap.add_argument("--godot3", default=shutil.which("godot3-server") or "godot3-server")
     ap.add_argument("--tshark", default=shutil.which("tshark") or "tshark")
     ap.add_argument("--keep-tmp", action="store_true", help="keep the engines' work dirs and logs")

@@ -1,5 +1,5 @@
 extends Reference
-# The plan of captures/godot3-enet-profile (tools/captures/make_profile_capture.py): the kind of
+# The plan of captures/profile/godot3-enet-profile (tools/captures/make_profile_capture.py): the kind of
 # steady traffic a small game makes, for the network profiler's tables.  REPEAT rounds of one step per
 # actor in turn (server, a, b), plus one 3000-byte call (ENet fragments); every call is one the
 # receivers accept (remote/puppet/master keywords as in main.gd and player.gd), so each one printed as
