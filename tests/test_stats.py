@@ -261,7 +261,8 @@ def test_cli_csv_and_json_use_plain_numbers(prof):
     r = run(str(PROFILE), "-f", "json", "-t", "rpc", "-t", "expert")
     data = json.loads(r.stdout)
     assert set(data) == {"rpc", "expert"}
-    assert sum(x["count"] for x in data["rpc"]) == prof.rpc["count"].sum()
+    assert sum(x["count"] for x in data["rpc"]["rows"]) == prof.rpc["count"].sum()
+    assert data["rpc"]["columns"] == list(prof.rpc.columns)
 
 
 def test_cli_default_tables_human_units():
@@ -297,8 +298,9 @@ def test_empty_and_non_godot_captures_give_empty_tables(tmp_path):
     _write_pcap(other, [(1.0, bytes(syn))])
     r = run(str(other), "-f", "json", "-t", "rpc", "-t", "bandwidth", "-t", "conversations")
     data = json.loads(r.stdout)
-    assert r.returncode == 0 and data["rpc"] == [] and data["bandwidth"] == []
-    assert data["conversations"][0]["frames"] == 1 and data["conversations"][0]["godot"] == ""
+    assert r.returncode == 0 and data["rpc"]["rows"] == [] and data["bandwidth"]["rows"] == []
+    assert data["rpc"]["note"] == "no multiplayer RPC or rset in this capture"
+    assert data["conversations"]["rows"][0]["frames"] == 1 and data["conversations"]["rows"][0]["godot"] == ""
 
 
 def test_cut_datagrams_are_counted_as_malformed(tmp_path):

@@ -10,6 +10,7 @@ import sys
 from ..pcap.packets import CaptureError
 from ..pcap.reader import DEBUGGER_PORTS
 from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
+from ..spec.transports import MAX_CONVERSATIONS, MAX_HELD_BYTES
 from ..stats.profile import BY, DEFAULT_TABLES, TABLES
 from .options import add_dialect
 
@@ -48,6 +49,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a UDP port that carries ENet for sure (repeatable)")
     p.add_argument("--enet-compression", choices=[c.name for c in ENET_COMPRESSIONS],
                    help="the codec of compressed ENet datagrams (not on the wire)")
+    p.add_argument("--max-conversations", type=int, default=MAX_CONVERSATIONS, metavar="N",
+                   help=f"conversations the reader tracks at once (default {MAX_CONVERSATIONS}), as for read")
+    p.add_argument("--max-held-bytes", type=int, default=MAX_HELD_BYTES, metavar="BYTES",
+                   help=f"bytes all conversations may hold (default {MAX_HELD_BYTES}), as for read")
     p.set_defaults(run=run_stats)
 
 
@@ -90,7 +95,8 @@ def run_stats(args: argparse.Namespace) -> int:
                     ports=args.port, debugger_ports=tuple(args.debugger_port or DEBUGGER_PORTS),
                     heuristics=not args.no_heuristics, rpc_names=rpc_names, project=args.project,
                     multiplayer=not args.no_multiplayer, enet_ports=args.enet_port,
-                    enet_compression=args.enet_compression)
+                    enet_compression=args.enet_compression, max_conversations=args.max_conversations,
+                    max_held_bytes=args.max_held_bytes)
     except (CaptureError, OSError) as e:
         print(f"godot-dissect stats: {e}", file=sys.stderr)
         return 2

@@ -42,8 +42,9 @@ def bandwidth_png(p: Profile, path: Any, width: int = 1200, height: int = 800, d
                              sharex=True, squeeze=False)
     last = max((w for d in s.frames.values() for w in d), default=0)
     xs = [w * step for w in range(last + 2)]  # "post" steps: one more edge closes the last window
-    palette = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]
-    colors: dict[str, Any] = {NO_MESSAGE: "0.75"}
+    tab10 = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]
+    palette = [c for i, c in enumerate(tab10) if i != 7]  # tab10's grey is kept for "other"
+    colors: dict[str, Any] = {NO_MESSAGE: "0.82", "other": "0.45"}
     for ax, dkey in zip(axes[:, 0], panels, strict=False):
         stacks: dict[str, list[float]] = {}
         for (k, label), d in s.labelled.items():
@@ -58,7 +59,7 @@ def bandwidth_png(p: Profile, path: Any, width: int = 1200, height: int = 800, d
         messages = [sum(stacks[lb][i] for lb in order) for i in range(last + 1)]
         control = [max(frames.get(w, 0.0) / step - messages[w], 0.0) for w in range(last + 1)]
         for lb in order:
-            colors.setdefault(lb, palette[(len(colors) - 1) % len(palette)])
+            colors.setdefault(lb, palette[(len(colors) - 2) % len(palette)])
         layers = [[*stacks[lb], stacks[lb][-1]] for lb in order] + [[*control, control[-1]]]
         ax.stackplot(xs, *layers, labels=[*order, NO_MESSAGE], colors=[colors[lb] for lb in [*order, NO_MESSAGE]],
                      step="post")

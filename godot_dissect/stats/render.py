@@ -86,11 +86,15 @@ def csv_text(p: Profile, names: list[str]) -> str:
 
 
 def json_text(p: Profile, names: list[str]) -> str:
-    """One JSON object: {table name: [row objects]}, plus "notes" when there are any."""
+    """One JSON object per table, under its name: ``{"columns": [...], "rows": [{column: value}]}``
+    (plus ``"note"`` when it is empty); ``"notes"`` at the top when there are any."""
     out: dict[str, Any] = {}
     for name in names:
         cols = [c for c, _ in p.columns(name)]
-        out[name] = [{c: _plain(v) for c, v in zip(cols, r, strict=True)} for r in p.rows(name)]
+        rows = [{c: _plain(v) for c, v in zip(cols, r, strict=True)} for r in p.rows(name)]
+        out[name] = {"columns": cols, "rows": rows}
+        if not rows:
+            out[name]["note"] = p.empty_note(name)
     if p.notes:
         out["notes"] = p.notes
     return json.dumps(out, ensure_ascii=False, indent=1) + "\n"

@@ -10,7 +10,11 @@ pcap original length: link, IP, UDP/TCP headers and payload), so per direction t
 
 - ``frames``, ``wire_bytes``: every frame of the direction, Godot or not (ENet ACK/PING, TCP
   handshake and ACKs, HTTP upgrade included). With ``by``, ``wire_bytes`` is the records' share
-  (``Record.wire_bytes``) and a row ``(no message)`` holds the frame bytes no message accounts for.
+  (``Record.wire_bytes``), ``frames`` is empty, and a row ``(no message)`` holds the frame bytes no
+  message accounts for (the direction's frame bytes minus its records' shares; no rates).
+- the ``by`` column: ``channel`` = ``Record.channel`` (ENet channel; empty over TCP); ``node`` =
+  ``Record.node``, else the multiplayer kind (``sys``, ``peer``...), else empty; ``method`` = the
+  rpc/rset name (``#ID`` for an unnamed Godot 4 id), else the debugger message, else the kind.
 - ``messages``, ``app_bytes``: records (ENet control records excluded) and their ``app_bytes``.
 - ``app_min_Bps``/``app_mean_Bps``/``app_max_Bps`` and ``wire_*``: bytes per second over windows of
   ``interval`` seconds aligned on the capture's first frame (the editor profiler's Up/Down, for
