@@ -149,6 +149,11 @@ def test_live_unknown_interface_is_dumpcaps_one_line() -> None:
     assert r.returncode == 2 and b"no-such-interface0" in r.stderr and r.stderr.count(b"\n") == 1
 
 
+def test_live_unwritable_save_file_starts_no_capture(tmp_path: Path) -> None:
+    r = cli("read", "-i", "lo", "-w", str(tmp_path / "no" / "such" / "dir.pcapng"))  # no -a: would run forever
+    assert r.returncode == 2 and b"-w " in r.stderr and b"No such file or directory" in r.stderr
+
+
 @pytest.mark.parametrize("args", [["-a", "minutes:3"], ["-a", "packets:1.5"]])
 def test_live_bad_autostop(args: list[str]) -> None:
     r = cli("read", "-i", "lo", *args)

@@ -73,12 +73,15 @@ class LiveCapture:
         for spec in autostop or ():
             cond, num = parse_autostop(spec)
             cmd += ["-a", f"{cond}:{num}"]
+        try:  # before dumpcap starts: a -w that cannot be written must not leave it running
+            saved = open(save, "wb") if save else None  # noqa: SIM115 - closed with the stream
+        except OSError as e:
+            raise LiveError(f"-w {save}: {e.strerror or e}") from None
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      start_new_session=True)
         self.stderr: list[str] = []
         self._err_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._err_reader.start()
-        saved = open(save, "wb") if save else None  # noqa: SIM115 - closed with the stream
         self.stream = _Tee(self.proc.stdout, saved)  # type: ignore[arg-type]
         self._old_handler: object = None
         self.interrupted = False
