@@ -193,6 +193,7 @@ def test_fields_options(capsys: pytest.CaptureFixture[str]) -> None:
     (["--message", "Output"], "did you mean output?"),
     (["-c", "-1"], "-c must be 0 or more"),
     (["-a", "duration:1"], "go with -i"),
+    (["--dialect", "godot5"], "--dialect: unknown dialect 'godot5'"),
 ])
 def test_wrong_options_exit_2_with_the_valid_values(capsys: pytest.CaptureFixture[str], args: list[str],
                                                     words: str) -> None:

@@ -14,7 +14,7 @@ from ..multiplayer.records import summary as mp_summary
 from ..pcap.packets import CaptureError
 from ..pcap.reader import DEBUGGER_PORTS, read_pcap
 from ..records import KINDS, MULTIPLAYER_KINDS, Record
-from ..spec import DIALECTS
+from ..spec import DIALECTS, get_dialect
 from ..spec.debugger import MESSAGES as DEBUGGER_MESSAGES
 from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
 from ..spec.transports import MAX_CONVERSATIONS, MAX_HELD_BYTES
@@ -103,6 +103,11 @@ def _check_options(args: argparse.Namespace) -> str | None:
                     _choices("--message", args.message, DEBUGGER_MESSAGES, open_if=":")):
         if problem:
             return problem
+    if args.dialect != "auto":
+        try:
+            get_dialect(args.dialect)
+        except (ValueError, KeyError) as e:
+            return f"--dialect: {e}"
     if args.interface and args.capture:
         return "give a capture file or -i IFACE, not both"
     if not args.interface and not args.capture:

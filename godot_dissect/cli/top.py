@@ -22,6 +22,7 @@ from typing import Any
 
 from ..pcap.reader import DEBUGGER_PORTS, read_pcap
 from ..records import Record
+from ..spec import get_dialect
 from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
 from ..spec.stats import MAX_ROWS
 from ..stats import Profile
@@ -276,6 +277,12 @@ def run_top(args: argparse.Namespace) -> int:
     if bool(args.interface) == bool(args.capture):
         print("godot-dissect: top needs a capture file or -i IFACE (one of them)", file=sys.stderr)
         return 2
+    if args.dialect != "auto":
+        try:
+            get_dialect(args.dialect)
+        except (ValueError, KeyError) as e:
+            print(f"godot-dissect: --dialect: {e}", file=sys.stderr)
+            return 2
     if args.refresh <= 0:
         print("godot-dissect: --refresh must be positive", file=sys.stderr)
         return 2
