@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 # -- length-prefixed PDUs (StreamPeer.put_var, PacketPeerStream, the TCP debugger) ----------------
 #: every PDU: u32 little-endian byte count of the body, then the body
@@ -97,9 +98,9 @@ HTTP_STARTS = (b"GET ", b"HTTP")
 MAX_HTTP_HEAD = 4096
 
 
-@dataclass(frozen=True, slots=True)
-class WsHeader:
-    """One frame header: where its payload starts and how long it is."""
+class WsHeader(NamedTuple):
+    """One frame header: where its payload starts and how long it is (a tuple: one is made per
+    frame)."""
 
     fin: bool
     rsv: int
