@@ -267,14 +267,19 @@ def test_live_capture_of_real_godot3_enet_peers(tmp_path: Path) -> None:
     enet = [r for r in live if {r["sport"], r["dport"]} & set(clients.values())]
     calls = [r for r in enet if r["kind"] in ("rpc", "rset")]
     assert calls and {r["dialect"] for r in enet} == {"godot3"}
-    # every call the engines printed as sent went over the wire, with the printed arguments
-    printed = {(s.node, s.name, ", ".join(driver.arg_text(a) for a in s.args))
-               for log in logs.values() for s in log.sent if s.kind in ("rpc", "rset")}
+    # every reliable call the engines printed as sent went over the wire, with the printed arguments, and
+    # nothing else did (an unreliable one may be dropped by ENet's packet throttle before it is sent)
+    sent = [s for log in logs.values() for s in log.sent if s.kind in ("rpc", "rset")]
+    printed = {(s.node, s.name, ", ".join(driver.arg_text(a) for a in s.args)): s.mode for s in sent}
+    reliable = {k for k, mode in printed.items() if mode != 1}
     seen = {(r["node"], r["method"], r["text"]) for r in calls}
-    assert printed == seen
+    assert reliable <= seen <= set(printed), (reliable - seen, seen - set(printed))
+    assert len(reliable) >= 10
     # and every send_bytes() payload
-    raw = {bytes(s.data or b"").hex() for log in logs.values() for s in log.sent if s.kind == "raw"}
-    assert raw and raw == {r["value"]["hex"] for r in enet if r["kind"] == "raw"}
+    raw = {bytes(s.data or b"").hex(): s.mode for log in logs.values() for s in log.sent if s.kind == "raw"}
+    raw_reliable = {k for k, mode in raw.items() if mode == 2}  # NetworkedMultiplayerPeer.TRANSFER_MODE_RELIABLE
+    raw_seen = {r["value"]["hex"] for r in enet if r["kind"] == "raw"}
+    assert raw_reliable and raw_reliable <= raw_seen <= set(raw)
 
 
 def test_records_are_flushed_one_by_one_on_a_terminal() -> None:
