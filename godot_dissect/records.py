@@ -23,7 +23,7 @@ class Record:
     transport: str  # "udp" | "tcp" | "websocket"
     direction: str  # "c2s" (from the side that opened the conversation) | "s2c"
     dialect: str
-    kind: str  # "variant" | "debugger" | "text" (WebSocket text) | "error" | a MULTIPLAYER_KINDS kind
+    kind: str  # one of KINDS: "variant" | "debugger" | "text" (WebSocket text) | "error" | "compressed" | ...
     value: Any = None
     raw: bytes = b""
     offset: int = 0  # stream offset of the message (0 for datagrams)
@@ -54,7 +54,7 @@ class Record:
     @property
     def type(self) -> str:
         """The engine's name for the value's type in this record's dialect."""
-        if self.kind == "error" or self.kind in LIST_KINDS:
+        if self.kind in ("error", "compressed") or self.kind in LIST_KINDS:
             return ""
         if self.kind == "text":
             return "text"
@@ -65,7 +65,7 @@ class Record:
         return entry.name if entry else ""
 
     def text(self) -> str:
-        if self.kind == "error":
+        if self.kind in ("error", "compressed"):
             return ""
         if self.kind == "text":
             return str(self.value)
@@ -76,6 +76,11 @@ class Record:
         return to_text(self.value, self.dialect)
 
     def to_json(self) -> dict[str, Any]:
+        """The record as a new ``dict`` of plain JSON values (str, int, float, bool, None, list, dict), keyed as
+        in ``read --format json``: frame, time, src, sport, dst, dport, transport, direction, kind, dialect,
+        type, offset, length, then the optional keys the record has (message, node, method, fields, error and
+        hex ...), then ``text`` (var_to_str notation) and ``value`` (``godot_dissect.jsonform``'s typed form)
+        unless it is an error. ``json.dumps(rec.to_json())`` is the record's JSON line (``to_jsonl``)."""
         d = self._head()
         if self.error is None:
             d["text"] = self.text()
@@ -106,6 +111,8 @@ class Record:
         if self.error is not None:
             d["error"] = self.error
             d["hex"] = self.raw[:256].hex()
+        elif self.kind == "compressed":
+            d["hex"] = self.raw[:256].hex()
         return d
 
     def to_jsonl(self) -> str:
@@ -119,6 +126,9 @@ class Record:
 
 #: record kinds of the multiplayer protocols
 MULTIPLAYER_KINDS = tuple(RECORD_KINDS)
+#: every record kind: a Variant, a debugger message, a WebSocket text message, a message that could not be
+#: read (``error``), an ENet datagram compressed with a codec not named (``compressed``), multiplayer kinds
+KINDS = ("variant", "debugger", "text", "error", "compressed", *MULTIPLAYER_KINDS)
 #: kinds whose value is a list of values shown one after the other (not one Array)
 LIST_KINDS = ("rpc", "spawn", "sync")
 _MP_FIELDS = ("node", "method", "method_id", "channel", "peer", "command")

@@ -11,6 +11,7 @@ command -v godot3-server >/dev/null || need_apt+=(godot3-server)
 command -v luac5.2 >/dev/null || need_apt+=(lua5.2)
 command -v node >/dev/null || need_apt+=(nodejs)
 command -v npm >/dev/null || need_apt+=(npm)
+command -v tmux >/dev/null || need_apt+=(tmux)  # top is tested in a real terminal
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   echo "setup: apt-get install ${need_apt[*]}" >&2

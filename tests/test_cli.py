@@ -43,3 +43,19 @@ def test_decode_error_names_offset_and_exits_nonzero() -> None:
 def test_encode_raw_length_prefixed() -> None:
     r = run("encode", "--dialect", "godot3", "--format", "raw", "--length-prefixed", '"abc"')
     assert r.stdout == bytes.fromhex("0c000000 04000000 03000000 61626300")
+
+
+def test_readme_python_example_runs_as_written(monkeypatch, capsys) -> None:  # noqa: ANN001
+    """The README's Python API block, executed as it is written (from the repository root)."""
+    import re
+
+    monkeypatch.chdir(ROOT)
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Python API", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert blocks
+    ns: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), ns)  # noqa: S102 - our own documentation
+    assert ns["used"] == len(ns["data"])  # what the comment says: the prefix is the whole message
+    golden = json.loads((ROOT / "captures" / "godot3-udp-all-types.golden.jsonl").read_text().splitlines()[0])
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == f"1 variant {golden['type_name']} {golden['text']}"

@@ -319,7 +319,7 @@ def test_finding_without_cmd_on_a_fake_server(tmp_path: Path) -> None:
     assert info["dialect"] == "godot4" and info["framing"] == "stream" and info["seed"] == 3
     assert info["target"] == f"tcp://127.0.0.1:{port}" and info["confirmed"] is False
     assert (f.path / "payload.bin").read_bytes() == f.case.payload
-    recs = list(read_pcap(str(f.path / "exchange.pcap"), "godot4", ports=[port]))
+    recs = list(read_pcap(str(f.path / "exchange.pcapng"), "godot4", ports=[port]))
     assert recs and recs[0].raw == f.case.payload  # the pcap holds the fatal message
     # replay kills a fresh fake server too
     srv2 = FakeTcpServer(port)
@@ -440,7 +440,7 @@ def test_fuzzer_kills_godot3_tcp_server_and_replay_reproduces(tmp_path: Path) ->
     assert len(payload) < len(original) and f["minimised"]["to_size"] == len(payload)
     assert info["cases"][0]["recipe"]["depth"] < 100_000  # the nesting was shrunk
     # the pcaps of the exchange hold the fatal message (then the probe the server never answered)
-    for pcap, data in (("exchange.pcap", original), ("minimised.pcap", payload)):
+    for pcap, data in (("exchange.pcapng", original), ("minimised.pcapng", payload)):
         recs = list(read_pcap(str(folder / pcap), "godot3", ports=[port]))
         assert recs[0].raw == data and "nesting deeper" in (recs[0].error or "")
         assert recs[1].value == PROBE_VALUE

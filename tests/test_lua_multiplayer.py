@@ -209,7 +209,7 @@ def test_compressed_datagrams_are_shown_as_compressed(tshark_frames: dict) -> No
     name = "godot3-enet-compressed"
     out = TL.tshark(pcap_of(name), "-T", "fields", "-e", "frame.number", "-e", "enet.compressed_body")
     shown = {int(line.split("\t")[0]) for line in out.splitlines() if line.split("\t")[1]}
-    undecoded = {r.frame for r in read_pcap(str(pcap_of(name))) if r.command == "ENET" and r.kind == "error"}
+    undecoded = {r.frame for r in read_pcap(str(pcap_of(name))) if r.command == "ENET" and r.kind == "compressed"}
     assert undecoded and undecoded <= shown
 
 

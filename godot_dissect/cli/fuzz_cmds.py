@@ -77,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Send the cases of a reproducer folder (or a raw payload file) to the target, "
                                    "in order, checking it after each. Exit status 1 when the target goes down.")
     r.add_argument("reproducer", metavar="REPRODUCER", help="a finding folder, its finding.json, or a payload file")
-    r.add_argument("--target", "-t", required=True, metavar="URL")
+    r.add_argument("--target", "-t", metavar="URL", help="default: the target the finding was made on")
     r.add_argument("--framing", choices=("udp", "stream", "debugger3", "debugger4"),
                    help="default: the reproducer's")
     r.add_argument("--dialect", "-d", help="default: the reproducer's")

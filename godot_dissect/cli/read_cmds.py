@@ -1,4 +1,5 @@
-"""``read``: every Godot message in a capture, as text lines, a -V tree, JSON or JSON lines."""
+"""``read``: every Godot message in a capture (a file, standard input or a live dumpcap capture), as text lines,
+a -V tree, JSON, JSON lines or tshark-style fields, selected by a display filter (``filter.py``)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,20 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator
-from typing import TextIO
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TextIO
 
 from ..multiplayer.records import summary as mp_summary
 from ..pcap.packets import CaptureError
 from ..pcap.reader import DEBUGGER_PORTS, read_pcap
-from ..records import MULTIPLAYER_KINDS, Record
+from ..records import KINDS, MULTIPLAYER_KINDS, Record
+from ..spec import DIALECTS, get_dialect
+from ..spec.debugger import MESSAGES as DEBUGGER_MESSAGES
 from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
 from ..spec.transports import MAX_CONVERSATIONS, MAX_HELD_BYTES
+from .fields import FieldWriter
+from .filter import FilterError, compile_filter
+from .live import LiveCapture, LiveError
 from .options import add_dialect
 
 #: files larger than this get a progress bar on a terminal
@@ -26,17 +32,32 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Read a capture (pcap, pcapng, gzip-compressed too) and print every "
                                    "Godot message: UDP datagrams, length-prefixed TCP, WebSocket, the "
                                    "remote debugger.")
-    r.add_argument("capture")
+    r.add_argument("capture", nargs="?", help="the capture file; - reads pcap/pcapng from standard input")
     add_dialect(r, default="auto", auto=True)
     r.add_argument("--port", "-p", type=int, action="append", default=[],
                    help="a UDP/TCP port that carries Godot Variants (repeatable)")
     r.add_argument("--debugger-port", type=int, action="append", default=None,
                    help=f"remote debugger port (repeatable; default {DEBUGGER_PORTS[0]})")
     r.add_argument("--no-heuristics", action="store_true", help="only the given ports")
-    r.add_argument("--format", "-f", choices=("text", "json", "jsonl"), default="text")
+    r.add_argument("--format", "-T", choices=("text", "json", "jsonl", "fields"), default="text",
+                   help="text lines (default), a JSON array, JSON lines, or the -e fields (as tshark -T fields)")
+    r.add_argument("-e", dest="fields", action="append", default=[], metavar="FIELD",
+                   help="-T fields: a field to print (repeatable; names as in -Y)")
+    r.add_argument("-E", dest="field_options", action="append", default=[], metavar="OPTION=VALUE",
+                   help="-T fields: separator=/t|/s|C, header=y|n, quote=d|s|n, aggregator=,|/s|C (as tshark)")
+    r.add_argument("-Y", "--filter", metavar="EXPR",
+                   help="display filter over record fields, e.g. 'kind == rpc && method contains \"move\"' "
+                        "(== != < <= > >= and or not contains matches in {...}; see the README)")
+    r.add_argument("-c", "--count", type=int, metavar="N", help="stop after N printed records")
+    r.add_argument("-l", dest="line_buffered", action="store_true",
+                   help="flush after each record (always on a terminal)")
+    r.add_argument("-i", "--interface", metavar="IFACE", help="capture live on this interface (runs dumpcap)")
+    r.add_argument("-f", dest="capture_filter", metavar="FILTER", help="-i: capture filter (libpcap syntax)")
+    r.add_argument("-a", dest="autostop", action="append", metavar="COND",
+                   help="-i: stop after duration:SECONDS or packets:N")
+    r.add_argument("-w", dest="write", metavar="FILE", help="-i: also save the raw capture (pcapng) here")
     r.add_argument("-V", "--verbose", action="store_true", help="text: print each value in full")
-    r.add_argument("--kind", action="append", help="only these kinds (variant, debugger, text, error, "
-                                                   + ", ".join(MULTIPLAYER_KINDS) + ")")
+    r.add_argument("--kind", action="append", help="only these kinds (" + ", ".join(KINDS) + ")")
     r.add_argument("--project", metavar="DIR", help="Godot 4 project folder: RPC method names from its "
                                                      "@rpc functions, checked against the capture's md5")
     r.add_argument("--rpc-names", metavar="JSON", help='RPC names per node path: a JSON file or text '
@@ -60,20 +81,86 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(run=run_read)
 
 
-def _filtered(records: Iterator[Record], args: argparse.Namespace) -> Iterator[Record]:
+def _choices(option: str, given: list[str] | None, valid: Iterable[str], open_if: str | None = None) -> str | None:
+    """An error line for the first value of --kind/--type/--message that is not a valid one (wrong case too)."""
+    valid = list(dict.fromkeys(valid))
+    for v in given or ():
+        if v in valid or (open_if and open_if in v):
+            continue
+        same = [x for x in valid if x.lower() == v.lower()]
+        hint = f" (did you mean {same[0]}?)" if same else ""
+        return f"{option} {v!r} is not one of the {len(valid)} valid values{hint}: {', '.join(valid)}"
+    return None
+
+
+def _type_names() -> list[str]:
+    return [e.name for d in DIALECTS.values() for e in d.entries] + ["text"]
+
+
+def _check_options(args: argparse.Namespace) -> str | None:
+    """One error line for a wrong option value, or None."""
+    for problem in (_choices("--kind", args.kind, KINDS), _choices("--type", args.type, _type_names()),
+                    _choices("--message", args.message, DEBUGGER_MESSAGES, open_if=":")):
+        if problem:
+            return problem
+    if args.dialect != "auto":
+        try:
+            get_dialect(args.dialect)
+        except (ValueError, KeyError) as e:
+            return f"--dialect: {e}"
+    if args.interface and args.capture:
+        return "give a capture file or -i IFACE, not both"
+    if not args.interface and not args.capture:
+        return "read needs a capture file, - for standard input, or -i IFACE for a live capture"
+    if not args.interface and (args.capture_filter or args.autostop or args.write):
+        return "-f, -a and -w go with -i IFACE (live capture)"
+    if args.count is not None and args.count < 0:
+        return "-c must be 0 or more"
+    if args.format == "fields" and not args.fields:
+        return "-T fields needs at least one -e FIELD"
+    if args.fields and args.format != "fields":
+        return "-e FIELD goes with -T fields"
+    return None
+
+
+def _selection(args: argparse.Namespace) -> Callable[[Record], bool] | None:
+    """--kind, --type, --message and -Y as one predicate (None: every record)."""
+    tests: list[Callable[[Record], bool]] = []
+    if args.kind:
+        kinds = set(args.kind)
+        tests.append(lambda rec: rec.kind in kinds)
+    if args.type:
+        types = set(args.type)
+        tests.append(lambda rec: rec.type in types)
+    if args.message:
+        messages = set(args.message)
+        tests.append(lambda rec: rec.message in messages)
+    if args.filter:
+        tests.append(compile_filter(args.filter))
+    if not tests:
+        return None
+    if len(tests) == 1:
+        return tests[0]
+    return lambda rec: all(t(rec) for t in tests)
+
+
+def _selected(records: Iterator[Record], keep: Callable[[Record], bool] | None, count: int | None) -> Iterator[Record]:
+    if count == 0:
+        return
+    n = 0
     for rec in records:
-        if args.kind and rec.kind not in args.kind:
-            continue
-        if args.type and rec.type not in args.type:
-            continue
-        if args.message and rec.message not in args.message:
-            continue
-        yield rec
+        if keep is None or keep(rec):
+            yield rec
+            n += 1
+            if count is not None and n >= count:
+                return
 
 
 def _summary(rec: Record) -> str:
     if rec.kind == "error":
         return f"[malformed] {rec.command + ' ' if rec.command else ''}{rec.error}"
+    if rec.kind == "compressed":
+        return f"{rec.command} [compressed] {(rec.fields or {}).get('reason', '')}"
     text = rec.text().replace("\n", " ")
     if len(text) > 100:
         text = text[:97] + "..."
@@ -84,44 +171,83 @@ def _summary(rec: Record) -> str:
 
 
 def run_read(args: argparse.Namespace) -> int:
+    problem = _check_options(args)
+    if problem:
+        return _usage(problem)
+    try:
+        keep = _selection(args)
+        fields = FieldWriter(args.fields, args.field_options) if args.format == "fields" else None
+    except FilterError as e:
+        return _usage(f"-Y: {e}")
+    except ValueError as e:
+        return _usage(str(e))
     debugger_ports = tuple(args.debugger_port) if args.debugger_port else DEBUGGER_PORTS
     try:
         rpc_names = _rpc_names(args.rpc_names)
     except (OSError, ValueError) as e:
-        print(f"godot-dissect: --rpc-names: {e}", file=sys.stderr)
-        return 2
+        return _usage(f"--rpc-names: {e}")
+    live = None
     try:
-        size = os.path.getsize(args.capture)
-        records = read_pcap(args.capture, args.dialect, args.port, debugger_ports, not args.no_heuristics,
+        if args.interface:
+            live = LiveCapture(args.interface, args.capture_filter, args.autostop, args.write)
+            live.__enter__()
+            source: Any = live.stream
+        else:
+            source = args.capture
+        records = read_pcap(source, args.dialect, args.port, debugger_ports, not args.no_heuristics,
                             rpc_names=rpc_names, project=args.project,
                             multiplayer=not args.no_multiplayer, enet_ports=args.enet_port,
                             enet_control=args.enet_control, enet_compression=args.enet_compression,
                             max_conversations=args.max_conversations, max_held_bytes=args.max_held_bytes)
-        records = _filtered(_with_progress(records, size), args)
-        out = _Batched(sys.stdout)
+        if source != "-" and isinstance(source, str):
+            records = _with_progress(records, os.path.getsize(source))
+        out = _Batched(sys.stdout, line_buffered=args.line_buffered or live is not None)
         try:
-            _write(records, args, out)
+            _write(_selected(records, keep, args.count), args, out, fields)
+        except KeyboardInterrupt:  # Ctrl-C on a file: stop with what was printed
+            pass
         finally:
             out.flush()
     except BrokenPipeError:  # piped into head: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except LiveError as e:
+        return _usage(str(e))
     except (CaptureError, OSError) as e:
-        print(f"godot-dissect: {e}", file=sys.stderr)
-        return 2
-    return 0
+        failed = live.failure() if live is not None else None
+        return _usage(failed or str(e))
+    finally:
+        if live is not None:
+            live.__exit__(None, None, None)
+    failed = live.failure() if live is not None else None
+    return _usage(failed) if failed else 0
 
 
-def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched) -> None:
+def _usage(msg: str) -> int:
+    print(f"godot-dissect: {msg}", file=sys.stderr)
+    return 2
+
+
+def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, fields: FieldWriter | None) -> None:
     seen_evidence: set[tuple] = set()
-    if args.format == "json":
+    if fields is not None:
+        if fields.header:
+            out.write(fields.header_line())
+        for rec in records:
+            out.write(fields.line(rec))
+            out.record_done()
+    elif args.format == "json":
         out.write("[")
-        for i, rec in enumerate(records):
-            out.write((",\n" if i else "\n") + rec.to_jsonl())
-        out.write("\n]\n")
+        try:
+            for i, rec in enumerate(records):
+                out.write((",\n" if i else "\n") + rec.to_jsonl())
+                out.record_done()
+        finally:  # the array is closed on Ctrl-C too
+            out.write("\n]\n")
     elif args.format == "jsonl":
         for rec in records:
             out.write(rec.to_jsonl() + "\n")
+            out.record_done()
     else:
         for rec in records:
             arrow = "→" if rec.direction == "c2s" else "←"
@@ -132,28 +258,35 @@ def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched) -
             if args.evidence and key not in seen_evidence:
                 seen_evidence.add(key)
                 out.write(f"        dialect evidence: {rec.evidence}\n")
-            if args.verbose and rec.kind != "error":
+            if args.verbose and rec.kind not in ("error", "compressed"):
                 for line in rec.text().splitlines():
                     out.write(f"        {line}\n")
+            out.record_done()
 
 
 class _Batched:
     """Output joined into ~1 MB writes (thousands of small writes to a pipe cost more than the
-    lines); straight through on a terminal, where lines should show as they come."""
+    lines); flushed after every record on a terminal, with -l and in a live capture."""
 
     LIMIT = 1 << 20
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, line_buffered: bool = False) -> None:
         self.out = out
         self.parts: list[str] = []
         self.size = 0
-        self.limit = 0 if out.isatty() else self.LIMIT
+        self.per_record = line_buffered or out.isatty()
+        self.limit = self.LIMIT
 
     def write(self, s: str) -> None:
         self.parts.append(s)
         self.size += len(s)
         if self.size >= self.limit:
             self.flush()
+
+    def record_done(self) -> None:
+        if self.per_record:
+            self.flush()
+            self.out.flush()
 
     def flush(self) -> None:
         if self.parts:

@@ -132,6 +132,11 @@ class FragmentBudget:
 DEFAULT_BUDGET = FragmentBudget()
 
 
+#: why a compressed datagram was not read: ENet does not say which codec the host chose
+COMPRESSED_UNNAMED = ("compressed ENet datagram; the codec is not on the wire: name it with --enet-compression "
+                      + "|".join(c.name for c in spec.COMPRESSIONS[1:]))
+
+
 class EnetReassembler:
     """Feed the datagrams of one direction of one conversation, in capture order."""
 
@@ -167,9 +172,9 @@ class EnetReassembler:
         """``frame_len``: the frame's length on the wire, shared by the commands' data bytes."""
         out: list[Payload] = []
         if datagram.opaque:
-            out.append(Payload(None, datagram.body, "compressed", frame, time, frame, 0, (), wire=float(frame_len),
-                               error="compressed ENet datagram; the codec is not on the wire (choose one: "
-                                     + ", ".join(c.name for c in spec.COMPRESSIONS[1:]) + ")"))
+            if datagram.error is None:  # no codec named (a named codec that fails is the parser's error)
+                out.append(Payload(None, datagram.body, "compressed", frame, time, frame, 0, (),
+                                   wire=float(frame_len), error=COMPRESSED_UNNAMED))
             return out
         data_bytes = sum(len(c.data or b"") for c in datagram.commands if c.definition and c.definition.delivery)
         self._weight = frame_len / data_bytes if data_bytes else 0.0

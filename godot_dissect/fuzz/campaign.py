@@ -13,6 +13,7 @@ fuzzer started the target (``cmd``), the process exiting or dying on a signal. T
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from collections import Counter
@@ -77,6 +78,7 @@ class Finding:
     minimised: MinimiseResult | None = None
     elapsed: float = 0.0  # seconds from the start of fuzzing to the detection
     cases_before: int = 0  # cases sent up to the detection
+    replay: str = ""  # the command that sends it again (finding.json's "replay")
 
     def line(self) -> str:
         c = self.case
@@ -122,6 +124,8 @@ class FuzzSummary:
             lines.append("  no finding")
         for f in self.findings:
             lines.append("  " + f.line())
+            if f.replay:
+                lines.append(f"     replay: {f.replay}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -134,7 +138,7 @@ class FuzzSummary:
                               "case_index": f.case.index, "strategy": f.case.strategy, "name": f.case.name,
                               "payload_size": len(f.case.payload), "confirmed": f.confirmed, "signal": f.signal,
                               "elapsed": round(f.elapsed, 3), "cases_before": f.cases_before,
-                              "minimised": f.minimised.to_json() if f.minimised else None}
+                              "minimised": f.minimised.to_json() if f.minimised else None, "replay": f.replay}
                              for f in self.findings]}
 
 
@@ -350,13 +354,27 @@ def run_fuzz(opts: FuzzOptions, log: Callable[[str], None] = _log_default) -> Fu
     return summary
 
 
-def _info(h: Harness, opts: FuzzOptions, verdict: Verdict) -> dict[str, Any]:
+def _info(h: Harness, opts: FuzzOptions, verdict: Verdict, folder: Path) -> dict[str, Any]:
     return {"dialect": h.dialect, "framing": h.framing, "target": str(h.target), "seed": opts.seed,
             "kind": verdict.kind, "detail": verdict.detail, "signal": verdict.signal,
             "probe": {"value_hex": encode(h.probe_value, h.dialect).hex(), "expect_reply": h.expect_reply,
                       "timeout": h.timeout},
             "cmd": h.proc.cmd if h.proc is not None else None, "seed_sources": opts.seed_sources,
-            "replay": f"godot-dissect replay FOLDER --target {h.target} --framing {h.framing} --dialect {h.dialect}"}
+            "replay": replay_command(folder, str(h.target), h.framing, h.dialect, opts.cmd)}
+
+
+def replay_command(folder: Path, target: str, framing: str, dialect: str, cmd: str | None) -> str:
+    """The shell command that sends a finding again (starting the target with ``cmd`` when the run did)."""
+    words = ["godot-dissect", "replay", str(folder), "--target", target, "--framing", framing, "--dialect", dialect]
+    if cmd:
+        words += ["--cmd", cmd]
+    return shlex.join(words)
+
+
+def exchange_comment(h: Harness, case: Case, what: str) -> dict[str, object]:
+    """The pcapng comment of a finding's exchange: enough for ``read`` to open it with no options."""
+    return {"dialect": h.dialect, "framing": h.framing, "target": str(h.target),
+            "case": f"{case.index} ({case.strategy}: {case.name[:120]})", "what": what}
 
 
 def _handle_finding(h: Harness, opts: FuzzOptions, summary: FuzzSummary, window: list[Case], verdict: Verdict,
@@ -400,20 +418,22 @@ def _handle_finding(h: Harness, opts: FuzzOptions, summary: FuzzSummary, window:
         except RuntimeError as e:
             log(f"  could not confirm: {e}")
     final = minimised.case if minimised is not None and minimised.verified else culprit
-    info = _info(h, opts, verdict)
+    info = _info(h, opts, verdict, folder)
     info.update(confirmed=confirmed, sequence=len(cases), elapsed=round(elapsed, 3), cases_before=summary.cases,
                 minimised=minimised.to_json() if minimised is not None else None)
     save_cases = [*cases[:-1], final] if cases[-1] is culprit else cases
     reproducer.save(folder, info, save_cases, original=culprit if final is not culprit else None)
     if verdict.events:
-        write_exchange(folder / "exchange.pcap", verdict.events, h.target)
+        write_exchange(folder / "exchange.pcapng", verdict.events, h.target,
+                       exchange_comment(h, culprit, "the exchange from the last good probe to the finding"))
     if confirm_events:
-        write_exchange(folder / ("minimised.pcap" if minimised is not None else "confirmed.pcap"),
-                       confirm_events, h.target)
+        name = "minimised" if minimised is not None else "confirmed"
+        write_exchange(folder / f"{name}.pcapng", confirm_events, h.target,
+                       exchange_comment(h, final, f"the {name} case killing a fresh target"))
     if h.proc is not None:
         (folder / "target.log").write_text(h.proc.log_tail(200) + "\n", encoding="utf-8")
     return Finding(number, verdict.kind, verdict.detail, final, confirmed, folder, verdict.signal, len(cases),
-                   minimised, elapsed, summary.cases)
+                   minimised, elapsed, summary.cases, info["replay"])
 
 
 # -- replay -------------------------------------------------------------------------------------------------
@@ -433,11 +453,15 @@ class ReplayResult:
         return f"target survived all {self.cases} case(s)"
 
 
-def replay(path: str | Path, target_url: str, *, framing: str | None = None, dialect: str | None = None,
+def replay(path: str | Path, target_url: str | None = None, *, framing: str | None = None, dialect: str | None = None,
            cmd: str | None = None, allow_remote: bool = False, timeout: float = 2.0, ready_timeout: float = 20.0,
            pcap: str | Path | None = None, log: Callable[[str], None] = _log_default) -> ReplayResult:
-    """Send a reproducer's cases again, in order, checking the target after each."""
+    """Send a reproducer's cases again, in order, checking the target after each (``target_url`` None:
+    the target the finding was made on)."""
     rep = reproducer.load(path)
+    target_url = target_url or rep.info.get("target")
+    if not target_url:
+        raise ValueError(f"{path}: the reproducer records no target: give --target URL")
     framing = framing or rep.info.get("framing")
     dialect = dialect or rep.info.get("dialect") or "godot4"
     probe_info = rep.info.get("probe") or {}
@@ -460,5 +484,6 @@ def replay(path: str | Path, target_url: str, *, framing: str | None = None, dia
         return ReplayResult(False, "", "", len(rep.cases))
     finally:
         if pcap is not None and events:
-            write_exchange(pcap, events, h.target)
+            last = rep.cases[-1]
+            write_exchange(pcap, events, h.target, exchange_comment(h, last, "a replay of " + str(rep.path)))
         h.stop()

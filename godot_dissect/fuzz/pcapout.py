@@ -1,26 +1,104 @@
-"""Write a recorded exchange (``target.Event`` list) as a classic pcap that ``godot-dissect read``
-and Wireshark open: Ethernet + IPv4/IPv6 + UDP/TCP, TCP with a handshake, sequence numbers, FIN/RST."""
+"""Write a recorded exchange (``target.Event`` list) as a pcapng that ``godot-dissect read`` and
+Wireshark open: Ethernet + IPv4/IPv6 + UDP/TCP, TCP with a handshake, sequence numbers, FIN/RST.
+
+The Section Header Block carries a comment (Wireshark: Statistics > Capture File Properties) naming
+the dialect, framing, target and case, in lines ``key: value`` after ``COMMENT_TITLE``. ``read``
+takes the dialect and the target port from such a comment when the user names neither
+(``capture_hint``), so a finding opens as what it is with no options.
+"""
 
 from __future__ import annotations
 
 import socket
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
-from .target import Event, Target
+if TYPE_CHECKING:  # the reader imports this module for capture_hint: no sockets at start-up
+    from .target import Event, Target
 
 _SEG = 32768  # bytes of payload per TCP segment
 SYN, FIN, RST, PSH, ACK = 0x02, 0x01, 0x04, 0x08, 0x10
+#: the first line of the comment this writer puts in the Section Header Block
+COMMENT_TITLE = "godot-dissect fuzz exchange"
+_SHB, _IDB, _EPB = 0x0A0D0D0A, 1, 6
+_OPT_COMMENT, _OPT_TSRESOL = 1, 9
+_LINK_ETHERNET = 1
+
+
+def _option(code: int, value: bytes) -> bytes:
+    return struct.pack("<HH", code, len(value)) + value + b"\0" * (-len(value) & 3)
+
+
+def _block(btype: int, body: bytes) -> bytes:
+    length = 12 + len(body)
+    return struct.pack("<II", btype, length) + body + struct.pack("<I", length)
+
+
+def comment_text(fields: Mapping[str, object]) -> str:
+    return "\n".join([COMMENT_TITLE, *(f"{k}: {v}" for k, v in fields.items() if v is not None)])
+
+
+def parse_comment(text: str) -> dict[str, str] | None:
+    """The ``key: value`` lines of a comment this writer made; None for any other comment."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != COMMENT_TITLE:
+        return None
+    out: dict[str, str] = {}
+    for line in lines[1:]:
+        key, sep, value = line.partition(":")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+@dataclass(frozen=True)
+class CaptureHint:
+    """What a godot-dissect comment says about a capture: read it with this dialect on these ports."""
+
+    dialect: str
+    ports: tuple[int, ...]
+    debugger_ports: tuple[int, ...]
+    evidence: str
+
+
+def hint_from_comments(comments: Iterable[str]) -> CaptureHint | None:
+    """The hint of the first godot-dissect comment among a section's comments."""
+    from ..spec import DIALECT_NAMES, get_dialect
+    from .target import parse_target
+
+    for text in comments:
+        info = parse_comment(text)
+        if not info or not info.get("dialect") or not info.get("target"):
+            continue
+        try:
+            dialect = get_dialect(info["dialect"]).name
+            target = parse_target(info["target"], allow_remote=True)
+        except (KeyError, ValueError):
+            continue
+        if dialect not in DIALECT_NAMES:
+            continue
+        debugger = info.get("framing", "").startswith("debugger")
+        ports = () if debugger else (target.port,)
+        why = (f"the capture's godot-dissect comment (fuzz {info.get('framing', '?')} {info['target']}, "
+               f"case {info.get('case', '?')})")
+        return CaptureHint(dialect, ports, (target.port,) if debugger else (), why)
+    return None
 
 
 class PcapWriter:
-    def __init__(self, path: str | Path | BinaryIO) -> None:
+    def __init__(self, path: str | Path | BinaryIO, comment: str | None = None) -> None:
         """``path``: a file to create, or an open binary file (written to, not closed)."""
         self._owned = not hasattr(path, "write")
         self.f: BinaryIO = open(path, "wb") if self._owned else path  # type: ignore[arg-type,assignment]  # noqa: SIM115
-        self.f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
+        shb = struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)
+        if comment:
+            shb += _option(_OPT_COMMENT, comment.encode("utf-8"))
+        self.f.write(_block(_SHB, shb + _option(0, b"")))
+        idb = struct.pack("<HHI", _LINK_ETHERNET, 0, 262144) + _option(_OPT_TSRESOL, b"\x06") + _option(0, b"")
+        self.f.write(_block(_IDB, idb))
 
     def packet(self, t: float, src: str, dst: str, proto: int, header: bytes, payload: bytes) -> None:
         if ":" in src:
@@ -32,9 +110,9 @@ class PcapWriter:
                              socket.inet_aton(src), socket.inet_aton(dst))
             ethertype = b"\x08\x00"
         frame = b"\0" * 12 + ethertype + ip + header + payload
-        sec = int(t)
-        self.f.write(struct.pack("<IIII", sec, int((t - sec) * 1e6), len(frame), len(frame)))
-        self.f.write(frame)
+        ticks = int(round(t * 1e6))
+        body = struct.pack("<IIIII", 0, ticks >> 32, ticks & 0xFFFFFFFF, len(frame), len(frame))
+        self.f.write(_block(_EPB, body + frame + b"\0" * (-len(frame) & 3)))
 
     def udp(self, t: float, src: tuple, dst: tuple, payload: bytes) -> None:
         self.packet(t, src[0], dst[0], 17, struct.pack("!HHHH", src[1], dst[1], 8 + len(payload), 0), payload)
@@ -48,9 +126,11 @@ class PcapWriter:
             self.f.close()
 
 
-def write_exchange(path: str | Path, events: Iterable[Event], target: Target) -> int:
-    """Write the events; return the number of packets."""
-    w = PcapWriter(path)
+def write_exchange(path: str | Path, events: Iterable[Event], target: Target,
+                   comment: Mapping[str, object] | None = None) -> int:
+    """Write the events; return the number of packets. ``comment``: the dialect, framing, target and case
+    (``comment_text``), written in the Section Header Block."""
+    w = PcapWriter(path, comment_text(comment) if comment else None)
     server = (target.address[0], target.port)
     n = 0
     conns: dict[int, dict] = {}
@@ -100,3 +180,28 @@ def write_exchange(path: str | Path, events: Iterable[Event], target: Target) ->
     finally:
         w.close()
     return n
+
+
+def capture_hint(path: str) -> CaptureHint | None:
+    """The hint in the Section Header Block comment of a pcapng file (None: no file, not pcapng, no
+    godot-dissect comment). Reads only that first block, with the pcapng reader's option parser."""
+    from ..pcap import pcapng
+
+    if path == "-":  # standard input is read once, by the reader
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(pcapng._SHB_HEAD)
+            if len(head) < pcapng._SHB_HEAD or head[:4] != pcapng.MAGIC:
+                return None
+            order = "<" if struct.unpack_from("<I", head, 8)[0] == pcapng._BOM else ">"
+            length = struct.unpack_from(order + "I", head, 4)[0]
+            if length > 1 << 16 or length < pcapng._SHB_HEAD:
+                return None
+            # the options start after the 24-byte header; the block ends with its length again
+            options = (head + f.read(length - pcapng._SHB_HEAD))[24:length - 4]
+    except OSError:
+        return None
+    comments = [value.decode("utf-8", "replace") for _, code, value in pcapng._options(options, order, 0)
+                if code == _OPT_COMMENT]
+    return hint_from_comments(comments)

@@ -4,8 +4,9 @@
       payload.bin      the fuzzed Variant (minimised when it could be), unframed
       original.bin     the payload as first sent, when minimisation changed it
       messages/        the other messages of a conversation case, or every case of a sequence
-      exchange.pcap    what went over the wire, from the last good probe to the finding
-      minimised.pcap   the minimised payload killing a fresh target (with --cmd)
+      exchange.pcapng  what went over the wire, from the last good probe to the finding (its comment names
+                       dialect, framing, target and case: ``read`` needs no options)
+      minimised.pcapng the minimised payload killing a fresh target (with --cmd)
       target.log       the end of the target's output (with --cmd)
       finding.json     dialect, framing, target, seed and case index, how it was detected, the cases
 """

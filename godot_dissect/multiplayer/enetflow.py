@@ -104,6 +104,9 @@ class EnetConversation:
         return MpMessage(kind="enet", command=cmd.name, raw=datagram, fields=fields)
 
     def _payload(self, direction: str, p: Payload) -> list[Item]:
+        if p.error is not None and p.delivery == "compressed":  # not malformed: the codec was not named
+            msg = MpMessage(kind="compressed", command="ENET", raw=p.data, fields={"reason": p.error})
+            return [Item(p.frame, p.time, direction, msg, p.channel, p.wire)]
         if p.error is not None:
             msg = MpMessage(kind="error", command="ENET", raw=p.data)
             msg.fields.update(delivery=p.delivery, commands=list(p.commands))

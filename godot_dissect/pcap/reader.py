@@ -30,6 +30,7 @@ from typing import Any
 from ..detect import DialectGuess, Verdict, enet_godot_major, http_head, plausible, stream_head, websocket_multiplayer
 from ..enet import looks_like_enet
 from ..errors import DecodeError
+from ..fuzz.pcapout import capture_hint
 from ..multiplayer import MultiplayerSession, RpcNames
 from ..multiplayer.enetflow import EnetConversation, Item
 from ..multiplayer.records import record_fields
@@ -86,9 +87,12 @@ class PcapReader:
         self.enet_control = enet_control
         self.enet_compression = enet_compression
         self.rpc_names = RpcNames.build(rpc_names, project) if (rpc_names or project) else None
-        self.fixed = None if dialect == "auto" else get_dialect(dialect).name
-        self.ports = set(ports)
-        self.debugger_ports = set(debugger_ports)
+        # a capture written by godot-dissect's fuzzer names its dialect and port (fuzz/pcapout.py)
+        hint = capture_hint(path) if dialect == "auto" and not ports and isinstance(path, str) else None
+        self.fixed_why = hint.evidence if hint else "chosen by the user"
+        self.fixed = hint.dialect if hint else None if dialect == "auto" else get_dialect(dialect).name
+        self.ports = set(hint.ports if hint else ports)
+        self.debugger_ports = set(debugger_ports) | set(hint.debugger_ports if hint else ())
         self.heuristics = heuristics
         self.max_held_bytes = max_held_bytes
         self.table = ConversationTable(self.ports | self.debugger_ports | self.enet_ports, max_conversations,
@@ -140,7 +144,7 @@ class PcapReader:
     def _new(self, seg: Segment) -> tuple[Conversation, str]:
         conv, d = self.table.create(seg)
         if self.fixed:
-            conv.verdict = Verdict(self.fixed, "chosen by the user", False)
+            conv.verdict = Verdict(self.fixed, self.fixed_why, False)
         else:
             conv.guess = DialectGuess()
         return conv, d

@@ -1,0 +1,9 @@
+"""Limits of the command line's own inputs (``read -Y`` display filters)."""
+
+from __future__ import annotations
+
+#: operators nested in one display filter (``not not ...``, ``a and (b or (c ...))``); deeper is a
+#: usage error naming the column, not a recursion error while compiling or running the filter
+MAX_FILTER_DEPTH = 100
+#: characters in one display filter
+MAX_FILTER_LENGTH = 100_000
