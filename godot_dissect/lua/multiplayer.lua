@@ -163,7 +163,12 @@ local function mfail(ctx, off, reason) ctx.err_off, ctx.err = off, reason; error
 
 local function read_code(raw, pos, code) -- pos 0-based; code {size, signed, le}
   local n, v = code.size, 0
-  if code.le then
+  if n == 1 then
+    v = sbyte(raw, pos + 1)
+  elseif n == 4 and code.le then
+    local a, b, c, d = sbyte(raw, pos + 1, pos + 4)
+    v = ((d * 256 + c) * 256 + b) * 256 + a
+  elseif code.le then
     for i = n, 1, -1 do v = v * 256 + sbyte(raw, pos + i) end
   else
     for i = 1, n do v = v * 256 + sbyte(raw, pos + i) end
@@ -368,7 +373,8 @@ local CV = MS.compressed_variant
 
 -- one standard Variant at raw[pos..e): its text; fails like the engine
 local function one_variant(ctx, pos, e, tree, prefix)
-  local ok, used, text, err_off, err = show(ctx.tvb, ctx.off + pos, ssub(ctx.raw, pos + 1, e), ctx.d, tree, prefix)
+  local ok, used, text, err_off, err = show(ctx.tvb, ctx.off + pos, ssub(ctx.raw, pos + 1, e), ctx.d,
+                                            tree or NULL_ITEM, prefix)
   if not ok then mfail(ctx, pos + (err_off or 0), "argument: " .. tostring(err)) end
   return pos + used, text
 end
@@ -634,7 +640,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   check_size(ctx, form, stop - base, base, c.name)
   ctx.args = nil
   ctx.inner = nil
-  read_items(ctx, form.items, base + 1, stop, scope, root)
+  read_items(ctx, form.items, base + 1, stop, scope, not ctx.null and root or nil)
   msg.args = ctx.args
   local v = scope.v
   if c.name == "SPAWN" then -- the engine's name checks (String::validate_node_name)
@@ -913,7 +919,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   ctx.base = s
   local ok, err = pcall(function()
     check_size(ctx, form, e - s, s, command_name)
-    read_items(ctx, form.items, s, e, scope, root)
+    read_items(ctx, form.items, s, e, scope, not ctx.null and root or nil)
   end)
   if not ok and err ~= MPFAIL then error(err, 0) end
   if not ok then
@@ -1133,8 +1139,14 @@ end
 local handed, mp_handle = nil, nil
 MP.deliver = function(list, tvb, pinfo, top, enet_item)
   handed = { list = list, top = top }
-  mp_handle = mp_handle or Dissector.get("godot_mp")
-  mp_handle:call(tvb, pinfo, enet_item)
+  if top == NULL_ITEM then
+    -- no tree, so no frame.protocols or io,phs to show the layer in: the call through the handle
+    -- (a Tvb, a Pinfo, Lua's helper item) would cost without showing anything
+    godot_mp.dissector(tvb, pinfo, enet_item)
+  else
+    mp_handle = mp_handle or Dissector.get("godot_mp")
+    mp_handle:call(tvb, pinfo, enet_item)
+  end
   handed = nil
 end
 
