@@ -4967,8 +4967,12 @@ end
 -- sent_time, header_size, commands = { {def, number, byte, channel, seq, values, off, size, data_off,
 -- data_len} }, err_off, err }. `raw`: the bytes after the header when `body` (decompressed) is given.
 local HEADER = {}
-for _, b in ipairs(ES.header_bits) do HEADER[b.name] = b end
-local function bits_of(b, w) return band(rshift(w, b.shift), lshift(1, b.bits) - 1) end
+for _, b in ipairs(ES.header_bits) do HEADER[#HEADER + 1] = b end
+-- a bit range as Lua arithmetic (bit32's functions are C calls): the word over 2^shift, modulo 2^bits
+for _, list in ipairs({ ES.header_bits, ES.command_bits }) do
+  for _, b in ipairs(list) do b.div, b.mod = 2 ^ b.shift, 2 ^ b.bits end
+end
+local function bits_of(b, w) return floor(w / b.div) % b.mod end
 
 local function parse(raw, body)
   local dg = { commands = {} }
@@ -4979,7 +4983,7 @@ local function parse(raw, body)
   end
   local w = read_int(raw, 1, HW.size)
   dg.word = w
-  for name, b in pairs(HEADER) do dg[name] = bits_of(b, w) end
+  for i = 1, #HEADER do local b = HEADER[i]; dg[b.name] = floor(w / b.div) % b.mod end
   local pos = HW.size
   dg.header_size = pos
   if dg.has_sent_time == 1 then
@@ -5682,8 +5686,7 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
     item = tree:add(IF[it.name], rng(ctx, pos, pos + code.size), w and w.new(v) or v)
   end
   for _, b in ipairs(bits or {}) do
-    local bv = band(rshift(v, b.shift), lshift(1, b.width) - 1)
-    if b.width >= 31 then bv = v % 2 ^ (b.shift + b.width) ; bv = floor(bv / 2 ^ b.shift) end
+    local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
     scope.v[b.name] = bv
     if item and BF[b.name] then
       if BF_MASKED[b.name] then
@@ -5798,7 +5801,7 @@ local function one_variant(ctx, pos, e, tree, prefix)
   return pos + used, text
 end
 
-local function bits_get(b, v) return band(rshift(v, b.shift), lshift(1, b.width) - 1) end
+local function bits_get(b, v) return floor(v / 2 ^ b.shift) % 2 ^ b.width end -- Lua arithmetic, no C call
 
 -- one compressed Variant (MultiplayerAPI::decode_and_decompress_variant)
 local function one_compressed(ctx, pos, e, tree, prefix)
@@ -6428,7 +6431,7 @@ MP.payload = function(p, pinfo, tree, e)
     local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, target = scope.v.dst,
                   direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
-    env.header = function(root)
+    env.header = not ctx.null and function(root)
       local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
       read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
       htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()

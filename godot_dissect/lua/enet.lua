@@ -157,8 +157,12 @@ end
 -- sent_time, header_size, commands = { {def, number, byte, channel, seq, values, off, size, data_off,
 -- data_len} }, err_off, err }. `raw`: the bytes after the header when `body` (decompressed) is given.
 local HEADER = {}
-for _, b in ipairs(ES.header_bits) do HEADER[b.name] = b end
-local function bits_of(b, w) return band(rshift(w, b.shift), lshift(1, b.bits) - 1) end
+for _, b in ipairs(ES.header_bits) do HEADER[#HEADER + 1] = b end
+-- a bit range as Lua arithmetic (bit32's functions are C calls): the word over 2^shift, modulo 2^bits
+for _, list in ipairs({ ES.header_bits, ES.command_bits }) do
+  for _, b in ipairs(list) do b.div, b.mod = 2 ^ b.shift, 2 ^ b.bits end
+end
+local function bits_of(b, w) return floor(w / b.div) % b.mod end
 
 local function parse(raw, body)
   local dg = { commands = {} }
@@ -169,7 +173,7 @@ local function parse(raw, body)
   end
   local w = read_int(raw, 1, HW.size)
   dg.word = w
-  for name, b in pairs(HEADER) do dg[name] = bits_of(b, w) end
+  for i = 1, #HEADER do local b = HEADER[i]; dg[b.name] = floor(w / b.div) % b.mod end
   local pos = HW.size
   dg.header_size = pos
   if dg.has_sent_time == 1 then

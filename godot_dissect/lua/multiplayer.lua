@@ -263,8 +263,7 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
     item = tree:add(IF[it.name], rng(ctx, pos, pos + code.size), w and w.new(v) or v)
   end
   for _, b in ipairs(bits or {}) do
-    local bv = band(rshift(v, b.shift), lshift(1, b.width) - 1)
-    if b.width >= 31 then bv = v % 2 ^ (b.shift + b.width) ; bv = floor(bv / 2 ^ b.shift) end
+    local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
     scope.v[b.name] = bv
     if item and BF[b.name] then
       if BF_MASKED[b.name] then
@@ -379,7 +378,7 @@ local function one_variant(ctx, pos, e, tree, prefix)
   return pos + used, text
 end
 
-local function bits_get(b, v) return band(rshift(v, b.shift), lshift(1, b.width) - 1) end
+local function bits_get(b, v) return floor(v / 2 ^ b.shift) % 2 ^ b.width end -- Lua arithmetic, no C call
 
 -- one compressed Variant (MultiplayerAPI::decode_and_decompress_variant)
 local function one_compressed(ctx, pos, e, tree, prefix)
@@ -1009,7 +1008,7 @@ MP.payload = function(p, pinfo, tree, e)
     local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, target = scope.v.dst,
                   direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
-    env.header = function(root)
+    env.header = not ctx.null and function(root)
       local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
       read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
       htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
