@@ -3,7 +3,13 @@
 There is no version marker on the wire. Each candidate dialect decodes the conversation's first
 messages; the one that decodes them all, each to exactly its length, and re-encodes them byte for
 byte wins. Ties (only types common to every dialect, e.g. ints and strings) go to the real engines
-first (godot4, then godot3) and are reported as ambiguous.
+first (godot4, then godot3) and are reported as ambiguous. A reading that fails only on our depth
+limit (``spec.transports.MAX_DEPTH``) counts as a full reading of its dialect: Godot 3.2.3 has no
+such limit, so a deep message is that dialect's, and a prefix reading of it in another dialect
+must not win.
+
+The transport classifier (``stream_head``, ``pdu_start``) is here too: the capture reader and the
+scapy layers decide what a TCP conversation carries with the same functions.
 """
 
 from __future__ import annotations
@@ -11,17 +17,29 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .codec import decode_prefix, encode
-from .errors import DecodeError
+from .errors import ERR_OUT_OF_MEMORY, DecodeError
 from .spec import get_dialect
+from .spec.transports import (
+    BODY_ALIGN,
+    CANDIDATES,
+    HEURISTIC_DIALECTS,
+    MAX_AMBIGUOUS_SAMPLES,
+    MAX_DEPTH,
+    MAX_HTTP_HEAD,
+    MAX_PDU,
+    MAX_SAMPLES,
+    MIN_BODY,
+    PREFIX_SIZE,
+    read_length_prefix,
+)
 
-#: preference order on ties: real engines before builds and paper dialects
-CANDIDATES = ("godot4", "godot3", "godot4-double", "godot3-double", "godot4-doc-table")
-#: messages a guess looks at before it must decide
-MAX_SAMPLES = 8
-#: while every message reads alike in all dialects, keep looking this long before settling
-MAX_AMBIGUOUS_SAMPLES = 64
+__all__ = ["CANDIDATES", "MAX_AMBIGUOUS_SAMPLES", "MAX_SAMPLES", "DialectGuess", "Verdict", "depth_limited",
+           "pdu_start", "plausible", "stream_head"]
+#: (value, bytes used) of a reading; (DecodeError, -1) when the dialect rejects the bytes
+Reading = tuple[Any, int]
 
 
 @dataclass(frozen=True)
@@ -39,6 +57,7 @@ class _Score:
     exact: int = 0
     canonical: int = 0
     first_failure: str = ""
+    too_deep: int = 0  # full readings that stopped only at our depth limit (counted in ``exact``)
 
 
 @dataclass
@@ -51,14 +70,23 @@ class DialectGuess:
     def __post_init__(self) -> None:
         self.scores = {d: _Score() for d in self.candidates}
 
-    def add(self, body: bytes) -> None:
+    def add(self, body: bytes) -> dict[str, Reading]:
+        """Score one message; each candidate's reading of it: (value, bytes used), or the
+        DecodeError and -1."""
         self.samples += 1
         outcome: dict[str, tuple[bool, bool, bool]] = {}
+        readings: dict[str, Reading] = {}
         for d in self.candidates:
             s = self.scores[d]
             try:
-                v, used = decode_prefix(body, d, allow_objects=True)
+                v, used = readings[d] = decode_prefix(body, d, allow_objects=True, max_depth=MAX_DEPTH)
             except DecodeError as e:
+                readings[d] = (e, -1)
+                if depth_limited(e):  # read as far as our limit lets it: a full reading
+                    s.exact += 1
+                    s.too_deep += 1
+                    outcome[d] = (True, True, False)
+                    continue
                 s.fails += 1
                 s.first_failure = s.first_failure or f"{e.reason} at offset {e.offset}"
                 outcome[d] = (False, False, False)
@@ -79,6 +107,7 @@ class DialectGuess:
         families = {_family(d) for d, o in outcome.items() if o == best and not get_dialect(d).doc_only}
         if len(families) == 1:
             self.discriminating += 1
+        return readings
 
     @property
     def decided(self) -> bool:
@@ -117,6 +146,8 @@ class DialectGuess:
         s = self.scores[best]
         ambiguous = len(tied) > 1
         parts = [f"{best}: {s.exact}/{self.samples} messages decode exactly, {s.canonical} re-encode byte-identically"]
+        if s.too_deep:
+            parts.append(f"{s.too_deep} of them nest deeper than our limit of {MAX_DEPTH} levels (Godot 3 has none)")
         for d in ranked[1:]:
             o = self.scores[d]
             if o.fails:
@@ -140,7 +171,7 @@ def reconsider(verdict: Verdict, guess: DialectGuess | None, body: bytes,
     if new.dialect == verdict.dialect:
         return None
     try:
-        if decode_prefix(body, new.dialect, allow_objects=True)[1] != len(body):
+        if decode_prefix(body, new.dialect, allow_objects=True, max_depth=MAX_DEPTH)[1] != len(body):
             return None
     except DecodeError:
         return None
@@ -148,42 +179,104 @@ def reconsider(verdict: Verdict, guess: DialectGuess | None, body: bytes,
                                                f"{verdict.dialect} rejects)", new.ambiguous, new.family_clear)
 
 
-def _family(dialect: str) -> str:
-    return dialect.split("-")[0]
+#: a body whose first byte (the type id, ``spec.layouts.TYPE_MASK``) is this or more is no Variant
+#: in any dialect ``plausible`` tries; checked before decoding when scanning for a PDU
+TYPE_ID_LIMIT = max(get_dialect(d).variant_max for d in HEURISTIC_DIALECTS)
+
+
+def _family(dialect: str) -> int:
+    return get_dialect(dialect).family
+
+
+def depth_limited(e: DecodeError) -> bool:
+    """Did the decoder stop only because the value nests deeper than our limit?"""
+    return e.code == ERR_OUT_OF_MEMORY
 
 
 def plausible(body: bytes) -> bool:
-    """Does ``body`` decode to exactly its length in some dialect? (the heuristic for unknown ports)"""
-    if len(body) < 4 or len(body) % 4:
+    """Does ``body`` decode to exactly its length in some dialect (or up to our depth limit)?
+    (the heuristic for unknown ports)"""
+    if len(body) < MIN_BODY or len(body) % BODY_ALIGN:
         return False
-    for d in ("godot4", "godot3"):
+    for d in HEURISTIC_DIALECTS:
         try:
-            if decode_prefix(body, d, allow_objects=True)[1] == len(body):
+            if decode_prefix(body, d, allow_objects=True, max_depth=MAX_DEPTH)[1] == len(body):
                 return True
-        except DecodeError:
-            pass
+        except DecodeError as e:
+            if depth_limited(e):
+                return True
     return False
+
+
+def pdu_start(payload: bytes) -> str:
+    """"yes" (a whole plausible PDU), "maybe" (a length prefix whose body has not all arrived)
+    or "no", for the first bytes of a TCP stream."""
+    n = read_length_prefix(payload)
+    if n is None or n < MIN_BODY or n > MAX_PDU or n % BODY_ALIGN:
+        return "no"
+    if len(payload) - PREFIX_SIZE >= n:
+        return "yes" if plausible(payload[PREFIX_SIZE:PREFIX_SIZE + n]) else "no"
+    if len(payload) >= PREFIX_SIZE + 2 and (payload[PREFIX_SIZE + 1] != 0  # header byte 1 is 0 in what engines write
+                                            or payload[PREFIX_SIZE] >= TYPE_ID_LIMIT):
+        return "no"
+    return "maybe"
+
+
+def http_head(head: bytes) -> str | None:
+    """What the first bytes of a TCP stream say about HTTP: "websocket" (an upgrade), "http"
+    (other HTTP), "more" (could still become either: wait for more bytes), or None (no HTTP)."""
+    head = head[:MAX_HTTP_HEAD]
+    low = head[:5].lower()
+    if len(head) < 5 and (b"get ".startswith(low[:4]) or b"http/".startswith(low)):
+        return "more"
+    if not low.startswith((b"get ", b"http/")):  # HTTP_STARTS, any case
+        return None
+    if b"\r\n\r\n" not in head and len(head) < MAX_HTTP_HEAD:
+        return "more"
+    return "websocket" if b"upgrade: websocket" in head.lower() else "http"
+
+
+def stream_head(head: bytes, ports: set[int], known_ports: set[int], debugger_ports: set[int],
+                heuristics: bool) -> str | None:
+    """The framing of a TCP conversation from its first bytes and ports: "websocket",
+    "debugger", "stream", or None (not Godot). ``head`` is complete (``http_head`` is not "more")."""
+    http = http_head(head)
+    if http == "websocket":
+        return "websocket"
+    if http is not None:
+        return None
+    if ports & debugger_ports:
+        return "debugger"
+    if ports & known_ports:
+        return "stream"
+    return "stream" if heuristics else None
 
 
 def websocket_multiplayer(first: bytes, direction: str) -> tuple[int, str] | None:
     """(Godot major, evidence) when the first binary message of a WebSocket conversation starts a
     multiplayer session: Godot 4 sends the client its peer id (exactly 4 bytes, id >= 2); Godot 3
     puts a 9-byte header on every message, the server's first being SYS_ID."""
+    from .multiplayer.layout import Scope, read_items
     from .spec.multiplayer import WS3_HEADER, WS3_SYS, WS3_TYPES, WS4_MIN_PEER_ID, WS4_PEER_ID
 
     if direction == "s2c" and len(first) == WS4_PEER_ID.exact_size:
-        peer = int.from_bytes(first, "little", signed=True)
+        ids = Scope()
+        read_items(WS4_PEER_ID.items, first, 0, len(first), ids)
+        peer = ids.values["peer"]
         if peer >= WS4_MIN_PEER_ID:
             return 4, (f"godot4 WebSocketMultiplayerPeer: the server's first binary message is 4 bytes, "
                        f"the client's peer id {peer}")
     head = WS3_HEADER.min_size
     if len(first) >= head and first[0] in WS3_TYPES:
-        sender = int.from_bytes(first[1:5], "little")
-        target = int.from_bytes(first[5:9], "little", signed=True)
-        if first[0] != 0 and direction == "s2c" and sender == 1 and target == 0 \
+        scope = Scope()
+        read_items(WS3_HEADER.items, first, 0, head, scope)
+        h = scope.values
+        sender, target = h["from"], h["to"]
+        if h["type"] != 0 and direction == "s2c" and sender == 1 and target == 0 \
                 and len(first) == head + WS3_SYS.min_size:
+            read_items(WS3_SYS.items, first, head, len(first), scope)
             return 3, (f"godot3 WebSocketMultiplayerPeer: 9-byte header, the server's first message is "
-                       f"{WS3_TYPES[first[0]]} {int.from_bytes(first[9:13], 'little', signed=True)}")
+                       f"{WS3_TYPES[h['type']]} {h['peer']}")
         if first[0] == 0 and sender >= 1 and len(first) > head:
             from .multiplayer.godot3 import decode_packet
 

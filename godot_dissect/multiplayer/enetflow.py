@@ -72,6 +72,12 @@ class EnetConversation:
             out += self._payload(direction, p)
         return out
 
+    @property
+    def held_bytes(self) -> int:
+        """Bytes held: open fragment groups and packets waiting for the Godot major version."""
+        groups = sum(getattr(r, "_pending", 0) for r in self.reassemblers.values())
+        return groups + sum(len(p.data) for _, p in self.held)
+
     def finish(self) -> list[Item]:
         out: list[Item] = []
         for d, r in self.reassemblers.items():

@@ -10,10 +10,12 @@ of the frames that delivered it (``WireLedger``).
 from __future__ import annotations
 
 import heapq
+import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..detect import TYPE_ID_LIMIT
 from ..spec.transports import (
     BODY_ALIGN,
     LENGTH_PREFIX,
@@ -37,6 +39,11 @@ _U32 = LENGTH_PREFIX
 #: the earliest is given up, so a stream where every offset claims a big PDU is scanned in linear
 #: time and holds at most MAX_PDU bytes
 MAX_RESYNC_CANDIDATES = 256
+
+
+#: offsets where a PDU could start: its body's first byte (the type id) below detect.TYPE_ID_LIMIT and
+#: the second 0 (what ``_candidate`` checks first), found by the regex engine instead of a Python loop
+_CANDIDATE_AT = re.compile(b"(?=.{%d}[\\x00-\\x%02x]\\x00)" % (PREFIX_SIZE, TYPE_ID_LIMIT - 1), re.S)
 
 
 @dataclass(slots=True)
@@ -143,10 +150,9 @@ class LengthPrefixFramer:
         out: list[Pdu | Skipped] = []
         if chunk.gap:
             self._end_run(out)
-            if self.buf:
-                end = self.base + len(self.buf) + chunk.gap
-                out.append(Skipped(chunk.frame, chunk.time, self.base, len(self.buf) + chunk.gap,
-                                   f"{chunk.gap} bytes missing from the capture", self.ledger.take(self.base, end)))
+            end = self.base + len(self.buf) + chunk.gap
+            out.append(Skipped(chunk.frame, chunk.time, self.base, len(self.buf) + chunk.gap,
+                               f"{chunk.gap} bytes missing from the capture", self.ledger.take(self.base, end)))
             self.base += len(self.buf) + chunk.gap
             self.buf.clear()
             self.synced = False
@@ -157,18 +163,24 @@ class LengthPrefixFramer:
         self._cut(out)
         return out
 
-    def finish(self) -> list[Pdu | Skipped]:
-        """The end of the stream: what is left is a PDU the capture cut off."""
+    @property
+    def quiet(self) -> bool:
+        """Nothing held and nothing left to report."""
+        return not self.buf and self.run is None
+
+    def finish(self, why: str | None = None) -> list[Pdu | Skipped]:
+        """The end of the stream (the capture's, or ``why``): what is left is a PDU cut off."""
         out: list[Pdu | Skipped] = []
+        why = why or "the capture ends"
         if self.buf and not self.synced:
-            self._skip(len(self.buf), "no PDU found before the end of the capture")
+            self._skip(len(self.buf), f"no PDU found before the end ({why})")
         self._end_run(out)
         if self.buf:
             n = _U32.unpack_from(self.buf)[0] if len(self.buf) >= PREFIX_SIZE else None
-            claim = f"a PDU of {n} bytes" if n is not None else "a length prefix"
+            claim = f"a PDU of {n + PREFIX_SIZE} bytes" if n is not None else "a length prefix"
             end = self.base + len(self.buf)
             out.append(Skipped(self.frame, self.time, self.base, len(self.buf),
-                               f"the capture ends {len(self.buf)} bytes into {claim}",
+                               f"{len(self.buf)} bytes of {claim}, never completed: {why}",
                                self.ledger.take(self.base, end)))
             self.base = end
             self.buf.clear()
@@ -238,7 +250,7 @@ class LengthPrefixFramer:
         if len(buf) - pos < PREFIX_SIZE + 2:
             return 0
         n = _U32.unpack_from(buf, pos)[0]
-        if n < MIN_BODY or n > MAX_PDU or n % BODY_ALIGN or buf[pos + 5] != 0:
+        if n < MIN_BODY or n > MAX_PDU or n % BODY_ALIGN or buf[pos + 5] != 0 or buf[pos + 4] >= TYPE_ID_LIMIT:
             return -1
         return pos + PREFIX_SIZE + n
 
@@ -249,18 +261,24 @@ class LengthPrefixFramer:
         body ends) and is decoded once, when it has."""
         buf, base = self.buf, self.base
         alive, ends = self.alive, self.ends
-        while self.scanned < len(buf) - (PREFIX_SIZE + 1):
-            pos = self.scanned
-            end = self._candidate(pos)
-            if end == 0:
+        search = _CANDIDATE_AT.search
+        while True:
+            m = search(buf, self.scanned)  # the next offset whose body header could be a Variant's
+            if m is None:
+                self.scanned = max(self.scanned, len(buf) - (PREFIX_SIZE + 1))
                 break
-            self.scanned += 1
+            pos = m.start()
+            self.scanned = pos + 1
+            end = self._candidate(pos)
             if end < 0:
                 continue
             alive[base + pos] = base + end
             heapq.heappush(ends, (base + end, base + pos))
             if len(alive) > MAX_RESYNC_CANDIDATES:  # give up the earliest candidate
                 del alive[next(iter(alive))]
+                if len(ends) > 4 * MAX_RESYNC_CANDIDATES:  # drop the heap's given-up entries
+                    ends[:] = [(e, st) for st, e in alive.items()]
+                    heapq.heapify(ends)
         limit = base + len(buf)
         done = []
         while ends and ends[0][0] <= limit:
@@ -298,7 +316,8 @@ class WebSocketFramer:
         self.frame, self.time = 0, 0.0
         self.ledger = WireLedger()
         self.lost: _SkipRun | None = None  # the direction lost its framing: everything is counted here
-        self.oversized = False  # the current message passed MAX_WS_MESSAGE: its frames are counted, not kept
+        #: the current message passed MAX_WS_MESSAGE: where its rest starts (counted, not kept)
+        self.rest_at: int | None = None
 
     @property
     def held_bytes(self) -> int:
@@ -334,7 +353,7 @@ class WebSocketFramer:
             end = buf.find(b"\r\n\r\n")
             if end < 0:
                 if len(buf) > MAX_HTTP_HEAD * 16:
-                    self._lose(out, 0, "no end of the HTTP upgrade header")
+                    self._lose(out, "no end of the HTTP upgrade header")
                 return out
             pos = end + 4
             self.ledger.drop(self.base, self.base + pos)
@@ -346,7 +365,7 @@ class WebSocketFramer:
             if h.length > MAX_WS_MESSAGE:
                 del buf[:pos]
                 self.base += pos
-                self._lose(out, 0, f"frame claims {h.length} bytes, more than a Godot peer takes "
+                self._lose(out, f"frame claims {h.length} bytes, more than a Godot peer takes "
                                    f"({MAX_WS_MESSAGE})")
                 return out
             end = pos + h.size + h.length
@@ -359,34 +378,41 @@ class WebSocketFramer:
                 pos = end
                 continue
             if op != WS_CONTINUATION:
-                if self.msg_opcode and not self.oversized:  # a new message before the last one's FIN
+                if self.rest_at is not None:  # the oversized message ends without FIN
+                    out.append(self._rest(at))
+                elif self.msg_opcode:  # a new message before the last one's FIN
                     out.append(self._cut_message(f"message never finished ({self.parts_size} bytes, no FIN)",
                                                  at))
                 self.parts, self.parts_size, self.msg_opcode, self.msg_offset = [], 0, op, at
-                self.oversized = False
-            if self.msg_opcode and not self.oversized:
+            if self.msg_opcode and self.rest_at is None:
                 payload = bytes(buf[pos + h.size:end])
                 self.parts.append(unmask(payload, h.key) if h.masked else payload)
                 self.parts_size += h.length
                 if self.parts_size > MAX_WS_MESSAGE:
                     out.append(self._cut_message(f"message longer than a Godot peer takes ({MAX_WS_MESSAGE}"
-                                                 f" bytes) without FIN; the rest of it is skipped",
+                                                 f" bytes) so far without FIN; the rest of it is skipped",
                                                  self.base + end))
-                    self.oversized = True
-            elif self.msg_opcode:  # the rest of an oversized message: counted under its error
-                self.ledger.take(at, self.base + end)
-            else:  # a continuation frame with no message: skipped
+                    self.rest_at = self.base + end
+            elif not self.msg_opcode:  # a continuation frame with no message: skipped
                 out.append(Skipped(self.frame, self.time, at, end - pos, "continuation frame without a message",
                                    self.ledger.take(at, self.base + end)))
             if h.fin and self.msg_opcode:
-                if not self.oversized:
+                if self.rest_at is not None:
+                    out.append(self._rest(self.base + end))
+                else:
                     out.append(Pdu(chunk.frame, chunk.time, self.msg_offset, b"".join(self.parts), self.msg_opcode,
                                    self.ledger.take(self.msg_offset, self.base + end)))
-                self.parts, self.parts_size, self.msg_opcode, self.oversized = [], 0, 0, False
+                self.parts, self.parts_size, self.msg_opcode = [], 0, 0
             pos = end
         del buf[:pos]
         self.base += pos
         return out
+
+    def _rest(self, end: int) -> Skipped:
+        """The rest of an oversized message, up to ``end``."""
+        at, self.rest_at = self.rest_at or 0, None
+        return Skipped(self.frame, self.time, at, end - at, f"the rest of a message longer than {MAX_WS_MESSAGE} bytes",
+                       self.ledger.take(at, end))
 
     def _cut_message(self, reason: str, end: int) -> Skipped:
         item = Skipped(self.frame, self.time, self.msg_offset, end - self.msg_offset, reason,
@@ -394,9 +420,11 @@ class WebSocketFramer:
         self.parts, self.parts_size = [], 0
         return item
 
-    def _lose(self, out: list[Pdu | Skipped], _: int, reason: str) -> None:
+    def _lose(self, out: list[Pdu | Skipped], reason: str) -> None:
         """The framing is lost for good: from buf[0] on, count the direction's bytes under one error."""
-        if self.msg_opcode and self.parts_size:
+        if self.rest_at is not None:
+            out.append(self._rest(self.base))
+        elif self.msg_opcode and self.parts_size:
             out.append(self._cut_message(f"message never finished ({self.parts_size} bytes, no FIN)", self.base))
         self.msg_opcode = 0
         run = self.lost = _SkipRun(self.frame, self.time, self.base, reason + "; the rest of the direction is skipped")
@@ -405,22 +433,32 @@ class WebSocketFramer:
         self.base += len(self.buf)
         self.buf.clear()
 
-    def finish(self) -> list[Pdu | Skipped]:
+    @property
+    def quiet(self) -> bool:
+        """Nothing held and nothing left to report."""
+        return not self.buf and self.lost is None and not self.msg_opcode and self.rest_at is None
+
+    def finish(self, why: str | None = None) -> list[Pdu | Skipped]:
+        """The end of the stream (the capture's, or ``why``): report what it cut off."""
         out: list[Pdu | Skipped] = []
+        why = why or "the capture ends"
         if self.lost is not None:
             out.append(self.lost.item())
             self.lost = None
             return out
-        if self.msg_opcode and not self.oversized:
-            out.append(self._cut_message(f"the capture ends inside a message ({self.parts_size} bytes, no FIN)",
+        if self.rest_at is not None:
+            out.append(self._rest(self.base))
+        elif self.msg_opcode:
+            out.append(self._cut_message(f"message of {self.parts_size} bytes so far never finished (no FIN): {why}",
                                          self.base))
-            self.msg_opcode = 0
+        self.msg_opcode = 0
         if self.buf and self.handshake_done:
             end = self.base + len(self.buf)
             h = parse_ws_header(self.buf)
-            what = f"a frame of {h.length} bytes" if h is not None else "a frame header"
+            what = f"a frame of {h.size + h.length} bytes" if h is not None else "a frame header"
             out.append(Skipped(self.frame, self.time, self.base, len(self.buf),
-                               f"the capture ends {len(self.buf)} bytes into {what}", self.ledger.take(self.base, end)))
+                               f"{len(self.buf)} bytes of {what}, never completed: {why}",
+                               self.ledger.take(self.base, end)))
             self.base = end
             self.buf.clear()
         return out

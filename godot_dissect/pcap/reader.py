@@ -1,9 +1,19 @@
-"""``read_pcap``: capture file -> Godot message records, streaming.
+"""``read_pcap``: capture -> Godot message records, streaming, in bounded memory.
 
-segments -> conversations (5-tuple, both directions) -> TCP reassembly -> framing (datagram,
-length prefix, WebSocket) -> dialect guess per conversation -> decode -> debugger message
-assembly -> records. A conversation holds at most a few messages back while its dialect is
-guessed; nothing else is kept, so memory does not grow with the file.
+The stages, each a module with one job:
+
+    source.py         path | "-" | file object -> (time, frame bytes, original length)
+    packets.py        frames -> UDP datagrams / TCP segments (``Segment``)
+    conversations.py  segments -> conversations (state, bounded table); tcp.py: TCP byte streams
+    framing.py        byte streams -> PDUs / WebSocket messages / skipped runs (and wire shares)
+    detect.py         framing of a TCP conversation (``stream_head``), dialect (``DialectGuess``)
+    decode.py         message body -> value in the conversation's dialect
+    assembly.py       PDUs -> remote debugger messages; multiplayer.* for WebSocket / ENet sessions
+    reader.py         (here) drives the stages and makes the records
+
+A conversation holds at most a few messages back while its dialect is guessed; everything else it
+holds is bounded per conversation and across the capture (``spec.transports`` limits: conversations,
+held bytes, idle time), and whatever a bound cuts off becomes an error record.
 
 Multiplayer: a UDP conversation that reads as ENet goes through ``multiplayer.enetflow`` (ENet
 parsing and reassembly, then the Godot 3/4 multiplayer session); a WebSocket conversation whose
@@ -15,11 +25,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..codec import decode_prefix
-from ..detect import DialectGuess, Verdict, enet_godot_major, plausible, reconsider, websocket_multiplayer
+from ..detect import DialectGuess, Verdict, enet_godot_major, http_head, plausible, stream_head, websocket_multiplayer
 from ..enet import looks_like_enet
 from ..errors import DecodeError
 from ..multiplayer import MultiplayerSession, RpcNames
@@ -27,51 +35,50 @@ from ..multiplayer.enetflow import EnetConversation, Item
 from ..multiplayer.records import record_fields
 from ..records import Record
 from ..spec import get_dialect
+from ..spec.transports import (
+    DEBUGGER_PORTS,
+    IDLE_SECONDS,
+    MAX_CONVERSATIONS,
+    MAX_HELD_BYTES,
+    MAX_HTTP_HEAD,
+    MAX_UDP_HELD,
+    WS_BINARY,
+    WS_TEXT,
+)
+from .assembly import godot3_start, godot4_message
+from .conversations import Conversation, ConversationTable, Framing, State
+from .decode import decode_message
 from .framing import LengthPrefixFramer, Pdu, Skipped, WebSocketFramer
-from .packets import TCP_ACK, TCP_SYN, Segment, segments
+from .packets import TCP_ACK, TCP_RST, TCP_SYN, Segment, segments
 from .source import Source
-from .tcp import Chunk, TcpDirection
+from .tcp import Chunk
 
-DEBUGGER_PORTS = (6007,)
-
-
-@dataclass
-class _Side:
-    tcp: TcpDirection = field(default_factory=TcpDirection)
-    framer: Any = None
-    # Godot 3 debugger: a message arrives as name, count, then count PDUs
-    dbg_name: str | None = None
-    dbg_count: int | None = None
-    dbg_args: list = field(default_factory=list)
-    dbg_raw: bytearray = field(default_factory=bytearray)
-    dbg_offset: int = 0
-    dbg_wire: float = 0.0
-
-
-@dataclass
-class _Conversation:
-    transport: str
-    client: tuple[str, int]
-    server: tuple[str, int]
-    kind: str | None = None  # "udp" | "stream" | "debugger" | "websocket" | "ignore"; None: undecided
-    verdict: Verdict | None = None
-    guess: DialectGuess | None = None
-    pending: list[tuple[str, Pdu | Skipped]] = field(default_factory=list)
-    sides: dict[str, _Side] = field(default_factory=lambda: {"c2s": _Side(), "s2c": _Side()})
-    confirmed: bool = False
-    held: list[tuple[str, Chunk, bool]] = field(default_factory=list)  # TCP bytes before classification
-    mp: MultiplayerSession | None = None  # Godot high-level multiplayer on this conversation
-    mp_checked: bool = False  # the first binary WebSocket message was looked at
-    enet: EnetConversation | None = None  # kind "enet": ENet state of both directions
-    udp_seen: int = 0  # datagrams looked at for ENet
+__all__ = ["DEBUGGER_PORTS", "PcapReader", "read_pcap"]
+# states and framings as module names: looked up once per packet, they are on the hot path
+_NEW, _UNCONFIRMED, _GUESSING, _DECODING, _IGNORED = (State.NEW, State.UNCONFIRMED, State.GUESSING, State.DECODING,
+                                                      State.IGNORED)
+_DATAGRAM, _ENET, _STREAM, _DEBUGGER, _WEBSOCKET = (Framing.DATAGRAM, Framing.ENET, Framing.STREAM,
+                                                 Framing.DEBUGGER, Framing.WEBSOCKET)
+Item_ = Pdu | Skipped
+#: UDP datagrams shorter than this prove little (a lone 4-byte null): held until a longer one confirms
+MIN_CONFIRMING_DATAGRAM = 8
+#: TCP bytes held before the framing shows (an HTTP upgrade header delivered piece by piece)
+MAX_TCP_HEAD_HELD = 16 * MAX_HTTP_HEAD
 
 
 class PcapReader:
+    #: datagrams of a UDP conversation looked at for ENet before it is taken for plain Variants
+    ENET_PROBE = 8
+    #: bytes held back while a TCP conversation's first bytes could still be an HTTP header
+    MAX_HEAD = MAX_HTTP_HEAD
+
     def __init__(self, path: Source, dialect: str = "auto", ports: Iterable[int] = (),
                  debugger_ports: Iterable[int] = DEBUGGER_PORTS, heuristics: bool = True, *,
                  rpc_names: Mapping[str, Any] | None = None, project: str | None = None,
                  multiplayer: bool = True, enet_ports: Iterable[int] = (), enet_control: bool = False,
-                 enet_compression: str | None = None, on_frame: Callable[[Segment], None] | None = None) -> None:
+                 enet_compression: str | None = None, on_frame: Callable[[Segment], None] | None = None,
+                 max_conversations: int = MAX_CONVERSATIONS, max_held_bytes: int = MAX_HELD_BYTES,
+                 idle_seconds: float = IDLE_SECONDS) -> None:
         self.path = path
         self.on_frame = on_frame
         self.multiplayer = multiplayer
@@ -83,153 +90,142 @@ class PcapReader:
         self.ports = set(ports)
         self.debugger_ports = set(debugger_ports)
         self.heuristics = heuristics
-        self.conversations: dict[tuple, _Conversation] = {}
+        self.max_held_bytes = max_held_bytes
+        self.table = ConversationTable(self.ports | self.debugger_ports | self.enet_ports, max_conversations,
+                                       idle_seconds)
         self.clear_verdicts: Counter[str] = Counter()  # dialects of unambiguous conversations
-        self._server_ports = self.ports | self.debugger_ports | self.enet_ports
 
-    # -- conversation bookkeeping -----------------------------------------------------------
-    def _conversation(self, seg: Segment) -> tuple[_Conversation, str]:
-        a, b = (seg.src, seg.sport), (seg.dst, seg.dport)
-        key = (seg.proto, *sorted((a, b)))
-        conv = self.conversations.get(key)
-        if conv is None:
-            client, server = a, b
-            if seg.proto == "tcp" and seg.flags & TCP_SYN and seg.flags & TCP_ACK:
-                client, server = b, a  # first packet seen is the SYN-ACK
-            elif seg.dport not in self._server_ports and seg.sport in self._server_ports:
-                client, server = b, a  # mid-stream: the known port is the server's
-            conv = self.conversations[key] = _Conversation(seg.proto, client, server)
-            if self.fixed:
-                conv.verdict = Verdict(self.fixed, "chosen by the user", False)
-            else:
-                conv.guess = DialectGuess()
-        return conv, ("c2s" if a == conv.client else "s2c")
-
-    def _known_port(self, conv: _Conversation) -> bool:
-        return bool({conv.client[1], conv.server[1]} & self.ports)
+    @property
+    def conversations(self) -> dict[tuple, Conversation]:
+        """The conversations currently tracked (bounded), by key."""
+        return self.table.by_key
 
     # -- main loop ----------------------------------------------------------------------------
     def __iter__(self) -> Iterator[Record]:
         tap = self.on_frame
+        table = self.table
+        lookup = table.lookup
+        check_every = self.max_held_bytes >> 4
+        fed = 0  # bytes taken in since the held-bytes budget was last checked
         for seg in segments(self.path):
             if tap is not None:
                 tap(seg)
-            conv, d = self._conversation(seg)
-            if conv.kind == "ignore":
+            conv, d = lookup(seg)
+            udp = seg.proto == "udp"
+            if conv is not None and not udp and seg.flags & TCP_SYN and not seg.flags & TCP_ACK \
+                    and self._new_connection(conv, d, seg):
+                table.remove(conv)
+                yield from self._finish(conv, "a new connection (SYN) reused its addresses and ports")
+                conv = None
+            if conv is None:
+                for old in table.to_evict(seg.time):
+                    yield from self._finish(old, self._evicted_why(old, seg.time))
+                conv, d = self._new(seg)
+            if conv.state is _IGNORED:
                 continue
-            if seg.proto == "udp":
+            if udp:
                 yield from self._udp(conv, d, seg)
             else:
                 yield from self._tcp(conv, d, seg)
-        for conv in self.conversations.values():
+                if conv.sides is not None and conv.closed and conv.quiet:
+                    table.remove(conv)  # nothing left to report: forget it now
+            fed += len(seg.payload)
+            if fed > check_every:
+                fed = 0
+                yield from self._enforce_budget()
+        for conv in table:
+            table.remove(conv)
             yield from self._finish(conv)
 
-    def _udp(self, conv: _Conversation, d: str, seg: Segment) -> Iterator[Record]:
-        if conv.kind == "enet" or (seg.payload and self._is_enet(conv, seg.payload)):
+    def _new(self, seg: Segment) -> tuple[Conversation, str]:
+        conv, d = self.table.create(seg)
+        if self.fixed:
+            conv.verdict = Verdict(self.fixed, "chosen by the user", False)
+        else:
+            conv.guess = DialectGuess()
+        return conv, d
+
+    @staticmethod
+    def _new_connection(conv: Conversation, d: str, seg: Segment) -> bool:
+        """A SYN on a conversation already seen: a new connection unless it repeats the first SYN."""
+        if conv.sides is None:
+            return False
+        tcp = conv.side(d).tcp
+        return conv.closed or (tcp.next_seq is not None and (seg.seq + 1) & 0xFFFFFFFF != tcp.next_seq)
+
+    def _evicted_why(self, conv: Conversation, now: float) -> str:
+        if now - conv.last_time > self.table.idle_seconds:
+            return f"the conversation was idle for more than {self.table.idle_seconds:g} s"
+        return f"more than {self.table.max_conversations} conversations at once (--max-conversations)"
+
+    def _enforce_budget(self) -> Iterator[Record]:
+        total = sum(c.held_bytes for c in self.table.by_key.values())
+        while total > self.max_held_bytes:
+            conv = self.table.heaviest()
+            if conv is None:
+                return
+            total -= conv.held_bytes
+            self.table.remove(conv)
+            yield from self._finish(conv, f"the capture's conversations held more than {self.max_held_bytes} bytes "
+                                          f"(--max-held-bytes); this one held the most")
+
+    def _known_port(self, conv: Conversation) -> bool:
+        return conv.client[1] in self.ports or conv.server[1] in self.ports
+
+    # -- UDP ------------------------------------------------------------------------------------
+    def _udp(self, conv: Conversation, d: str, seg: Segment) -> Iterator[Record]:
+        if conv.state is _DECODING and conv.framing is _DATAGRAM and not self.enet_ports:
+            # the common case: a Godot UDP conversation whose dialect is known
+            if seg.payload:
+                yield from self._emit(conv, d, Pdu(seg.frame, seg.time, 0, seg.payload, WS_BINARY, seg.frame_len))
+            return
+        if conv.framing is _ENET or (seg.payload and self._is_enet(conv, seg.payload)):
             yield from self._enet(conv, d, seg)
             return
-        conv.kind = "udp"
+        if conv.framing is None:
+            conv.framing, conv.state = _DATAGRAM, _UNCONFIRMED
         if not seg.payload:
             return
-        pdu = Pdu(seg.frame, seg.time, 0, seg.payload, 2, seg.frame_len)
-        if conv.confirmed:
-            pass  # a Godot conversation: every datagram is a message (bad ones become error records)
-        elif self._known_port(conv):
-            conv.confirmed = True
-        elif not self.heuristics or not plausible(seg.payload):
-            return
-        elif not conv.confirmed:
-            # a lone 4-byte null proves little: hold short datagrams until a longer one confirms
-            if len(seg.payload) < 8:
-                if len(conv.pending) < 64:
+        pdu = Pdu(seg.frame, seg.time, 0, seg.payload, WS_BINARY, seg.frame_len)
+        if conv.state is _UNCONFIRMED:
+            if self._known_port(conv):
+                pass
+            elif not self.heuristics or not plausible(seg.payload):
+                return
+            elif len(seg.payload) < MIN_CONFIRMING_DATAGRAM:
+                if len(conv.pending) < MAX_UDP_HELD:
                     conv.pending.append((d, pdu))
                     if conv.guess is not None:
                         conv.guess.add(pdu.data)
                 return
-            conv.confirmed = True
+            yield from self._confirm(conv)
         yield from self._message(conv, d, pdu)
 
-    def _tcp(self, conv: _Conversation, d: str, seg: Segment) -> Iterator[Record]:
-        side = conv.sides[d]
-        aligned_before = side.tcp.next_seq is not None or bool(seg.flags & TCP_SYN)
-        chunks = side.tcp.add(seg)
-        if conv.kind is None:
-            # classify on the first bytes: an HTTP upgrade needs its whole header, which tiny
-            # segments deliver piece by piece
-            conv.held += [(d, c, aligned_before) for c in chunks]
-            if not conv.held or self._head_incomplete(conv):
-                return
-            yield from self._classify_held(conv)
+    def _confirm(self, conv: Conversation) -> Iterator[Record]:
+        """The conversation is Godot: guess its dialect, or (already known) let what it held out."""
+        if conv.verdict is None:
+            conv.state = _GUESSING
             return
-        for chunk in chunks:
-            yield from self._feed(conv, d, chunk, aligned_before)
-            if conv.kind == "ignore":
-                return
+        conv.state = _DECODING
+        pending, conv.pending = conv.pending, []
+        for pd, item in pending:  # in capture order, before the message that confirmed it
+            yield from self._emit(conv, pd, item)
 
-    def _feed(self, conv: _Conversation, d: str, chunk: Chunk, aligned: bool) -> Iterator[Record]:
-        side = conv.sides[d]
-        if side.framer is None:
-            side.framer = (WebSocketFramer() if conv.kind == "websocket"
-                           else LengthPrefixFramer(plausible, aligned=aligned))
-        for item in side.framer.feed(chunk):
-            yield from self._message(conv, d, item)
-            if conv.kind == "ignore":
-                return
-
-    #: bytes held back while a TCP conversation's first bytes could still be an HTTP header
-    MAX_HEAD = 4096
-
-    def _head(self, conv: _Conversation) -> bytes:
-        first = conv.held[0][0]
-        return b"".join(c.data for d, c, _ in conv.held if d == first and not c.gap)[:self.MAX_HEAD]
-
-    def _head_incomplete(self, conv: _Conversation) -> bool:
-        if sum(len(c.data) for _, c, _ in conv.held) >= 16 * self.MAX_HEAD:
-            return False
-        head = self._head(conv)
-        low = head[:5].lower()
-        if len(head) < 5 and (b"get ".startswith(low[:4]) or b"http/".startswith(low)):
-            return True  # could still become "GET " / "HTTP/"
-        return low.startswith((b"get ", b"http/")) and b"\r\n\r\n" not in head and len(head) < self.MAX_HEAD
-
-    def _classify_held(self, conv: _Conversation) -> Iterator[Record]:
-        conv.kind = self._classify(conv, self._head(conv))
-        held, conv.held = conv.held, []
-        if conv.kind == "ignore":
-            conv.pending.clear()
-            return
-        for d, chunk, aligned in held:
-            yield from self._feed(conv, d, chunk, aligned)
-            if conv.kind == "ignore":
-                return
-
-    def _classify(self, conv: _Conversation, first: bytes) -> str:
-        head = first[:4096].lower()
-        if head.startswith((b"get ", b"http/")):
-            return "websocket" if b"upgrade: websocket" in head else "ignore"
-        ports = {conv.client[1], conv.server[1]}
-        if ports & self.debugger_ports:
-            return "debugger"
-        if ports & self.ports:
-            return "stream"
-        return "stream" if self.heuristics else "ignore"
-
-    # -- ENet ------------------------------------------------------------------------------------
-    #: datagrams of a UDP conversation looked at for ENet before it is taken for plain Variants
-    ENET_PROBE = 8
-
-    def _is_enet(self, conv: _Conversation, payload: bytes) -> bool:
-        ports = {conv.client[1], conv.server[1]}
-        if ports & self.enet_ports:
+    def _is_enet(self, conv: Conversation, payload: bytes) -> bool:
+        enet_ports = self.enet_ports
+        if enet_ports and (conv.client[1] in enet_ports or conv.server[1] in enet_ports):
             return True
-        if not self.multiplayer or ports & self.ports or conv.confirmed or conv.udp_seen >= self.ENET_PROBE:
+        state = conv.state
+        if state is _DECODING or state is _GUESSING or conv.probes >= self.ENET_PROBE or not self.multiplayer \
+                or self._known_port(conv):
             return False
-        conv.udp_seen += 1
+        conv.probes += 1
         return self.heuristics and looks_like_enet(payload, self.enet_compression)
 
-    def _enet(self, conv: _Conversation, d: str, seg: Segment) -> Iterator[Record]:
+    # -- ENet -----------------------------------------------------------------------------------
+    def _enet(self, conv: Conversation, d: str, seg: Segment) -> Iterator[Record]:
         if conv.enet is None:
-            conv.kind = "enet"
+            conv.framing, conv.state = _ENET, _UNCONFIRMED
             conv.pending.clear()
             conv.enet = EnetConversation(lambda major: self._session(major, "enet"), self.enet_control,
                                          self.enet_compression, guess_major=enet_godot_major)
@@ -238,59 +234,126 @@ class PcapReader:
         for it in conv.enet.feed(seg.payload, d, seg.frame, seg.time, seg.frame_len):
             yield self._enet_record(conv, it)
 
-    def _enet_record(self, conv: _Conversation, it: Item) -> Record:
-        if conv.enet is not None and conv.enet.session is not None and not conv.confirmed:
-            conv.confirmed = True
+    def _enet_record(self, conv: Conversation, it: Item) -> Record:
+        if conv.enet is not None and conv.enet.session is not None and conv.state is not _DECODING:
+            conv.state = _DECODING
             conv.verdict = Verdict(conv.enet.session.dialect or "", f"ENet multiplayer: {conv.enet.evidence}", False)
-        rec = self._base(conv, it.direction, Pdu(it.frame, it.time, 0, b"", 2, it.wire),
-                         **record_fields(it.message, it.channel))
-        if not conv.confirmed:
+        rec = self._record(conv, it.direction, Pdu(it.frame, it.time, 0, b"", WS_BINARY, it.wire),
+                           **record_fields(it.message, it.channel))
+        if conv.state is not _DECODING:
             rec.dialect = ""
         return rec
+
+    # -- TCP ------------------------------------------------------------------------------------
+    def _tcp(self, conv: Conversation, d: str, seg: Segment) -> Iterator[Record]:
+        tcp = conv.side(d).tcp
+        aligned_before = tcp.next_seq is not None or bool(seg.flags & TCP_SYN)
+        chunks = tcp.add(seg)
+        if seg.flags & TCP_RST:  # a reset ends both directions
+            for s in conv.sides.values():  # type: ignore[union-attr]
+                s.tcp.closed = True
+        if conv.state is _NEW:
+            # the framing shows in the first bytes: an HTTP upgrade needs its whole header, which
+            # tiny segments deliver piece by piece
+            conv.held += [(d, c, aligned_before) for c in chunks]
+            if not conv.held or self._head_incomplete(conv):
+                return
+            yield from self._classify_held(conv)
+            return
+        for chunk in chunks:
+            yield from self._feed(conv, d, chunk, aligned_before)
+            if conv.state is _IGNORED:
+                return
+
+    def _feed(self, conv: Conversation, d: str, chunk: Chunk, aligned: bool) -> Iterator[Record]:
+        side = conv.side(d)
+        if side.framer is None:
+            side.framer = (WebSocketFramer() if conv.framing is _WEBSOCKET
+                           else LengthPrefixFramer(plausible, aligned=aligned))
+        for item in side.framer.feed(chunk):
+            yield from self._message(conv, d, item)
+            if conv.state is _IGNORED:
+                return
+
+    def _head(self, conv: Conversation) -> bytes:
+        first = conv.held[0][0]
+        return b"".join(c.data for d, c, _ in conv.held if d == first and not c.gap)[:self.MAX_HEAD]
+
+    def _head_incomplete(self, conv: Conversation) -> bool:
+        if sum(len(c.data) for _, c, _ in conv.held) >= MAX_TCP_HEAD_HELD:
+            return False
+        return http_head(self._head(conv)) == "more"
+
+    def _classify_held(self, conv: Conversation) -> Iterator[Record]:
+        kind = stream_head(self._head(conv), {conv.client[1], conv.server[1]}, self.ports, self.debugger_ports,
+                           self.heuristics)
+        held, conv.held = conv.held, []
+        if kind is None:
+            self._ignore(conv)
+            return
+        conv.framing, conv.state = Framing(kind), _UNCONFIRMED
+        for d, chunk, aligned in held:
+            yield from self._feed(conv, d, chunk, aligned)
+            if conv.state is _IGNORED:
+                return
+
+    def _ignore(self, conv: Conversation) -> None:
+        conv.state = _IGNORED
+        conv.pending.clear()
+        conv.held = []
+        if conv.sides is not None:  # nothing of it is held any more
+            for s in conv.sides.values():
+                s.framer = s.debugger = None
+                s.tcp.pending.clear()
+                s.tcp.pending_bytes = 0
 
     # -- multiplayer -----------------------------------------------------------------------------
     def _session(self, major: int, transport: str) -> MultiplayerSession:
         dialect = self.fixed if self.fixed and get_dialect(self.fixed).family == major else None
         return MultiplayerSession(major, transport, dialect, self.rpc_names)
 
-    def _check_websocket_multiplayer(self, conv: _Conversation, d: str, item: Pdu) -> None:
+    def _websocket_first_binary(self, conv: Conversation, d: str, item: Pdu) -> Iterator[Record]:
         """The first binary message of a WebSocket conversation says whether it is multiplayer."""
-        conv.mp_checked = True
         found = websocket_multiplayer(item.data, d) if self.multiplayer else None
         if found is None:
+            conv.state = _GUESSING if conv.verdict is None else _DECODING
             return
         major, evidence = found
         conv.mp = self._session(major, "websocket")
         conv.verdict = Verdict(conv.mp.dialect or "", evidence, False)
         conv.guess = None
+        conv.state = _DECODING
+        pending, conv.pending = conv.pending, []  # text messages before it
+        for pd, pitem in pending:
+            yield from self._emit(conv, pd, pitem)
 
-    def _multiplayer(self, conv: _Conversation, d: str, item: Pdu | Skipped) -> Iterator[Record]:
-        if isinstance(item, Skipped) or item.opcode == 1:
+    def _multiplayer(self, conv: Conversation, d: str, item: Item_) -> Iterator[Record]:
+        if isinstance(item, Skipped) or item.opcode == WS_TEXT:
             yield from self._emit(conv, d, item)
             return
-        msgs = conv.mp.decode(item.data, d)  # type: ignore[union-attr]
+        msgs = conv.mp.decode(item.data, d)
         for m in msgs:  # a message's wire bytes are shared by what it decodes to
-            yield self._base(conv, d, item, wire_bytes=item.wire / len(msgs), **record_fields(m))
+            yield self._record(conv, d, item, wire_bytes=item.wire / len(msgs), **record_fields(m))
 
     # -- messages -------------------------------------------------------------------------------
-    def _message(self, conv: _Conversation, d: str, item: Pdu | Skipped) -> Iterator[Record]:
-        if conv.kind == "websocket" and not conv.mp_checked and isinstance(item, Pdu) and item.opcode == 2:
-            self._check_websocket_multiplayer(conv, d, item)
-            if conv.mp is not None:
-                pending, conv.pending = conv.pending, []  # text messages before it
-                for pd, pitem in pending:
-                    yield from self._emit(conv, pd, pitem)
+    def _message(self, conv: Conversation, d: str, item: Item_) -> Iterator[Record]:
+        if conv.state is _DECODING and conv.mp is None:  # the common case: straight to decoding
+            yield from self._emit(conv, d, item)
+            return
+        binary = isinstance(item, Pdu) and item.opcode == WS_BINARY
+        if conv.state is _UNCONFIRMED and binary:
+            if conv.framing is _WEBSOCKET:
+                yield from self._websocket_first_binary(conv, d, item)  # type: ignore[arg-type]
+            elif conv.framing in (_STREAM, _DEBUGGER):
+                if not (self._known_port(conv) or conv.framing is _DEBUGGER) and not plausible(item.data):  # type: ignore[union-attr]
+                    self._ignore(conv)  # the heuristic's first PDU is not a Godot message
+                    return
+                yield from self._confirm(conv)
         if conv.mp is not None:
             yield from self._multiplayer(conv, d, item)
             return
-        if isinstance(item, Pdu) and item.opcode == 2 and conv.kind in ("stream", "debugger") and not conv.confirmed:
-            if not (self._known_port(conv) or conv.kind == "debugger") and not plausible(item.data):
-                conv.kind = "ignore"  # the heuristic's first PDU is not a Godot message
-                conv.pending.clear()
-                return
-            conv.confirmed = True
         if conv.verdict is None:
-            if isinstance(item, Pdu) and item.opcode == 2:
+            if binary:
                 conv.guess.add(item.data)  # type: ignore[union-attr]
             conv.pending.append((d, item))
             if not conv.guess.decided:  # type: ignore[union-attr]
@@ -302,115 +365,99 @@ class PcapReader:
             return
         yield from self._emit(conv, d, item)
 
-    def _decide(self, conv: _Conversation) -> None:
+    def _decide(self, conv: Conversation) -> None:
         conv.verdict = conv.guess.verdict(self.clear_verdicts)  # type: ignore[union-attr]
+        if conv.state is _GUESSING:
+            conv.state = _DECODING
         if conv.verdict.family_clear:
             self.clear_verdicts[conv.verdict.dialect] += 1
 
-    def _finish(self, conv: _Conversation) -> Iterator[Record]:
+    def _finish(self, conv: Conversation, why: str | None = None) -> Iterator[Record]:
+        """The conversation ends (end of capture, or ``why``): report everything it still holds."""
+        if conv.state is _IGNORED:
+            return
         if conv.held:
             yield from self._classify_held(conv)
+            if conv.state is _IGNORED:
+                return
         if conv.enet is not None:
             for it in conv.enet.finish():
                 yield self._enet_record(conv, it)
             return
-        for d, side in conv.sides.items():
-            if conv.kind in ("stream", "debugger", "websocket") and side.tcp.pending and side.framer:
+        for d, side in (conv.sides or {}).items():
+            if side.framer is None:
+                continue
+            while side.tcp.pending:
                 for chunk in side.tcp.flush_gap():
                     for item in side.framer.feed(chunk):
                         yield from self._message(conv, d, item)
-        if conv.pending and conv.kind != "ignore" and (conv.confirmed or conv.kind != "udp"):
-            if conv.guess is not None:
+            for item in side.framer.finish(why):
+                yield from self._message(conv, d, item)
+        unproven = conv.state is _UNCONFIRMED and (
+            conv.framing is _DATAGRAM
+            or conv.framing is _STREAM and not self._known_port(conv))
+        if conv.pending and not unproven:
+            if conv.guess is not None and conv.verdict is None:
                 self._decide(conv)
             pending, conv.pending = conv.pending, []
             for d, item in pending:
                 yield from self._emit(conv, d, item)
+        for d, side in (conv.sides or {}).items():
+            if side.debugger is not None:
+                msg, side.debugger = side.debugger, None
+                yield self._record(conv, d, Pdu(side.framer.frame if side.framer else 0, side.framer.time if side.framer
+                                                else 0.0, msg.offset, b""), **msg.cut(why))
 
-    def _base(self, conv: _Conversation, d: str, item: Pdu | Skipped, **kw: Any) -> Record:
+    def _record(self, conv: Conversation, d: str, item: Item_, **kw: Any) -> Record:
         src, dst = (conv.client, conv.server) if d == "c2s" else (conv.server, conv.client)
-        transport = "websocket" if conv.kind == "websocket" else conv.transport
+        transport = "websocket" if conv.framing is _WEBSOCKET else conv.transport
         v = conv.verdict
         kw.setdefault("wire_bytes", item.wire)
+        kw.setdefault("offset", item.offset)
         return Record(item.frame, item.time, src[0], src[1], dst[0], dst[1], transport, d,
-                      v.dialect if v else "", offset=item.offset, evidence=v.evidence if v else "", **kw)
+                      v.dialect if v else "", evidence=v.evidence if v else "", **kw)
 
-    def _emit(self, conv: _Conversation, d: str, item: Pdu | Skipped) -> Iterator[Record]:
+    def _emit(self, conv: Conversation, d: str, item: Item_) -> Iterator[Record]:
         if isinstance(item, Skipped):
-            yield self._base(conv, d, item, kind="error", error=f"offset {item.offset}: {item.size} bytes "
-                                                                  f"skipped: {item.reason}")
+            yield self._record(conv, d, item, kind="error", error=f"offset {item.offset}: {item.size} bytes "
+                                                                    f"skipped: {item.reason}")
             return
-        if item.opcode == 1:
-            yield self._base(conv, d, item, kind="text", value=item.data.decode("utf-8", "replace"),
-                             raw=item.data)
+        if item.opcode == WS_TEXT:
+            yield self._record(conv, d, item, kind="text", value=item.data.decode("utf-8", "replace"),
+                               raw=item.data)
             return
-        dialect = conv.verdict.dialect  # type: ignore[union-attr]
         try:
-            value, used = decode_prefix(item.data, dialect, allow_objects=True)
+            value, dialect = decode_message(conv, item.data, self.clear_verdicts)
         except DecodeError as e:
-            switched = reconsider(conv.verdict, conv.guess, item.data, self.clear_verdicts)  # type: ignore[arg-type]
-            if switched is None:
-                yield self._base(conv, d, item, kind="error", raw=item.data, error=str(e))
-                return
-            conv.verdict, dialect = switched, switched.dialect
-            value, used = decode_prefix(item.data, dialect, allow_objects=True)
-        if conv.kind == "debugger":
+            yield self._record(conv, d, item, kind="error", raw=item.data, error=str(e))
+            return
+        if conv.framing is _DEBUGGER:
             yield from self._debugger(conv, d, item, value, dialect)
             return
-        yield self._base(conv, d, item, kind="variant", value=value, raw=item.data)
+        yield self._record(conv, d, item, kind="variant", value=value, raw=item.data)
 
-    def _debugger(self, conv: _Conversation, d: str, item: Pdu, value: Any, dialect: str) -> Iterator[Record]:
+    def _debugger(self, conv: Conversation, d: str, item: Pdu, value: Any, dialect: str) -> Iterator[Record]:
         if get_dialect(dialect).family >= 4:
-            if isinstance(value, list) and len(value) == 3 and isinstance(value[0], str) \
-                    and isinstance(value[1], int) and isinstance(value[2], list):
-                yield self._base(conv, d, item, kind="debugger", message=value[0], thread=value[1],
-                                 value=value[2], raw=item.data)
-            elif isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) \
-                    and isinstance(value[1], list):
-                yield self._base(conv, d, item, kind="debugger", message=value[0], value=value[1], raw=item.data)
-            else:
-                yield self._base(conv, d, item, kind="error", raw=item.data, value=value,
-                                 error=f"offset {item.offset}: debugger message is not [name, thread, data]")
+            yield self._record(conv, d, item, **godot4_message(item, value))
             return
-        # Godot 3: the editor sends [command, args...]; the game sends name, count, then count PDUs
-        side = conv.sides[d]
-        if side.dbg_name is None:
-            if isinstance(value, list) and value and isinstance(value[0], str):
-                yield self._base(conv, d, item, kind="debugger", message=value[0], value=value[1:], raw=item.data)
-            elif isinstance(value, str):
-                side.dbg_name, side.dbg_count, side.dbg_args = value, None, []
-                side.dbg_raw = bytearray(item.data)
-                side.dbg_offset = item.offset
-                side.dbg_wire = item.wire
-            else:
-                yield self._base(conv, d, item, kind="variant", value=value, raw=item.data)
+        side = conv.side(d)
+        if side.debugger is None:
+            fields, side.debugger = godot3_start(item, value)
+            if fields is not None:
+                yield self._record(conv, d, item, **fields)
             return
-        side.dbg_raw += item.data
-        side.dbg_wire += item.wire
-        if side.dbg_count is None:
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                name = side.dbg_name
-                side.dbg_name = None
-                yield self._base(conv, d, item, kind="error", raw=bytes(side.dbg_raw), message=name,
-                                 wire_bytes=side.dbg_wire,
-                                 error=f"offset {item.offset}: debugger message {name!r} has no argument count")
-                return
-            side.dbg_count = value
-        else:
-            side.dbg_args.append(value)
-        if len(side.dbg_args) >= side.dbg_count:
-            rec = self._base(conv, d, item, kind="debugger", message=side.dbg_name, value=side.dbg_args,
-                             raw=bytes(side.dbg_raw), wire_bytes=side.dbg_wire)
-            rec.offset = side.dbg_offset
-            side.dbg_name, side.dbg_count, side.dbg_args = None, None, []
-            yield rec
+        fields = side.debugger.add(item, value)
+        if fields is not None:
+            side.debugger = None
+            yield self._record(conv, d, item, **fields)
 
 
 def read_pcap(path: Source, dialect: str = "auto", ports: Iterable[int] = (),
               debugger_ports: Iterable[int] = DEBUGGER_PORTS, heuristics: bool = True, *,
               rpc_names: Mapping[str, Any] | None = None, project: str | None = None,
               multiplayer: bool = True, enet_ports: Iterable[int] = (), enet_control: bool = False,
-              enet_compression: str | None = None,
-              on_frame: Callable[[Segment], None] | None = None) -> Iterator[Record]:
+              enet_compression: str | None = None, on_frame: Callable[[Segment], None] | None = None,
+              max_conversations: int = MAX_CONVERSATIONS, max_held_bytes: int = MAX_HELD_BYTES) -> Iterator[Record]:
     """Every Godot message in a pcap/pcapng (gzip too) capture, in capture order per conversation.
 
     ``dialect="auto"`` guesses per conversation (see ``godot_dissect.detect``); ``ports`` are
@@ -430,7 +477,12 @@ def read_pcap(path: Source, dialect: str = "auto", ports: Iterable[int] = (),
     stream. ``on_frame(segment)`` is called for every UDP/TCP packet, in capture order, before the
     records it completes (for bandwidth and conversation tables; ``Segment.frame_len`` is its
     length on the wire). Each record's ``wire_bytes`` is its share of the frames that carried it.
+
+    Memory is bounded: at most ``max_conversations`` conversations are tracked and they hold at
+    most ``max_held_bytes`` in all (defaults in ``spec.transports``); a conversation finished early
+    to stay inside reports what it held as error records.
     """
     return iter(PcapReader(path, dialect, ports, debugger_ports, heuristics, rpc_names=rpc_names,
                            project=project, multiplayer=multiplayer, enet_ports=enet_ports,
-                           enet_control=enet_control, enet_compression=enet_compression, on_frame=on_frame))
+                           enet_control=enet_control, enet_compression=enet_compression, on_frame=on_frame,
+                           max_conversations=max_conversations, max_held_bytes=max_held_bytes))

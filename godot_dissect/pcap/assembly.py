@@ -1,0 +1,96 @@
+"""Assembly stage: decoded PDUs -> remote debugger messages (Godot 3 and 4).
+
+Godot 4 and the Godot 3 editor send one Array per message; a Godot 3 game sends a name PDU, an
+argument count PDU, then that many argument PDUs (``spec.transports.DEBUGGER_SHAPES``). The count
+is bounded by what a game can send (``MAX_DEBUGGER3_ARGS``): a bigger one is an error record and
+the next PDU starts over. Bytes kept per message are bounded too (``MAX_DEBUGGER3_MESSAGE``): the
+rest of a bigger message is counted and reported in one error record. Each function returns the
+record fields (``kind``, ``message``, ``value``, ...) for the reader to turn into records.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..spec.transports import MAX_DEBUGGER3_ARGS, MAX_DEBUGGER3_MESSAGE
+from .framing import Pdu
+
+Fields = dict[str, Any]
+
+
+def godot4_message(item: Pdu, value: Any) -> Fields:
+    """One Godot 4 debugger message: [name, thread, data] (4.2+) or [name, data] (4.0, 4.1)."""
+    if isinstance(value, list) and len(value) == 3 and isinstance(value[0], str) \
+            and isinstance(value[1], int) and isinstance(value[2], list):
+        return {"kind": "debugger", "message": value[0], "thread": value[1], "value": value[2], "raw": item.data}
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], list):
+        return {"kind": "debugger", "message": value[0], "value": value[1], "raw": item.data}
+    return {"kind": "error", "raw": item.data, "value": value,
+            "error": f"offset {item.offset}: debugger message is not [name, thread, data]"}
+
+
+class Godot3Message:
+    """A Godot 3 game -> editor message being assembled (name, count, arguments)."""
+
+    __slots__ = ("name", "count", "args", "raw", "offset", "wire", "dropped")
+
+    def __init__(self, name: str, first: Pdu) -> None:
+        self.name = name
+        self.count: int | None = None
+        self.args: list[Any] = []
+        self.raw = bytearray(first.data)
+        self.offset = first.offset
+        self.wire = first.wire
+        self.dropped = 0  # argument bytes counted, not kept (beyond MAX_DEBUGGER3_MESSAGE)
+
+    @property
+    def held_bytes(self) -> int:
+        return len(self.raw)
+
+    def add(self, item: Pdu, value: Any) -> Fields | None:
+        """The next PDU's value: the finished message's fields, an error's, or None (more to come)."""
+        self.wire += item.wire
+        if self.count is None:
+            self.raw += item.data
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                return self._error(f"offset {item.offset}: debugger message {self.name!r} has no argument count")
+            if value > MAX_DEBUGGER3_ARGS:
+                return self._error(f"offset {item.offset}: debugger message {self.name!r} claims {value} arguments, "
+                                   f"more than a Godot 3 game can send ({MAX_DEBUGGER3_ARGS}); the next PDU starts "
+                                   f"a new message")
+            self.count = value
+        else:
+            if self.dropped or len(self.raw) + len(item.data) > MAX_DEBUGGER3_MESSAGE:
+                self.dropped += len(item.data)
+                self.args.append(None)
+            else:
+                self.raw += item.data
+                self.args.append(value)
+        if len(self.args) < self.count:
+            return None
+        if self.dropped:
+            return self._error(f"offset {self.offset}: debugger message {self.name!r} is larger than a Godot 3 game's "
+                               f"output buffer ({MAX_DEBUGGER3_MESSAGE} bytes): {self.dropped} bytes of its "
+                               f"{self.count} arguments not kept")
+        return {"kind": "debugger", "message": self.name, "value": self.args, "raw": bytes(self.raw),
+                "wire_bytes": self.wire, "offset": self.offset}
+
+    def cut(self, why: str | None = None) -> Fields:
+        """The capture ended (or the conversation was finished, ``why``) inside this message."""
+        got = len(self.args)
+        want = "its argument count" if self.count is None else f"{got} of {self.count} arguments"
+        return self._error(f"offset {self.offset}: debugger message {self.name!r} never completed ({want}; "
+                           f"{len(self.raw) + self.dropped} bytes): {why or 'the capture ends'}")
+
+    def _error(self, why: str) -> Fields:
+        return {"kind": "error", "raw": bytes(self.raw), "message": self.name, "wire_bytes": self.wire, "error": why}
+
+
+def godot3_start(item: Pdu, value: Any) -> tuple[Fields | None, Godot3Message | None]:
+    """The first PDU of a Godot 3 debugger message: the editor's [command, args...] whole, a game's
+    message name (assembly starts), or a plain Variant."""
+    if isinstance(value, list) and value and isinstance(value[0], str):
+        return {"kind": "debugger", "message": value[0], "value": value[1:], "raw": item.data}, None
+    if isinstance(value, str):
+        return None, Godot3Message(value, item)
+    return {"kind": "variant", "value": value, "raw": item.data}, None

@@ -1,0 +1,32 @@
+"""Decode stage: one message body -> its value, in the conversation's dialect.
+
+A body the verdict's dialect rejects may show that an earlier, ambiguous guess was wrong: the
+guess is asked again (``detect.reconsider``) and the conversation switches dialect when another
+one reads this body exactly and every earlier message as well.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ..codec import decode_prefix
+from ..detect import reconsider
+from ..errors import DecodeError
+from ..spec.transports import MAX_DEPTH
+from .conversations import Conversation
+
+
+def decode_message(conv: Conversation, body: bytes, elsewhere: Counter[str]) -> tuple[Any, str]:
+    """(value, dialect) of ``body`` (``conv.verdict`` is set); raises DecodeError when no dialect
+    switch helps."""
+    verdict = conv.verdict
+    try:
+        return decode_prefix(body, verdict.dialect,  # type: ignore[union-attr]
+                              allow_objects=True, max_depth=MAX_DEPTH)[0], verdict.dialect
+    except DecodeError:
+        switched = reconsider(verdict, conv.guess, body, elsewhere)
+        if switched is None:
+            raise
+    conv.verdict = switched
+    return decode_prefix(body, switched.dialect, allow_objects=True, max_depth=MAX_DEPTH)[0], switched.dialect
