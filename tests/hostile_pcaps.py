@@ -1,6 +1,6 @@
-"""Hand-built hostile captures for the Lua dissector (issue 15's constructions), shared by the tests
-and benchmarks/bench_lua.py: ENet fragments that never complete, a huge TCP length claim followed
-by a trickle of 1-byte segments."""
+"""Hand-built hostile captures for the Lua dissector (issue 15's constructions; tests/test_lua_layers.py
+and the README's hostile-input figures): ENet fragments that never complete, a huge TCP length claim
+followed by a trickle of 1-byte segments."""
 
 from __future__ import annotations
 
