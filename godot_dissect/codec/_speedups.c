@@ -1667,6 +1667,7 @@ typedef struct {
     PyObject *switch_key;  /* the name in it that is None when the C path is off */
     PyObject *dialect;     /* the Python decode's defaults */
     PyObject *max_depth;
+    PyObject *reduce;      /* what pickle gets: finds the module attribute again */
 } FrontDoor;
 
 static PyTypeObject FrontDoorType;
@@ -1709,11 +1710,12 @@ python:
 
 static PyObject *FrontDoor_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"python", "tables", "switches", "switch_key", "dialect", "max_depth", NULL};
-    PyObject *python, *tables, *switches, *key, *dialect, *md;
+    static char *kwlist[] = {"python", "tables", "switches", "switch_key", "dialect", "max_depth", "reduce", NULL};
+    PyObject *python, *tables, *switches, *key, *dialect, *md, *reduce;
     FrontDoor *self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!O!UOO!", kwlist, &python, &PyDict_Type, &tables, &PyDict_Type,
-                                     &switches, &key, &dialect, &PyLong_Type, &md))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!O!UOO!O!", kwlist, &python, &PyDict_Type, &tables,
+                                     &PyDict_Type, &switches, &key, &dialect, &PyLong_Type, &md, &PyTuple_Type,
+                                     &reduce))
         return NULL;
     if ((self = (FrontDoor *)type->tp_alloc(type, 0)) == NULL)
         return NULL;
@@ -1730,6 +1732,8 @@ static PyObject *FrontDoor_new(PyTypeObject *type, PyObject *args, PyObject *kwd
     self->dialect = dialect;
     Py_INCREF(md);
     self->max_depth = md;
+    Py_INCREF(reduce);
+    self->reduce = reduce;
     return (PyObject *)self;
 }
 
@@ -1741,8 +1745,20 @@ static void FrontDoor_dealloc(FrontDoor *self)
     Py_XDECREF(self->switch_key);
     Py_XDECREF(self->dialect);
     Py_XDECREF(self->max_depth);
+    Py_XDECREF(self->reduce);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
+
+static PyObject *FrontDoor_reduce(FrontDoor *self, PyObject *unused)
+{
+    Py_INCREF(self->reduce);
+    return self->reduce;
+}
+
+static PyMethodDef FrontDoor_methods[] = {
+    {"__reduce__", (PyCFunction)FrontDoor_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
 
 static PyObject *FrontDoor_doc(FrontDoor *self, void *closure)
 {
@@ -1769,6 +1785,7 @@ static PyTypeObject FrontDoorType = {
     .tp_new = FrontDoor_new,
     .tp_dealloc = (destructor)FrontDoor_dealloc,
     .tp_members = FrontDoor_members,
+    .tp_methods = FrontDoor_methods,
     .tp_getset = FrontDoor_getset,
 };
 
