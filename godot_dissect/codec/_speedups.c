@@ -308,9 +308,10 @@ static PyObject *plan_build(PyObject *plan, PyObject *const *vals)
         PyTuple_SET_ITEM(obj, i, item);
     }
     /* Leaves are ints and floats and children are built here the same way, and the class has no
-     * __dict__: the value can never be part of a cycle, so the collector need not walk it (CPython
-     * untracks such exact tuples itself, but never tuple subclasses). */
-    if (cls->tp_dictoffset == 0 && PyObject_GC_IsTracked(obj))
+     * __dict__ nor any other slot (its size is a tuple's): the value can never be part of a cycle,
+     * so the collector need not walk it (CPython untracks such exact tuples itself, but never
+     * tuple subclasses). */
+    if (cls->tp_dictoffset == 0 && cls->tp_basicsize == PyTuple_Type.tp_basicsize && PyObject_GC_IsTracked(obj))
         PyObject_GC_UnTrack(obj);
     return obj;
 }
