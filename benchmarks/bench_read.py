@@ -83,6 +83,15 @@ def run_reader(path: str, *fmt: str, env: dict[str, str] = _ENV) -> tuple[float,
     return t, usage.ru_utime + usage.ru_stime, lines, int(tail[0]), tail[2]
 
 
+def run_python() -> tuple[float, float]:
+    """Wall-clock and CPU seconds of ``python -c pass`` in the reader's environment."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", "pass"], cwd=ROOT, env=_ENV)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
+
+
 def dpkt_headers(path: str) -> int:
     n = 0
     with open(path, "rb") as f:
@@ -108,6 +117,7 @@ def bench(path: str, rounds: int, empty: str) -> None:
     floor, jsonl, text, start = Samples(), Samples(), Samples(), Samples()
     floor_cpu, jsonl_cpu, text_cpu, start_cpu = Samples(), Samples(), Samples(), Samples()
     start_nc, start_nc_cpu = Samples(), Samples()
+    python, python_cpu = Samples(), Samples()
     no_cache = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     rss, gcs = [], {"jsonl": [], "text": []}
     n = lines = text_lines = 0
@@ -130,6 +140,9 @@ def bench(path: str, rounds: int, empty: str) -> None:
         t, c, *_ = run_reader(empty)
         start.add(t)
         start_cpu.add(c)
+        t, c = run_python()
+        python.add(t)
+        python_cpu.add(c)
         if no_cache:
             t, c, *_ = run_reader(empty, env=_ENV_AS_IS)
             start_nc.add(t)
@@ -144,6 +157,8 @@ def bench(path: str, rounds: int, empty: str) -> None:
           f"  cpu {text_cpu.span(1, 3)} {ratio(text_cpu, floor_cpu):.2f}x  gc {statistics.median_low(gcs['text'])}")
     print(f"  godot-dissect read of an empty capture (start-up): {start.span(1, 3)} (target < 0.15)"
           f"  cpu {start_cpu.span(1, 3)}")
+    print(f"  of which the interpreter alone (python -c pass, same environment): {python.span(1, 3)}"
+          f"  cpu {python_cpu.span(1, 3)}")
     if no_cache:
         print(f"  the same start-up compiling every module (PYTHONDONTWRITEBYTECODE is set here): "
               f"{start_nc.span(1, 3)}  cpu {start_nc_cpu.span(1, 3)}")

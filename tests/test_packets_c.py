@@ -75,3 +75,14 @@ def test_crafted_edges_and_random_damage() -> None:
         f = _eth(_ip4(17, udp)[:12] + src + bytes([10, 0, 0, i % 5]) + _ip4(17, udp)[20:])
         _same(i, 0.0, f, P.LINK_ETHERNET, len(f))
     _same(1, 0.0, memoryview(frames[0]), P.LINK_ETHERNET, 0)
+
+
+def test_pure_environment_variable_turns_it_off() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = "from godot_dissect.pcap import packets; print(packets.fast_parse is None)"
+    env = {**os.environ, "GODOT_DISSECT_PURE": "1", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True"]

@@ -414,10 +414,12 @@ def test_front_door_is_decode_and_follows_the_switch() -> None:
     """decode() is one C call while the C path is on; every call shape gives what the Python decode
     gives, errors included, and turning the path off (as pure_only does) reaches the pure codec."""
     import inspect
+    import pickle
 
     from godot_dissect.codec import decoder
 
     assert decode is decoder.decode and inspect.signature(decode).parameters["dialect"].default == "godot4"
+    assert pickle.loads(pickle.dumps(decode)) is decode  # e.g. sent to Dask workers
     data = encode({"a": [1, 2**40, 1.5], "b": V.Vector3(1.0, 2.0, 3.0), "c": V.NodePath("a/b")}, "godot3")
     calls = [((data, "godot3"), {}), ((data,), {"dialect": "godot3"}), ((data, "godot3"), {"max_depth": 1}),
              ((data, "godot3"), {"allow_objects": True}), ((memoryview(data), "godot3"), {}),

@@ -107,9 +107,35 @@ typedef struct {
 static PyObject *str_array; /* interned "array": PackedArray's storage attribute */
 
 /* ---------------------------------------------------------------------------------------------
- * Little-endian loads/stores, written byte by byte so they are right on any host (fast.py still
+ * Little-endian loads/stores: a memcpy on little-endian hosts, byte by byte elsewhere (fast.py still
  * disables the extension on big-endian hosts: packed arrays are handed over as raw bytes).
  * ------------------------------------------------------------------------------------------- */
+#if PY_LITTLE_ENDIAN
+/* on little-endian hosts a memcpy is the same bytes, and compiles to one load or store */
+static inline uint32_t ld_u32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static inline uint64_t ld_u64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline void st_u32(unsigned char *p, uint32_t v)
+{
+    memcpy(p, &v, 4);
+}
+
+static inline void st_u64(unsigned char *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
+#else
 static inline uint32_t ld_u32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -133,6 +159,7 @@ static inline void st_u64(unsigned char *p, uint64_t v)
     st_u32(p, (uint32_t)v);
     st_u32(p + 4, (uint32_t)(v >> 32));
 }
+#endif
 
 /* One scalar off the wire as a Python object.  Floats go through PyFloat_Unpack4/8, exactly what
  * the `struct` module uses, so NaN payloads come out bit-identical to the pure path. */
@@ -281,9 +308,10 @@ static PyObject *plan_build(PyObject *plan, PyObject *const *vals)
         PyTuple_SET_ITEM(obj, i, item);
     }
     /* Leaves are ints and floats and children are built here the same way, and the class has no
-     * __dict__: the value can never be part of a cycle, so the collector need not walk it (CPython
-     * untracks such exact tuples itself, but never tuple subclasses). */
-    if (cls->tp_dictoffset == 0 && PyObject_GC_IsTracked(obj))
+     * __dict__ nor any other slot (its size is a tuple's): the value can never be part of a cycle,
+     * so the collector need not walk it (CPython untracks such exact tuples itself, but never
+     * tuple subclasses). */
+    if (cls->tp_dictoffset == 0 && cls->tp_basicsize == PyTuple_Type.tp_basicsize && PyObject_GC_IsTracked(obj))
         PyObject_GC_UnTrack(obj);
     return obj;
 }
@@ -1207,17 +1235,32 @@ static inline int small_long(PyObject *x, long long *v)
 static int write_int_run(Out *o, Table *t, EFrame *f)
 {
     const Spec *s = enc_spec(t, &PyLong_Type);
-    Py_ssize_t n = PyList_GET_SIZE(f->seq);
+    PyObject *const *items = ((PyListObject *)f->seq)->ob_item;
+    Py_ssize_t i = f->i, n = PyList_GET_SIZE(f->seq);
+    uint32_t narrow, wide;
+    unsigned char *w, *end;
     if (s == NULL || s->kind != K_NUMBER || s->narrow != S_I32 || s->wide != S_I64 || s->obj != NULL)
         return 0;
-    if (n - f->i <= 0 || n - f->i > PY_SSIZE_T_MAX / 16 || out_reserve(o, (n - f->i) * 12) < 0)
-        return n - f->i <= 0 ? 0 : -1;
-    /* room for every item is reserved: nothing below calls back into Python, so the list cannot
-     * change size and the borrowed items stay alive */
-    for (; f->i < n; f->i++) {
-        PyObject *x = PyList_GET_ITEM(f->seq, f->i);
+    if (n - i <= 0)
+        return 0;
+    /* 8 bytes an item (the narrow form; the container already asked for that much), more when a
+     * wide one comes: a second, bigger buffer would mean another copy and more fresh pages */
+    if (n - i > PY_SSIZE_T_MAX / 16 || out_reserve(o, (n - i) * 8) < 0)
+        return -1;
+    /* Room for every item is reserved and nothing below calls back into Python, so the list cannot
+     * change and its items stay alive.  Locals, not o->len / f->i: byte stores may alias anything,
+     * which would make the compiler reload those after every store. */
+    narrow = s->header;
+    wide = s->wide_header;
+    w = o->p + o->len;
+    end = o->p + o->cap;
+    for (; i < n; i++) {
+        PyObject *x = items[i];
         long long v;
-        unsigned char *p;
+#if defined(__GNUC__)
+        if (i + 16 < n)  /* the int objects are scattered: ask for one a few items ahead */
+            __builtin_prefetch(items[i + 16]);
+#endif
         if (!PyLong_CheckExact(x))
             break;
         if (small_long(x, &v) < 0) {
@@ -1228,17 +1271,25 @@ static int write_int_run(Out *o, Table *t, EFrame *f)
                 break;
             }
         }
-        p = o->p + o->len;
+        if (end - w < 12) {
+            o->len = w - o->p;
+            if (out_reserve(o, 12 + (n - i) * 8) < 0)
+                return -1;
+            w = o->p + o->len;
+            end = o->p + o->cap;
+        }
         if (v >= INT32_MIN && v <= INT32_MAX) {
-            st_u32(p, s->header);
-            st_u32(p + 4, (uint32_t)(int32_t)v);
-            o->len += 8;
+            st_u32(w, narrow);
+            st_u32(w + 4, (uint32_t)(int32_t)v);
+            w += 8;
         } else {
-            st_u32(p, s->wide_header);
-            st_u64(p + 4, (uint64_t)v);
-            o->len += 12;
+            st_u32(w, wide);
+            st_u64(w + 4, (uint64_t)v);
+            w += 12;
         }
     }
+    o->len = w - o->p;
+    f->i = i;
     return 0;
 }
 
@@ -1617,6 +1668,7 @@ typedef struct {
     PyObject *switch_key;  /* the name in it that is None when the C path is off */
     PyObject *dialect;     /* the Python decode's defaults */
     PyObject *max_depth;
+    PyObject *reduce;      /* what pickle gets: finds the module attribute again */
 } FrontDoor;
 
 static PyTypeObject FrontDoorType;
@@ -1659,11 +1711,12 @@ python:
 
 static PyObject *FrontDoor_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"python", "tables", "switches", "switch_key", "dialect", "max_depth", NULL};
-    PyObject *python, *tables, *switches, *key, *dialect, *md;
+    static char *kwlist[] = {"python", "tables", "switches", "switch_key", "dialect", "max_depth", "reduce", NULL};
+    PyObject *python, *tables, *switches, *key, *dialect, *md, *reduce;
     FrontDoor *self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!O!UOO!", kwlist, &python, &PyDict_Type, &tables, &PyDict_Type,
-                                     &switches, &key, &dialect, &PyLong_Type, &md))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!O!UOO!O!", kwlist, &python, &PyDict_Type, &tables,
+                                     &PyDict_Type, &switches, &key, &dialect, &PyLong_Type, &md, &PyTuple_Type,
+                                     &reduce))
         return NULL;
     if ((self = (FrontDoor *)type->tp_alloc(type, 0)) == NULL)
         return NULL;
@@ -1680,6 +1733,8 @@ static PyObject *FrontDoor_new(PyTypeObject *type, PyObject *args, PyObject *kwd
     self->dialect = dialect;
     Py_INCREF(md);
     self->max_depth = md;
+    Py_INCREF(reduce);
+    self->reduce = reduce;
     return (PyObject *)self;
 }
 
@@ -1691,8 +1746,20 @@ static void FrontDoor_dealloc(FrontDoor *self)
     Py_XDECREF(self->switch_key);
     Py_XDECREF(self->dialect);
     Py_XDECREF(self->max_depth);
+    Py_XDECREF(self->reduce);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
+
+static PyObject *FrontDoor_reduce(FrontDoor *self, PyObject *unused)
+{
+    Py_INCREF(self->reduce);
+    return self->reduce;
+}
+
+static PyMethodDef FrontDoor_methods[] = {
+    {"__reduce__", (PyCFunction)FrontDoor_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
 
 static PyObject *FrontDoor_doc(FrontDoor *self, void *closure)
 {
@@ -1719,6 +1786,7 @@ static PyTypeObject FrontDoorType = {
     .tp_new = FrontDoor_new,
     .tp_dealloc = (destructor)FrontDoor_dealloc,
     .tp_members = FrontDoor_members,
+    .tp_methods = FrontDoor_methods,
     .tp_getset = FrontDoor_getset,
 };
 

@@ -274,4 +274,12 @@ def front_door(python_decode: Callable[..., Any]) -> Callable[..., Any]:
         return python_decode
     assert _speedups is not None and python_decode.__defaults__ and python_decode.__kwdefaults__
     return _speedups.FrontDoor(python_decode, _BY_ARG, globals(), "fast_decode_prefix",
-                               python_decode.__defaults__[0], python_decode.__kwdefaults__["max_depth"])
+                               python_decode.__defaults__[0], python_decode.__kwdefaults__["max_depth"],
+                               (module_attribute, (python_decode.__module__, python_decode.__name__)))
+
+
+def module_attribute(module: str, name: str) -> Any:
+    """``module.name``: how a pickled front door is found again (it pickles as the attribute it is)."""
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
