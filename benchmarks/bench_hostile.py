@@ -144,7 +144,16 @@ def run_lua(total: int, out: Path, seed: int = 1) -> tuple[int, int, float, floa
     return tried, failures, worst_s, worst_mb
 
 
-def run_classes(scale: int, out: Path, names: list[str] | None = None) -> list[tuple]:
+def _prefs(h: hostile.Hostile) -> tuple[str, ...]:
+    args = list(h.read_args)
+    out: list[str] = []
+    for opt, pref in (("-p", "godot.udp_ports"), ("--enet-port", "enet.udp_ports")):
+        if opt in args:
+            out += ["-o", f"{pref}:{args[args.index(opt) + 1]}"]
+    return tuple(out)
+
+
+def run_classes(scale: int, out: Path, names: list[str] | None = None, tshark: bool = False) -> list[tuple]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for h in hostile.CLASSES:
@@ -166,6 +175,11 @@ def run_classes(scale: int, out: Path, names: list[str] | None = None) -> list[t
                          "ok" if o1.clean and o2.clean else (o1.crash or o2.crash)))
             print(f"{h.name:20} {n2:>8} {h.unit:20} {b2 / 1e6:8.1f} MB  {o2.seconds:7.2f} s {o2.rss_mb:6.0f} MB "
                   f"2x: {ratio:4.2f}x  {rows[-1][-1]}", flush=True)
+            if tshark and h.lua:
+                path = Path(tmp) / f"{h.name}-{n2}{h.suffix}"
+                h.build(n2, path)
+                t = harness.run_tshark(path, timeout=1800, extra=_prefs(h))
+                print(f"{'':20} tshark+lua {t.seconds:7.2f} s {t.rss_mb:6.0f} MB  {t.crash or 'ok'}", flush=True)
     return rows
 
 
@@ -177,12 +191,13 @@ def main() -> None:
     ap.add_argument("--out", default="hostile-findings")
     ap.add_argument("--parts", default="classes,lua,atheris")
     ap.add_argument("--classes", help="comma-separated hostile classes (default: all)")
+    ap.add_argument("--tshark", action="store_true", help="classes: tshark+Lua too, at the larger size")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     parts = args.parts.split(",")
     if "classes" in parts:
-        run_classes(args.scale, out, args.classes.split(",") if args.classes else None)
+        run_classes(args.scale, out, args.classes.split(",") if args.classes else None, args.tshark)
     if "lua" in parts:
         tried, failures, worst_s, worst_mb = run_lua(args.lua_inputs, out)
         print(f"tshark+lua: {tried} inputs, {failures} failing captures, worst {worst_s:.1f} s / {worst_mb:.0f} MB")
