@@ -42,14 +42,17 @@ _U32 = struct.Struct("<I")
 EXTREMES = (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x40000000, 0xFFFF, 1 << 20)
 
 
-def run_atheris(total: int, out: Path) -> list[tuple[str, int, float, str]]:
+def run_atheris(total: int, out: Path, max_seconds: int = 0) -> list[tuple[str, int, float, str]]:
+    """``max_seconds``: also stop each target after this long (0: only the input count)."""
     rows = []
     for name, share in TARGET_SHARES.items():
         runs = max(1, int(total * share))
         corpus = out / "corpus" / name
         start = time.perf_counter()
+        limit = [f"-max_total_time={max_seconds}"] if max_seconds else []
         r = subprocess.run([sys.executable, "-m", "godot_dissect.fuzz.coverage", name, str(corpus), f"-runs={runs}",
-                            "-max_len=8192", "-rss_limit_mb=1024", "-timeout=30", f"-artifact_prefix={out}/{name}-"],
+                            *limit, "-max_len=8192", "-rss_limit_mb=1024", "-timeout=30",
+                            f"-artifact_prefix={out}/{name}-"],
                            capture_output=True, text=True, errors="replace", cwd=ROOT)
         seconds = time.perf_counter() - start
         done = [line for line in r.stderr.splitlines() if line.startswith("Done ")]
@@ -192,6 +195,7 @@ def main() -> None:
     ap.add_argument("--parts", default="classes,lua,atheris")
     ap.add_argument("--classes", help="comma-separated hostile classes (default: all)")
     ap.add_argument("--tshark", action="store_true", help="classes: tshark+Lua too, at the larger size")
+    ap.add_argument("--max-seconds-per-target", type=int, default=0, help="atheris: stop each target after this long")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -202,7 +206,7 @@ def main() -> None:
         tried, failures, worst_s, worst_mb = run_lua(args.lua_inputs, out)
         print(f"tshark+lua: {tried} inputs, {failures} failing captures, worst {worst_s:.1f} s / {worst_mb:.0f} MB")
     if "atheris" in parts:
-        rows = run_atheris(args.python_inputs, out)
+        rows = run_atheris(args.python_inputs, out, args.max_seconds_per_target)
         print(f"atheris: {sum(r[1] for r in rows)} inputs, {sum(r[3] != 'ok' for r in rows)} failing targets")
 
 

@@ -49,7 +49,10 @@ def _stream(path: Path, data: bytes, dport: int = 4300, syn: bool = True, pieces
 def _peak_rss_mb(path: Path, *args: str) -> tuple[int, float, str]:
     code = ("import resource, sys\nfrom godot_dissect.pcap.reader import read_pcap\n"
             "recs = [r for r in read_pcap(sys.argv[1]) if r.kind == 'error']\n"
-            "print(sum(1 for _ in recs), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+            # VmHWM, not ru_maxrss: Linux carries the parent's (pytest's) high-water mark into a
+            # child's ru_maxrss across fork and exec; VmHWM belongs to this process's own memory
+            "hwm = next(l for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
+            "print(sum(1 for _ in recs), int(hwm.split()[1]) / 1024)\n"
             "print(recs[0].error if recs else '')")
     out = subprocess.run([sys.executable, "-c", code, str(path), *args], capture_output=True, text=True, cwd=ROOT,
                          check=True).stdout.splitlines()
