@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .codec import decode_prefix, encode
 from .errors import ERR_OUT_OF_MEMORY, DecodeError
@@ -25,19 +26,20 @@ from .spec.transports import (
     BODY_ALIGN,
     CANDIDATES,
     HEURISTIC_DIALECTS,
+    MAX_AMBIGUOUS_SAMPLES,
     MAX_DEPTH,
     MAX_HTTP_HEAD,
     MAX_PDU,
+    MAX_SAMPLES,
     MIN_BODY,
     PREFIX_SIZE,
     read_length_prefix,
 )
 
-__all__ = ["CANDIDATES", "DialectGuess", "Verdict", "depth_limited", "pdu_start", "plausible", "stream_head"]
-#: messages a guess looks at before it must decide
-MAX_SAMPLES = 8
-#: while every message reads alike in all dialects, keep looking this long before settling
-MAX_AMBIGUOUS_SAMPLES = 64
+__all__ = ["CANDIDATES", "MAX_AMBIGUOUS_SAMPLES", "MAX_SAMPLES", "DialectGuess", "Verdict", "depth_limited",
+           "pdu_start", "plausible", "stream_head"]
+#: (value, bytes used) of a reading; (DecodeError, -1) when the dialect rejects the bytes
+Reading = tuple[Any, int]
 
 
 @dataclass(frozen=True)
@@ -68,14 +70,18 @@ class DialectGuess:
     def __post_init__(self) -> None:
         self.scores = {d: _Score() for d in self.candidates}
 
-    def add(self, body: bytes) -> None:
+    def add(self, body: bytes) -> dict[str, Reading]:
+        """Score one message; each candidate's reading of it: (value, bytes used), or the
+        DecodeError and -1."""
         self.samples += 1
         outcome: dict[str, tuple[bool, bool, bool]] = {}
+        readings: dict[str, Reading] = {}
         for d in self.candidates:
             s = self.scores[d]
             try:
-                v, used = decode_prefix(body, d, allow_objects=True, max_depth=MAX_DEPTH)
+                v, used = readings[d] = decode_prefix(body, d, allow_objects=True, max_depth=MAX_DEPTH)
             except DecodeError as e:
+                readings[d] = (e, -1)
                 if depth_limited(e):  # read as far as our limit lets it: a full reading
                     s.exact += 1
                     s.too_deep += 1
@@ -101,6 +107,7 @@ class DialectGuess:
         families = {_family(d) for d, o in outcome.items() if o == best and not get_dialect(d).doc_only}
         if len(families) == 1:
             self.discriminating += 1
+        return readings
 
     @property
     def decided(self) -> bool:
@@ -222,7 +229,7 @@ def http_head(head: bytes) -> str | None:
     low = head[:5].lower()
     if len(head) < 5 and (b"get ".startswith(low[:4]) or b"http/".startswith(low)):
         return "more"
-    if not low.startswith((b"get ", b"http/")):
+    if not low.startswith((b"get ", b"http/")):  # HTTP_STARTS, any case
         return None
     if b"\r\n\r\n" not in head and len(head) < MAX_HTTP_HEAD:
         return "more"
@@ -249,21 +256,27 @@ def websocket_multiplayer(first: bytes, direction: str) -> tuple[int, str] | Non
     """(Godot major, evidence) when the first binary message of a WebSocket conversation starts a
     multiplayer session: Godot 4 sends the client its peer id (exactly 4 bytes, id >= 2); Godot 3
     puts a 9-byte header on every message, the server's first being SYS_ID."""
+    from .multiplayer.layout import Scope, read_items
     from .spec.multiplayer import WS3_HEADER, WS3_SYS, WS3_TYPES, WS4_MIN_PEER_ID, WS4_PEER_ID
 
     if direction == "s2c" and len(first) == WS4_PEER_ID.exact_size:
-        peer = int.from_bytes(first, "little", signed=True)
+        ids = Scope()
+        read_items(WS4_PEER_ID.items, first, 0, len(first), ids)
+        peer = ids.values["peer"]
         if peer >= WS4_MIN_PEER_ID:
             return 4, (f"godot4 WebSocketMultiplayerPeer: the server's first binary message is 4 bytes, "
                        f"the client's peer id {peer}")
     head = WS3_HEADER.min_size
     if len(first) >= head and first[0] in WS3_TYPES:
-        sender = int.from_bytes(first[1:5], "little")
-        target = int.from_bytes(first[5:9], "little", signed=True)
-        if first[0] != 0 and direction == "s2c" and sender == 1 and target == 0 \
+        scope = Scope()
+        read_items(WS3_HEADER.items, first, 0, head, scope)
+        h = scope.values
+        sender, target = h["from"], h["to"]
+        if h["type"] != 0 and direction == "s2c" and sender == 1 and target == 0 \
                 and len(first) == head + WS3_SYS.min_size:
+            read_items(WS3_SYS.items, first, head, len(first), scope)
             return 3, (f"godot3 WebSocketMultiplayerPeer: 9-byte header, the server's first message is "
-                       f"{WS3_TYPES[first[0]]} {int.from_bytes(first[9:13], 'little', signed=True)}")
+                       f"{WS3_TYPES[h['type']]} {h['peer']}")
         if first[0] == 0 and sender >= 1 and len(first) > head:
             from .multiplayer.godot3 import decode_packet
 

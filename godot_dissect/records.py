@@ -40,8 +40,9 @@ class Record:
     command: str | None = None  # the engine's command name (REMOTE_CALL, SYS, CONNECT ...)
     fields: dict[str, Any] | None = None  # the rest of the packet (cache ids, md5, headers ...)
     # bandwidth (the shared contract): this message's share of the wire bytes of the frames that
-    # carried it (frame length x its bytes in the frame / all Godot message bytes in the frame),
-    # and its size as the application sees it (None: len(raw))
+    # carried it (frame length x its bytes in the frame / all Godot message bytes in the frame;
+    # a TCP retransmission of bytes already delivered carries none), and its size as the
+    # application sees it (None: len(raw))
     wire_bytes: float = 0.0
     app_bytes: int | None = None
     # multiplayer routing (set by the multiplayer layer; see multiplayer.session._route)

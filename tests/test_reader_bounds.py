@@ -47,12 +47,12 @@ def _stream(path: Path, data: bytes, dport: int = 4300, syn: bool = True, pieces
 
 
 def _peak_rss_mb(path: Path, *args: str) -> tuple[int, float, str]:
-    code = ("import resource, sys\nfrom godot_dissect.pcap.reader import read_pcap\n"
+    # VmHWM, the process's own peak: getrusage would also count the parent's, which a child
+    # started by vfork inherits as its high-water mark
+    code = ("import sys\nfrom godot_dissect.pcap.reader import read_pcap\n"
             "recs = [r for r in read_pcap(sys.argv[1]) if r.kind == 'error']\n"
-            # VmHWM, not ru_maxrss: Linux carries the parent's (pytest's) high-water mark into a
-            # child's ru_maxrss across fork and exec; VmHWM belongs to this process's own memory
-            "hwm = next(l for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
-            "print(sum(1 for _ in recs), int(hwm.split()[1]) / 1024)\n"
+            "kb = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
+            "print(sum(1 for _ in recs), kb / 1024)\n"
             "print(recs[0].error if recs else '')")
     out = subprocess.run([sys.executable, "-c", code, str(path), *args], capture_output=True, text=True, cwd=ROOT,
                          check=True).stdout.splitlines()
@@ -384,3 +384,35 @@ def test_a_reading_stopped_only_by_the_depth_limit_wins_over_a_prefix_reading(tm
     _stream(alone, pdu(deep))
     (rec,) = read_pcap(str(alone), ports=[4300])
     assert (rec.kind, rec.dialect) == ("error", "godot3") and "nest deeper than our limit" in rec.evidence
+
+
+def test_cli_limits_are_options_with_their_defaults(tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "godot_dissect", "read", "--help"], capture_output=True, text=True,
+                       cwd=ROOT, check=True)
+    flat = " ".join(r.stdout.split())
+    assert f"--max-conversations N conversations tracked at once (default {T.MAX_CONVERSATIONS})" in flat
+    assert f"default {T.MAX_HELD_BYTES})" in flat and "--max-held-bytes BYTES" in flat
+    path = tmp_path / "two.pcap"
+    w = _PcapWriter(str(path))
+    w.tcp(A, 50000, B, 4300, 999, SYN, b"")
+    w.tcp(A, 50000, B, 4300, 1000, PSH_ACK, pdu(SAMPLE)[:10])
+    w.tcp(A, 50001, B, 4300, 999, SYN, b"")
+    w.close()
+    r = subprocess.run([sys.executable, "-m", "godot_dissect", "read", str(path), "-p", "4300", "--max-conversations",
+                        "1"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and "--max-conversations" in r.stdout and "[malformed]" in r.stdout
+
+
+def test_bytes_never_captured_between_whole_pdus_are_reported(tmp_path: Path) -> None:
+    """A lost segment that held exactly one PDU: the gap is an error record even though no
+    partial PDU was waiting (it used to vanish)."""
+    whole = pdu(SAMPLE)
+    path = tmp_path / "gap.pcap"
+    w = _PcapWriter(str(path))
+    w.tcp(A, 50000, B, 4300, 999, SYN, b"")
+    w.tcp(A, 50000, B, 4300, 1000, PSH_ACK, whole)
+    w.tcp(A, 50000, B, 4300, 1000 + 2 * len(whole), PSH_ACK, whole)  # the second PDU never captured
+    w.close()
+    recs = list(read_pcap(str(path), ports=[4300]))
+    assert [r.kind for r in recs] == ["variant", "error", "variant"]
+    assert recs[1].offset == len(whole) and f"{len(whole)} bytes skipped: {len(whole)} bytes missing" in recs[1].error

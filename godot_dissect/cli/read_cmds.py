@@ -14,6 +14,7 @@ from ..pcap.packets import CaptureError
 from ..pcap.reader import DEBUGGER_PORTS, read_pcap
 from ..records import MULTIPLAYER_KINDS, Record
 from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
+from ..spec.transports import MAX_CONVERSATIONS, MAX_HELD_BYTES
 from .options import add_dialect
 
 #: files larger than this get a progress bar on a terminal
@@ -50,6 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--type", action="append", help="only values of these types (engine names, e.g. Dictionary)")
     r.add_argument("--message", action="append", help="only these debugger messages")
     r.add_argument("--evidence", action="store_true", help="text: print why each conversation got its dialect")
+    r.add_argument("--max-conversations", type=int, default=MAX_CONVERSATIONS, metavar="N",
+                   help=f"conversations tracked at once (default {MAX_CONVERSATIONS}); beyond it the least recently "
+                        "active is finished and what it held becomes error records")
+    r.add_argument("--max-held-bytes", type=int, default=MAX_HELD_BYTES, metavar="BYTES",
+                   help=f"bytes all conversations may hold (out-of-order TCP data, unfinished messages; default "
+                        f"{MAX_HELD_BYTES}); beyond it the conversation holding the most is finished likewise")
     r.set_defaults(run=run_read)
 
 
@@ -88,7 +95,8 @@ def run_read(args: argparse.Namespace) -> int:
         records = read_pcap(args.capture, args.dialect, args.port, debugger_ports, not args.no_heuristics,
                             rpc_names=rpc_names, project=args.project,
                             multiplayer=not args.no_multiplayer, enet_ports=args.enet_port,
-                            enet_control=args.enet_control, enet_compression=args.enet_compression)
+                            enet_control=args.enet_control, enet_compression=args.enet_compression,
+                            max_conversations=args.max_conversations, max_held_bytes=args.max_held_bytes)
         records = _filtered(_with_progress(records, size), args)
         out = _Batched(sys.stdout)
         try:

@@ -25,6 +25,7 @@ from ..errors import (
 )
 from ..spec import layouts as L
 from ..spec.dialects import Dialect, get_dialect
+from ..spec.transports import MAX_DEPTH
 from . import fast as _fast
 from .structs import compile_builder
 from .typed import object_type, settle_array, settle_dictionary
@@ -332,7 +333,7 @@ def _path(stack: list[_Frame]) -> str:
 
 
 def decode_prefix(data: bytes | bytearray | memoryview, dialect: Dialect | str = "godot4", *,
-                  allow_objects: bool = False, max_depth: int = 1024, offset: int = 0,
+                  allow_objects: bool = False, max_depth: int = MAX_DEPTH, offset: int = 0,
                   end: int | None = None) -> tuple[Any, int]:
     """Decode one Variant at ``offset``; return ``(value, bytes_used)``.
 
@@ -507,6 +508,6 @@ def _open_container(c: CompiledDecoder, buf: Any, pos: int, end: int, header: in
 
 
 def decode(data: bytes | bytearray | memoryview, dialect: Dialect | str = "godot4", *,
-           allow_objects: bool = False, max_depth: int = 1024) -> Any:
+           allow_objects: bool = False, max_depth: int = MAX_DEPTH) -> Any:
     """Decode one Variant from the start of ``data``; trailing bytes are ignored like the engine."""
     return decode_prefix(data, dialect, allow_objects=allow_objects, max_depth=max_depth)[0]

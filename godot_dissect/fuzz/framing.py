@@ -1,4 +1,5 @@
-"""How a fuzz case goes on the wire, per framing (``/work/shared/reference/transports.md``).
+"""How a fuzz case goes on the wire, per framing (``spec.transports``: the length prefix and the
+debugger message shapes).
 
 - ``udp``: one datagram per Variant (``PacketPeerUDP.put_var``);
 - ``stream``: u32 LE length + Variant (``StreamPeer.put_var``, ``PacketPeerStream``);
@@ -12,10 +13,9 @@ raw PDU, replaces the whole message. The wrapping bytes come from the encoder (n
 
 from __future__ import annotations
 
-import struct
-
 from ..codec import encode
 from ..spec.dialects import Dialect, get_dialect
+from ..spec.transports import LENGTH_PREFIX, length_prefixed
 from .cases import Case
 
 FRAMINGS = ("udp", "stream", "debugger3", "debugger4")
@@ -24,11 +24,7 @@ STREAM_FRAMINGS = ("stream", "debugger3", "debugger4")
 DEBUGGER_NAMES = ("output", "error", "performance", "message:fuzz", "debug_enter", "stack_dump")
 DEBUGGER4_NAMES = ("output", "error", "performance:profile_frame", "scene:scene_tree", "set_pid", "debug_enter")
 
-_U32 = struct.Struct("<I")
-
-
-def length_prefix(data: bytes, length: int | None = None) -> bytes:
-    return _U32.pack((len(data) if length is None else length) & 0xFFFFFFFF) + data
+_U32 = LENGTH_PREFIX
 
 
 class Framer:
@@ -48,16 +44,16 @@ class Framer:
         if f == "udp":
             return data
         if f == "stream" or not wrap:
-            return length_prefix(data, length)
+            return length_prefixed(data, length)
         if f == "debugger3":
             name = DEBUGGER_NAMES[index % len(DEBUGGER_NAMES)]
-            return (length_prefix(encode(name, self.d)) + length_prefix(self._one)
-                    + length_prefix(data, length))
+            return (length_prefixed(encode(name, self.d)) + length_prefixed(self._one)
+                    + length_prefixed(data, length))
         name = DEBUGGER4_NAMES[index % len(DEBUGGER4_NAMES)]
         # [name, 1, [data]]: Array header + count 3, name, thread id, Array header + count 1, data
         body = (self._array_head + _U32.pack(3) + encode(name, self.d) + self._one + self._array_head
                 + _U32.pack(1) + data)
-        return length_prefix(body, None if length is None else length + len(body) - len(data))
+        return length_prefixed(body, None if length is None else length + len(body) - len(data))
 
     def frames(self, case: Case) -> list[bytes]:
         """One item per datagram (udp), else the messages of the case, each ready to send."""

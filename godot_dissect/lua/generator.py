@@ -10,17 +10,14 @@ it to the dissector with no other edit. ``lua/godot.lua`` in the repository is t
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .. import detect
-from ..codec import decoder
-from ..pcap import framing, reader
-from ..spec import DIALECTS, transports
+from ..spec import DIALECTS
 from ..spec import layouts as L
+from ..spec import transports as T
 from ..spec.conversions import OBJECT_AS_ID_CLASS, STRICT_CONVERSIONS
 
 #: the line of engine.lua the spec data replaces
@@ -153,7 +150,6 @@ def spec_data() -> dict[str, Any]:
                 "def": typedef_ref(e.typedef),
             } for e in d.entries],
         })
-    max_depth = inspect.signature(decoder.decode_prefix).parameters["max_depth"].default
     return {
         "type_mask": L.TYPE_MASK,
         "flag_64": _header_field(L.FLAG_64),
@@ -162,15 +158,14 @@ def spec_data() -> dict[str, Any]:
         "dict_key_kind": _header_field(L.DICT_KEY_KIND),
         "dict_value_kind": _header_field(L.DICT_VALUE_KIND),
         "container_kinds": list(L.CONTAINER_KINDS),
-        "max_nesting": max_depth,
+        "max_nesting": T.MAX_DEPTH,
         "conversions": {k: sorted(v) for k, v in sorted(STRICT_CONVERSIONS.items())},
         "object_as_id_class": OBJECT_AS_ID_CLASS,
-        "candidates": list(detect.CANDIDATES),
-        "max_samples": detect.MAX_SAMPLES,
-        "max_ambiguous_samples": detect.MAX_AMBIGUOUS_SAMPLES,
-        "max_pdu": framing.MAX_PDU,
-        "max_guessed_pdu": transports.MAX_GUESSED_PDU,
-        "debugger_ports": list(reader.DEBUGGER_PORTS),
+        "candidates": list(T.CANDIDATES),
+        "max_samples": T.MAX_SAMPLES,
+        "max_ambiguous_samples": T.MAX_AMBIGUOUS_SAMPLES,
+        "max_pdu": T.MAX_PDU,
+        "debugger_ports": list(T.DEBUGGER_PORTS),
         "typedefs": typedefs,
         "dialects": dialects,
     }

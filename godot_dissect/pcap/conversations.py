@@ -22,6 +22,9 @@ from ..spec.transports import IDLE_SECONDS, MAX_CONVERSATIONS
 from .packets import TCP_ACK, TCP_SYN, Segment
 from .tcp import Chunk, TcpDirection
 
+#: capture seconds between two moves of a conversation to the recent end of the table
+_TOUCH = 1.0
+
 
 class State(enum.Enum):
     NEW = "new"  # nothing known: TCP bytes held until the framing shows, UDP probed for ENet
@@ -128,8 +131,9 @@ class ConversationTable:
         conv = self.by_key.get(key)
         if conv is None:
             return None, ""
-        self.by_key.move_to_end(key)
-        conv.last_time = seg.time
+        if seg.time - conv.last_time > _TOUCH:  # recency to the second is enough (and cheaper)
+            self.by_key.move_to_end(key)
+            conv.last_time = seg.time
         return conv, ("c2s" if a == conv.client else "s2c")
 
     def create(self, seg: Segment) -> tuple[Conversation, str]:

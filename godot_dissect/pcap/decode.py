@@ -18,11 +18,12 @@ from .conversations import Conversation
 
 
 def decode_message(conv: Conversation, body: bytes, elsewhere: Counter[str]) -> tuple[Any, str]:
-    """(value, dialect) of ``body``; raises DecodeError when no dialect switch helps."""
+    """(value, dialect) of ``body`` (``conv.verdict`` is set); raises DecodeError when no dialect
+    switch helps."""
     verdict = conv.verdict
-    assert verdict is not None
     try:
-        return decode_prefix(body, verdict.dialect, allow_objects=True, max_depth=MAX_DEPTH)[0], verdict.dialect
+        return decode_prefix(body, verdict.dialect,  # type: ignore[union-attr]
+                              allow_objects=True, max_depth=MAX_DEPTH)[0], verdict.dialect
     except DecodeError:
         switched = reconsider(verdict, conv.guess, body, elsewhere)
         if switched is None:

@@ -61,13 +61,12 @@ def segments(source: Source) -> Iterator[Segment]:
     ``source``: a path, ``"-"`` (standard input) or a binary file object, read as a stream."""
     link, pkts = open_packets(source)
     for frame, (ts, buf, orig) in enumerate(pkts, 1):
-        seg = _parse(frame, ts, buf, link)
+        seg = _parse(frame, ts, buf, link, orig)
         if seg is not None:
-            seg.frame_len = orig
             yield seg
 
 
-def _parse(frame: int, ts: float, buf: bytes, link: int) -> Segment | None:
+def _parse(frame: int, ts: float, buf: bytes, link: int, frame_len: int = 0) -> Segment | None:
     # link layer -> (ethertype-ish, offset)
     if link == LINK_ETHERNET:
         if len(buf) < 14:
@@ -120,11 +119,11 @@ def _parse(frame: int, ts: float, buf: bytes, link: int) -> Segment | None:
         if end < off + 8:
             return None
         sp, dp = _PORTS.unpack_from(buf, off)
-        return Segment(frame, ts, "udp", src, sp, dst, dp, bytes(buf[off + 8:end]))
+        return Segment(frame, ts, "udp", src, sp, dst, dp, bytes(buf[off + 8:end]), 0, 0, frame_len)
     if proto == 6:
         if end < off + 20:
             return None
         sp, dp, seq, _, doff, flags = _TCP.unpack_from(buf, off)
         hl = (doff >> 4) * 4
-        return Segment(frame, ts, "tcp", src, sp, dst, dp, bytes(buf[off + hl:end]), seq, flags)
+        return Segment(frame, ts, "tcp", src, sp, dst, dp, bytes(buf[off + hl:end]), seq, flags, frame_len)
     return None

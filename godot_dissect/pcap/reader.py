@@ -54,6 +54,11 @@ from .source import Source
 from .tcp import Chunk
 
 __all__ = ["DEBUGGER_PORTS", "PcapReader", "read_pcap"]
+# states and framings as module names: looked up once per packet, they are on the hot path
+_NEW, _UNCONFIRMED, _GUESSING, _DECODING, _IGNORED = (State.NEW, State.UNCONFIRMED, State.GUESSING, State.DECODING,
+                                                      State.IGNORED)
+_DATAGRAM, _ENET, _STREAM, _DEBUGGER, _WEBSOCKET = (Framing.DATAGRAM, Framing.ENET, Framing.STREAM,
+                                                 Framing.DEBUGGER, Framing.WEBSOCKET)
 Item_ = Pdu | Skipped
 #: UDP datagrams shorter than this prove little (a lone 4-byte null): held until a longer one confirms
 MIN_CONFIRMING_DATAGRAM = 8
@@ -89,7 +94,6 @@ class PcapReader:
         self.table = ConversationTable(self.ports | self.debugger_ports | self.enet_ports, max_conversations,
                                        idle_seconds)
         self.clear_verdicts: Counter[str] = Counter()  # dialects of unambiguous conversations
-        self._fed = 0  # bytes taken in since the held-bytes budget was last checked
 
     @property
     def conversations(self) -> dict[tuple, Conversation]:
@@ -100,11 +104,15 @@ class PcapReader:
     def __iter__(self) -> Iterator[Record]:
         tap = self.on_frame
         table = self.table
+        lookup = table.lookup
+        check_every = self.max_held_bytes >> 4
+        fed = 0  # bytes taken in since the held-bytes budget was last checked
         for seg in segments(self.path):
             if tap is not None:
                 tap(seg)
-            conv, d = table.lookup(seg)
-            if conv is not None and seg.proto == "tcp" and seg.flags & TCP_SYN and not seg.flags & TCP_ACK \
+            conv, d = lookup(seg)
+            udp = seg.proto == "udp"
+            if conv is not None and not udp and seg.flags & TCP_SYN and not seg.flags & TCP_ACK \
                     and self._new_connection(conv, d, seg):
                 table.remove(conv)
                 yield from self._finish(conv, "a new connection (SYN) reused its addresses and ports")
@@ -113,16 +121,17 @@ class PcapReader:
                 for old in table.to_evict(seg.time):
                     yield from self._finish(old, self._evicted_why(old, seg.time))
                 conv, d = self._new(seg)
-            if conv.state is State.IGNORED:
+            if conv.state is _IGNORED:
                 continue
-            if seg.proto == "udp":
+            if udp:
                 yield from self._udp(conv, d, seg)
             else:
                 yield from self._tcp(conv, d, seg)
-                if conv.closed and conv.quiet:
+                if conv.sides is not None and conv.closed and conv.quiet:
                     table.remove(conv)  # nothing left to report: forget it now
-            self._fed += len(seg.payload)
-            if self._fed > self.max_held_bytes >> 4:
+            fed += len(seg.payload)
+            if fed > check_every:
+                fed = 0
                 yield from self._enforce_budget()
         for conv in table:
             table.remove(conv)
@@ -150,7 +159,6 @@ class PcapReader:
         return f"more than {self.table.max_conversations} conversations at once (--max-conversations)"
 
     def _enforce_budget(self) -> Iterator[Record]:
-        self._fed = 0
         total = sum(c.held_bytes for c in self.table.by_key.values())
         while total > self.max_held_bytes:
             conv = self.table.heaviest()
@@ -166,15 +174,20 @@ class PcapReader:
 
     # -- UDP ------------------------------------------------------------------------------------
     def _udp(self, conv: Conversation, d: str, seg: Segment) -> Iterator[Record]:
-        if conv.framing is Framing.ENET or (seg.payload and self._is_enet(conv, seg.payload)):
+        if conv.state is _DECODING and conv.framing is _DATAGRAM and not self.enet_ports:
+            # the common case: a Godot UDP conversation whose dialect is known
+            if seg.payload:
+                yield from self._emit(conv, d, Pdu(seg.frame, seg.time, 0, seg.payload, WS_BINARY, seg.frame_len))
+            return
+        if conv.framing is _ENET or (seg.payload and self._is_enet(conv, seg.payload)):
             yield from self._enet(conv, d, seg)
             return
         if conv.framing is None:
-            conv.framing, conv.state = Framing.DATAGRAM, State.UNCONFIRMED
+            conv.framing, conv.state = _DATAGRAM, _UNCONFIRMED
         if not seg.payload:
             return
         pdu = Pdu(seg.frame, seg.time, 0, seg.payload, WS_BINARY, seg.frame_len)
-        if conv.state is State.UNCONFIRMED:
+        if conv.state is _UNCONFIRMED:
             if self._known_port(conv):
                 pass
             elif not self.heuristics or not plausible(seg.payload):
@@ -191,19 +204,20 @@ class PcapReader:
     def _confirm(self, conv: Conversation) -> Iterator[Record]:
         """The conversation is Godot: guess its dialect, or (already known) let what it held out."""
         if conv.verdict is None:
-            conv.state = State.GUESSING
+            conv.state = _GUESSING
             return
-        conv.state = State.DECODING
+        conv.state = _DECODING
         pending, conv.pending = conv.pending, []
         for pd, item in pending:  # in capture order, before the message that confirmed it
             yield from self._emit(conv, pd, item)
 
     def _is_enet(self, conv: Conversation, payload: bytes) -> bool:
-        ports = {conv.client[1], conv.server[1]}
-        if ports & self.enet_ports:
+        enet_ports = self.enet_ports
+        if enet_ports and (conv.client[1] in enet_ports or conv.server[1] in enet_ports):
             return True
-        if not self.multiplayer or ports & self.ports or conv.state in (State.GUESSING, State.DECODING) \
-                or conv.probes >= self.ENET_PROBE:
+        state = conv.state
+        if state is _DECODING or state is _GUESSING or conv.probes >= self.ENET_PROBE or not self.multiplayer \
+                or self._known_port(conv):
             return False
         conv.probes += 1
         return self.heuristics and looks_like_enet(payload, self.enet_compression)
@@ -211,7 +225,7 @@ class PcapReader:
     # -- ENet -----------------------------------------------------------------------------------
     def _enet(self, conv: Conversation, d: str, seg: Segment) -> Iterator[Record]:
         if conv.enet is None:
-            conv.framing, conv.state = Framing.ENET, State.UNCONFIRMED
+            conv.framing, conv.state = _ENET, _UNCONFIRMED
             conv.pending.clear()
             conv.enet = EnetConversation(lambda major: self._session(major, "enet"), self.enet_control,
                                          self.enet_compression, guess_major=enet_godot_major)
@@ -221,12 +235,12 @@ class PcapReader:
             yield self._enet_record(conv, it)
 
     def _enet_record(self, conv: Conversation, it: Item) -> Record:
-        if conv.enet is not None and conv.enet.session is not None and conv.state is not State.DECODING:
-            conv.state = State.DECODING
+        if conv.enet is not None and conv.enet.session is not None and conv.state is not _DECODING:
+            conv.state = _DECODING
             conv.verdict = Verdict(conv.enet.session.dialect or "", f"ENet multiplayer: {conv.enet.evidence}", False)
         rec = self._record(conv, it.direction, Pdu(it.frame, it.time, 0, b"", WS_BINARY, it.wire),
                            **record_fields(it.message, it.channel))
-        if conv.state is not State.DECODING:
+        if conv.state is not _DECODING:
             rec.dialect = ""
         return rec
 
@@ -238,7 +252,7 @@ class PcapReader:
         if seg.flags & TCP_RST:  # a reset ends both directions
             for s in conv.sides.values():  # type: ignore[union-attr]
                 s.tcp.closed = True
-        if conv.state is State.NEW:
+        if conv.state is _NEW:
             # the framing shows in the first bytes: an HTTP upgrade needs its whole header, which
             # tiny segments deliver piece by piece
             conv.held += [(d, c, aligned_before) for c in chunks]
@@ -248,17 +262,17 @@ class PcapReader:
             return
         for chunk in chunks:
             yield from self._feed(conv, d, chunk, aligned_before)
-            if conv.state is State.IGNORED:
+            if conv.state is _IGNORED:
                 return
 
     def _feed(self, conv: Conversation, d: str, chunk: Chunk, aligned: bool) -> Iterator[Record]:
         side = conv.side(d)
         if side.framer is None:
-            side.framer = (WebSocketFramer() if conv.framing is Framing.WEBSOCKET
+            side.framer = (WebSocketFramer() if conv.framing is _WEBSOCKET
                            else LengthPrefixFramer(plausible, aligned=aligned))
         for item in side.framer.feed(chunk):
             yield from self._message(conv, d, item)
-            if conv.state is State.IGNORED:
+            if conv.state is _IGNORED:
                 return
 
     def _head(self, conv: Conversation) -> bytes:
@@ -277,14 +291,14 @@ class PcapReader:
         if kind is None:
             self._ignore(conv)
             return
-        conv.framing, conv.state = Framing(kind), State.UNCONFIRMED
+        conv.framing, conv.state = Framing(kind), _UNCONFIRMED
         for d, chunk, aligned in held:
             yield from self._feed(conv, d, chunk, aligned)
-            if conv.state is State.IGNORED:
+            if conv.state is _IGNORED:
                 return
 
     def _ignore(self, conv: Conversation) -> None:
-        conv.state = State.IGNORED
+        conv.state = _IGNORED
         conv.pending.clear()
         conv.held = []
         if conv.sides is not None:  # nothing of it is held any more
@@ -302,13 +316,13 @@ class PcapReader:
         """The first binary message of a WebSocket conversation says whether it is multiplayer."""
         found = websocket_multiplayer(item.data, d) if self.multiplayer else None
         if found is None:
-            conv.state = State.GUESSING if conv.verdict is None else State.DECODING
+            conv.state = _GUESSING if conv.verdict is None else _DECODING
             return
         major, evidence = found
         conv.mp = self._session(major, "websocket")
         conv.verdict = Verdict(conv.mp.dialect or "", evidence, False)
         conv.guess = None
-        conv.state = State.DECODING
+        conv.state = _DECODING
         pending, conv.pending = conv.pending, []  # text messages before it
         for pd, pitem in pending:
             yield from self._emit(conv, pd, pitem)
@@ -323,12 +337,15 @@ class PcapReader:
 
     # -- messages -------------------------------------------------------------------------------
     def _message(self, conv: Conversation, d: str, item: Item_) -> Iterator[Record]:
+        if conv.state is _DECODING and conv.mp is None:  # the common case: straight to decoding
+            yield from self._emit(conv, d, item)
+            return
         binary = isinstance(item, Pdu) and item.opcode == WS_BINARY
-        if conv.state is State.UNCONFIRMED and binary:
-            if conv.framing is Framing.WEBSOCKET:
+        if conv.state is _UNCONFIRMED and binary:
+            if conv.framing is _WEBSOCKET:
                 yield from self._websocket_first_binary(conv, d, item)  # type: ignore[arg-type]
-            elif conv.framing in (Framing.STREAM, Framing.DEBUGGER):
-                if not (self._known_port(conv) or conv.framing is Framing.DEBUGGER) and not plausible(item.data):  # type: ignore[union-attr]
+            elif conv.framing in (_STREAM, _DEBUGGER):
+                if not (self._known_port(conv) or conv.framing is _DEBUGGER) and not plausible(item.data):  # type: ignore[union-attr]
                     self._ignore(conv)  # the heuristic's first PDU is not a Godot message
                     return
                 yield from self._confirm(conv)
@@ -350,18 +367,18 @@ class PcapReader:
 
     def _decide(self, conv: Conversation) -> None:
         conv.verdict = conv.guess.verdict(self.clear_verdicts)  # type: ignore[union-attr]
-        if conv.state is State.GUESSING:
-            conv.state = State.DECODING
+        if conv.state is _GUESSING:
+            conv.state = _DECODING
         if conv.verdict.family_clear:
             self.clear_verdicts[conv.verdict.dialect] += 1
 
     def _finish(self, conv: Conversation, why: str | None = None) -> Iterator[Record]:
         """The conversation ends (end of capture, or ``why``): report everything it still holds."""
-        if conv.state is State.IGNORED:
+        if conv.state is _IGNORED:
             return
         if conv.held:
             yield from self._classify_held(conv)
-            if conv.state is State.IGNORED:
+            if conv.state is _IGNORED:
                 return
         if conv.enet is not None:
             for it in conv.enet.finish():
@@ -376,9 +393,9 @@ class PcapReader:
                         yield from self._message(conv, d, item)
             for item in side.framer.finish(why):
                 yield from self._message(conv, d, item)
-        unproven = conv.state is State.UNCONFIRMED and (
-            conv.framing is Framing.DATAGRAM
-            or conv.framing is Framing.STREAM and not self._known_port(conv))
+        unproven = conv.state is _UNCONFIRMED and (
+            conv.framing is _DATAGRAM
+            or conv.framing is _STREAM and not self._known_port(conv))
         if conv.pending and not unproven:
             if conv.guess is not None and conv.verdict is None:
                 self._decide(conv)
@@ -393,7 +410,7 @@ class PcapReader:
 
     def _record(self, conv: Conversation, d: str, item: Item_, **kw: Any) -> Record:
         src, dst = (conv.client, conv.server) if d == "c2s" else (conv.server, conv.client)
-        transport = "websocket" if conv.framing is Framing.WEBSOCKET else conv.transport
+        transport = "websocket" if conv.framing is _WEBSOCKET else conv.transport
         v = conv.verdict
         kw.setdefault("wire_bytes", item.wire)
         kw.setdefault("offset", item.offset)
@@ -414,7 +431,7 @@ class PcapReader:
         except DecodeError as e:
             yield self._record(conv, d, item, kind="error", raw=item.data, error=str(e))
             return
-        if conv.framing is Framing.DEBUGGER:
+        if conv.framing is _DEBUGGER:
             yield from self._debugger(conv, d, item, value, dialect)
             return
         yield self._record(conv, d, item, kind="variant", value=value, raw=item.data)

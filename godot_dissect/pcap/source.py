@@ -69,10 +69,25 @@ def _open(source: Source) -> tuple[BinaryIO, bool]:
 
 
 def _head(f: BinaryIO) -> tuple[bytes, BinaryIO]:
+    """The stream's first bytes, and the stream to read from its start (the same one when it can
+    peek or seek: wrapping every read would cost more than parsing the packets)."""
+    peek = getattr(f, "peek", None)
+    if peek is not None:
+        head = peek(_MAGIC_SIZE)[:_MAGIC_SIZE]
+        if len(head) == _MAGIC_SIZE or not head:
+            _check_binary(head)
+            return head, f
     head = f.read(_MAGIC_SIZE)
+    _check_binary(head)
+    if getattr(f, "seekable", lambda: False)():
+        f.seek(-len(head), 1)
+        return head, f
+    return head, _Peeked(head, f)  # type: ignore[return-value]
+
+
+def _check_binary(head: bytes) -> None:
     if isinstance(head, str):
         raise TypeError("the capture stream must be opened in binary mode")
-    return head, _Peeked(head, f)  # type: ignore[return-value]
 
 
 def open_packets(source: Source) -> tuple[int, Packets]:

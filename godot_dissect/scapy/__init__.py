@@ -21,6 +21,7 @@ from scapy.packet import bind_layers, split_layers
 
 from ..spec import get_dialect
 from ..spec.enet import COMPRESSIONS_BY_NAME
+from ..spec.transports import DEBUGGER_PORTS
 from . import flows, wsmultiplayer  # noqa: F401 - wsmultiplayer adds the WebSocket multiplayer hook
 from .compressed import GodotCompressedBool, GodotCompressedInt
 from .enet import (
@@ -62,7 +63,7 @@ from .variant import (
     GodotVariant,
 )
 
-DEBUGGER_PORT = 6007
+DEBUGGER_PORT = DEBUGGER_PORTS[0]
 
 flows.KIND_CLASSES.update(variant=GodotVariant, pdu=GodotPDU, debugger=GodotDebugger, websocket=GodotWebSocket,
                           stream=GodotStream, enet=ENet)

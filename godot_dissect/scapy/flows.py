@@ -1,41 +1,44 @@
 """Which dialect and which framing a conversation speaks, remembered per flow.
 
-There is no version marker on the wire. For traffic under UDP/TCP each message is read by every
-candidate dialect (``detect.CANDIDATES`` without the paper-only ones); a message that only one
-engine family reads exactly (and, better, re-encodes byte-identically) settles the flow's
-dialect, and later messages of the flow are read with it first. Messages every family reads alike
-follow the flow, then the dialects other flows of the capture settled on, then the preference
-order, as ``godot_dissect.detect`` does for ``read_pcap``. A port bound with a dialect
-(``bind_godot_ports(..., dialect=...)``) skips all of this.
+There is no version marker on the wire. Each flow's messages go to the flow's
+``detect.DialectGuess`` -- the one ``read_pcap`` uses -- (candidates: ``detect.CANDIDATES``
+without the paper-only ones); once the best reading of the flow belongs to one engine family,
+the flow's dialect is settled and later messages are read with it first. While dialects tie,
+the tie goes to what other flows of the capture settled on, then to the preference order. A
+message the flow's dialect does not read exactly is read with the best dialect that does. A port
+bound with a dialect (``bind_godot_ports(..., dialect=...)``) skips all of this. What a TCP flow
+carries is decided by ``detect``'s classifier (``http_head``, ``pdu_start``), as for ``read_pcap``.
 
 The table is bounded (oldest flows are forgotten first); ``reset_flows()`` empties it.
 """
 
 from __future__ import annotations
 
-import struct
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from scapy.layers.inet import TCP, UDP
 from scapy.packet import Packet
 
-from ..codec import decode_prefix, encode
+from ..codec import decode_prefix
 from ..detect import CANDIDATES as _DETECT_CANDIDATES
-from ..detect import plausible
+from ..detect import DialectGuess, http_head, pdu_start, plausible
 from ..enet import looks_like_enet, parse_datagram
 from ..errors import DecodeError
-from ..pcap.framing import MAX_PDU
 from ..spec import enet as ENET
 from ..spec import get_dialect
+from ..spec.transports import MAX_DEPTH, MAX_HTTP_HEAD
 from .mpsettings import port_compression
 
+__all__ = ["CANDIDATES", "choose", "classify_stream", "plausible", "reset_flows"]
 #: dialects tried on traffic, in preference order (the docs-table dialect exists only on paper)
 CANDIDATES = tuple(d for d in _DETECT_CANDIDATES if not get_dialect(d).doc_only)
 MAX_FLOWS = 65536
-_U32 = struct.Struct("<I")
+#: kept for callers of the old name: ``detect.pdu_start``
+pdu_start_plausible = pdu_start
 
 
 @dataclass(slots=True)
@@ -46,6 +49,7 @@ class Flow:
     confirmed: bool = False  # a whole message was seen (heuristic flows)
     major: int | None = None  # Godot major of a multiplayer flow (ENet CONNECT, WebSocket first message)
     ws_peer_msg: bytes | None = None  # a Godot 4 WebSocket flow's peer-id message (read as such again)
+    guess: DialectGuess | None = None  # while the dialect is not settled
 
 
 class FlowTable:
@@ -125,15 +129,11 @@ def context_of_packet(pkt: Packet | None) -> Context:
 Reading = tuple[Any, int]  # (value, bytes used); used == -1: value is the DecodeError
 
 
-def read(body: bytes, dialect: str, offset: int = 0, end: int | None = None, max_depth: int = 1024) -> Reading:
+def read(body: bytes, dialect: str, offset: int = 0, end: int | None = None, max_depth: int = MAX_DEPTH) -> Reading:
     try:
         return decode_prefix(body, dialect, allow_objects=True, offset=offset, end=end, max_depth=max_depth)
     except DecodeError as e:
         return e, -1
-
-
-def _family(d: str) -> str:
-    return d.split("-")[0]
 
 
 def choose(body: bytes, ctx: Context = NO_CONTEXT, default: str | None = None) -> tuple[str, Reading]:
@@ -149,35 +149,22 @@ def choose(body: bytes, ctx: Context = NO_CONTEXT, default: str | None = None) -
             return flow.dialect, r
     if key is None and default:
         return default, read(body, default)
-    readings = {d: read(body, d) for d in CANDIDATES}
-    exact = [d for d in CANDIDATES if readings[d][1] == n]
-    current = flow.dialect if flow is not None else None
-    if not exact:
-        d = current or next((d for d in CANDIDATES if readings[d][1] >= 0), default or CANDIDATES[0])
-        return d, readings[d]
-    canonical = []
-    for d in exact:
-        try:
-            if encode(readings[d][0], d, full_objects=True) == body:
-                canonical.append(d)
-        except ValueError:
-            pass
-    best = canonical or exact
-    if len({_family(d) for d in best}) == 1:
-        d = current if current in best else best[0]
-        if key is not None:
-            flow = flow or TABLE.add(key)
-            if not flow.clear or flow.dialect != d:
-                TABLE.settled[d] += 1
-            flow.dialect, flow.clear = d, True
-        return d, readings[d]
-    if current in best:
-        return current, readings[current]  # type: ignore[index]
-    d = max(best, key=lambda x: (TABLE.settled.get(x, 0), -best.index(x)))
-    if key is not None:
-        flow = flow or TABLE.add(key)
-        if not flow.clear:
-            flow.dialect = d  # tentative until a telling message comes
+    flow = flow or TABLE.add(key) if key is not None else None
+    guess = (flow.guess if flow is not None else None) or DialectGuess(CANDIDATES)
+    readings = guess.add(body)
+    verdict = guess.verdict(TABLE.settled)
+    if flow is not None:
+        settled = verdict.family_clear and guess.scores[verdict.dialect].exact > 0
+        if settled and (not flow.clear or flow.dialect != verdict.dialect):
+            TABLE.settled[verdict.dialect] += 1
+        if settled or not flow.clear:
+            flow.dialect, flow.clear = verdict.dialect, settled
+        flow.guess = None if settled else guess
+    d = verdict.dialect
+    if readings[d][1] != n:  # this message is read better by another dialect
+        d = next((c for c in CANDIDATES if readings[c][1] == n), None) or (
+            flow.dialect if flow is not None and flow.dialect else
+            next((c for c in CANDIDATES if readings[c][1] >= 0), default or CANDIDATES[0]))
     return d, readings[d]
 
 
@@ -186,8 +173,6 @@ def choose(body: bytes, ctx: Context = NO_CONTEXT, default: str | None = None) -
 KIND_CLASSES: dict[str, type] = {}
 _state = {"enabled": False}
 _ORIGINAL: dict[type, Any] = {}
-#: the last heuristic reading, reused by the Variant layer for the very same bytes object
-STASH: list[Any] = [None, None, None]
 
 
 def _udp_payload_class(self: Packet, payload: bytes) -> Any:
@@ -202,8 +187,8 @@ def _udp_payload_class(self: Packet, payload: bytes) -> Any:
             d, r = choose(payload, ctx)
             if r[1] == len(payload):
                 TABLE.add(ctx[0]).kind = "variant"
-                STASH[:] = [payload, d, r]
-                return KIND_CLASSES["variant"]
+                # the reading travels with the layer that will dissect these bytes
+                return partial(KIND_CLASSES["variant"], dialect=d, _pre=r)
     return _ORIGINAL[UDP](self, payload)
 
 
@@ -221,21 +206,6 @@ def _enet_like(udp: Packet, payload: bytes) -> bool:
     return looks_like_enet(word + payload[2:dg.header_size] + dg.decompressed[:len(dg.decompressed) - dg.padding])
 
 
-def pdu_start_plausible(payload: bytes) -> str:
-    """"yes" (a whole plausible PDU), "maybe" (a length prefix whose body has not all arrived)
-    or "no", for the first bytes of a TCP stream."""
-    if len(payload) < 4:
-        return "no"
-    n = _U32.unpack_from(payload)[0]
-    if n < 4 or n > MAX_PDU or n % 4:
-        return "no"
-    if len(payload) - 4 >= n:
-        return "yes" if plausible(payload[4:4 + n]) else "no"
-    if len(payload) >= 8 and payload[5] != 0:  # header byte 1 is 0 in everything engines write
-        return "no"
-    return "maybe"
-
-
 def classify_stream(key: Any, payload: bytes, start: bool = False) -> str | None:
     """The framing of a TCP flow nobody bound, from its first bytes (remembered per flow):
     "websocket", "pdu", or None (not Godot as far as we can tell). ``start``: these bytes are
@@ -246,14 +216,15 @@ def classify_stream(key: Any, payload: bytes, start: bool = False) -> str | None
         return None if flow.kind == "ignore" else flow.kind
     if key is None:
         return None
-    head = payload[:4096]
-    if head[:4] in (b"GET ", b"HTTP"):
-        if b"upgrade: websocket" in head.lower():
+    http = http_head(payload)
+    if http is not None:
+        # a packet may hold only part of the header: its upgrade line decides
+        if http == "websocket" or b"upgrade: websocket" in payload[:MAX_HTTP_HEAD].lower():
             TABLE.add(key).kind = "websocket"
             return "websocket"
         verdict = "no"
     else:
-        verdict = pdu_start_plausible(payload)
+        verdict = pdu_start(payload)
     if verdict == "no":
         if start:
             TABLE.add(key).kind = "ignore"

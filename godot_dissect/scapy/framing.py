@@ -15,7 +15,6 @@ whole messages even when a length prefix and its body are in separate segments.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +24,21 @@ from scapy.layers.inet import TCP, UDP
 from scapy.packet import Packet, Raw
 
 from ..errors import DecodeError
-from ..pcap.framing import MAX_PDU
 from ..spec import get_dialect
+from ..spec.transports import (
+    HTTP_STARTS,
+    LENGTH_PREFIX,
+    MAX_DEBUGGER3_ARGS,
+    MAX_PDU,
+    MAX_WS_MESSAGE,
+    WS_LEN16,
+    WS_LEN16_FIELD,
+    WS_LEN64,
+    WS_LEN64_FIELD,
+    WS_OPCODES,
+    parse_ws_header,
+    unmask,
+)
 from . import flows
 from .fields import (
     AUTO,
@@ -42,7 +54,7 @@ from .fields import (
 )
 from .variant import GodotOpaque, GodotVariant, VariantField, _GodotBase, _ListField, _tail_field, short_text
 
-_U32 = struct.Struct("<I")
+_U32 = LENGTH_PREFIX
 
 
 def _ctx_from(kw: dict[str, Any], ctx: Any) -> Any:
@@ -214,8 +226,8 @@ def debugger_spans(data: bytes, pos: int, chooser: Any) -> tuple[list[tuple[int,
         return parts, False
     parts.append(second)
     count = second[3][0] if second[3][1] >= 0 else None
-    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        return parts, True  # a name without an argument count: malformed, ends here
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0 or count > MAX_DEBUGGER3_ARGS:
+        return parts, True  # a name without a (possible) argument count: malformed, ends here
     at += 4 + second[1]
     for _ in range(count):
         p = pdu(at)
@@ -346,44 +358,31 @@ class GodotDebugger(_Framing):
 
 
 # -- WebSocket --------------------------------------------------------------------------------------
-WS_OPCODES = {0: "continuation", 1: "text", 2: "binary", 8: "close", 9: "ping", 10: "pong"}
-
-
-def _unmask(data: bytes, key: bytes) -> bytes:
-    n = len(data)
-    k = (key * (n // 4 + 1))[:n]
-    return (int.from_bytes(data, "little") ^ int.from_bytes(k, "little")).to_bytes(n, "little")
-
-
 def parse_frame(s: bytes, pos: int) -> tuple[dict[str, Any], int] | None:
-    """One RFC 6455 frame at ``pos``: (its fields, unmasked data included; end) or None when
-    it has not all arrived."""
-    if len(s) - pos < 2:
+    """One RFC 6455 frame at ``pos`` (``spec.transports.parse_ws_header``): (its fields, unmasked
+    data included; end) or None when it has not all arrived."""
+    h = parse_ws_header(s, pos)
+    if h is None:
         return None
-    b0, b1 = s[pos], s[pos + 1]
-    f: dict[str, Any] = {"fin": b0 >> 7, "rsv": (b0 >> 4) & 7, "opcode": b0 & 15, "mask": b1 >> 7, "len7": b1 & 127}
-    at = pos + 2
-    n = f["len7"]
-    if n == 126:
-        if len(s) - at < 2:
-            return None
-        n = f["len16"] = struct.unpack_from("!H", s, at)[0]
-        at += 2
-    elif n == 127:
-        if len(s) - at < 8:
-            return None
-        n = f["len64"] = struct.unpack_from("!Q", s, at)[0]
-        at += 8
-    if f["mask"]:
-        if len(s) - at < 4:
-            return None
-        f["key"] = s[at:at + 4]
-        at += 4
-    if len(s) - at < n:
+    f: dict[str, Any] = {"fin": int(h.fin), "rsv": h.rsv, "opcode": h.opcode, "mask": int(h.masked), "len7": h.len7}
+    if h.len7 == WS_LEN16:
+        f["len16"] = h.length
+    elif h.len7 == WS_LEN64:
+        f["len64"] = h.length
+    if h.masked:
+        f["key"] = h.key
+    at = pos + h.size
+    if len(s) - at < h.length:
         return None
-    data = s[at:at + n]
-    f["data"] = _unmask(data, f["key"]) if f["mask"] else data
-    return f, at + n
+    data = s[at:at + h.length]
+    f["data"] = unmask(data, h.key) if h.masked else data
+    return f, at + h.length
+
+
+def oversized(s: bytes, pos: int) -> bool:
+    """Does the frame at ``pos`` claim more than a Godot peer takes (``MAX_WS_MESSAGE``)?"""
+    h = parse_ws_header(s, pos)
+    return h is not None and h.length > MAX_WS_MESSAGE
 
 
 def message_frames(s: bytes, pos: int) -> tuple[list[tuple[dict[str, Any], int]], bool]:
@@ -417,8 +416,8 @@ class WebSocketFrame(Packet):
         BitEnumField("opcode", 2, 4, WS_OPCODES),
         BitField("mask", 0, 1),
         BitField("len7", None, 7),
-        ConditionalField(ShortField("len16", None), lambda p: p.len7 == 126),
-        ConditionalField(LongField("len64", None), lambda p: p.len7 == 127),
+        ConditionalField(ShortField("len16", None), lambda p: p.len7 == WS_LEN16),
+        ConditionalField(LongField("len64", None), lambda p: p.len7 == WS_LEN64),
         ConditionalField(StrFixedLenField("key", b"\0\0\0\0", 4), lambda p: p.mask),
         BytesField("data", b""),
     ]
@@ -430,16 +429,16 @@ class WebSocketFrame(Packet):
         n = len(data)
         len7 = g("len7")
         if len7 is None:
-            len7 = n if n < 126 else 126 if n < 65536 else 127
+            len7 = n if n < WS_LEN16 else WS_LEN16 if n < 65536 else WS_LEN64
         out = bytes([(g("fin") & 1) << 7 | (g("rsv") & 7) << 4 | (g("opcode") & 15),
                      (g("mask") & 1) << 7 | (len7 & 127)])
-        if len7 == 126:
-            out += struct.pack("!H", g("len16") if g("len16") is not None else n)
-        elif len7 == 127:
-            out += struct.pack("!Q", g("len64") if g("len64") is not None else n)
+        if len7 == WS_LEN16:
+            out += WS_LEN16_FIELD.pack(g("len16") if g("len16") is not None else n)
+        elif len7 == WS_LEN64:
+            out += WS_LEN64_FIELD.pack(g("len64") if g("len64") is not None else n)
         if g("mask"):
             key = bytes(g("key"))[:4].ljust(4, b"\0")
-            return out + key + _unmask(data, key)
+            return out + key + unmask(data, key)
         return out + data
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes | None]:
@@ -483,7 +482,7 @@ class GodotWebSocket(_Framing):
 
     @classmethod
     def dispatch_hook(cls, _pkt: bytes | None = None, *args: Any, **kw: Any) -> type[Packet]:
-        if _pkt and _pkt[:4] in (b"GET ", b"HTTP"):
+        if _pkt and _pkt[:4] in HTTP_STARTS:
             return GodotWSHandshake
         return cls
 
@@ -567,7 +566,7 @@ class GodotWebSocket(_Framing):
     @classmethod
     def tcp_reassemble(cls, data: bytes, metadata: dict[str, Any], session: dict[str, Any]) -> Packet | None:
         ctx = _session_ctx(metadata, session)
-        if data[:4] in (b"GET ", b"HTTP"):
+        if data[:4] in HTTP_STARTS:
             end = data.find(b"\r\n\r\n")
             if end < 0:
                 return None
@@ -581,7 +580,9 @@ class GodotWebSocket(_Framing):
                     break
                 pos = frames[-1][1]
             if pos == 0:
-                return conf.raw_layer(data) if metadata.get("tcp_end") else None
+                # a frame no Godot peer takes would be waited for forever: give the bytes up
+                end = metadata.get("tcp_end") or oversized(data, 0) or len(data) > MAX_WS_MESSAGE + 14
+                return conf.raw_layer(data) if end else None
             pkt = cls(data[:pos], _ctx=ctx)
         if pos < len(data):
             pkt.add_payload(conf.padding_layer(data[pos:]))

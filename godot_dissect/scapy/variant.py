@@ -24,6 +24,7 @@ from ..codec.decoder import fits_f32
 from ..codec.structs import compile_flattener
 from ..errors import DecodeError
 from ..spec import layouts as L
+from ..spec import transports
 from ..spec.dialects import DIALECTS, get_dialect
 from ..spec.types import TypeDef
 from ..text import from_text, to_text
@@ -58,7 +59,7 @@ from .fields import (
 #: nested Variants deeper than this are not expanded into packets (shown as GodotOpaque)
 MAX_DEPTH = 32
 #: the engines' own nesting limit, which the codec applies
-ENGINE_DEPTH = 1024
+ENGINE_DEPTH = transports.MAX_DEPTH
 
 _FLAG64 = L.FLAG_64.mask >> 16
 _AS_ID = L.FLAG_OBJECT_AS_ID.mask >> 16
@@ -252,12 +253,7 @@ def _resolve(data: bytes, dialect: Any, pre: Any, under: Packet | None) -> tuple
         return dialect if isinstance(dialect, str) and dialect in DIALECTS else get_dialect(dialect).name, pre
     if _MEMO[0] is data and _MEMO[1] is under:
         return _MEMO[2]
-    st = flows.STASH
-    if st[0] is data:
-        res = (st[1], st[2])
-        st[0] = None
-    else:
-        res = flows.choose(data, flows.context_of(under), default="godot4") if under is not None else ("godot4", pre)
+    res = flows.choose(data, flows.context_of(under), default="godot4") if under is not None else ("godot4", pre)
     _MEMO[:] = [data, under, res]
     return res
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 # -- length-prefixed PDUs (StreamPeer.put_var, PacketPeerStream, the TCP debugger) ----------------
 #: every PDU: u32 little-endian byte count of the body, then the body
@@ -91,13 +92,15 @@ WS_MASK_KEY_SIZE = 4
 #: peers default to 64 KiB); a frame or a message claiming more is no Godot traffic the engine
 #: would read, and the rest of that direction is reported as one error, not buffered
 MAX_WS_MESSAGE = 1 << 23
+#: how an HTTP request / response (a WebSocket upgrade) starts
+HTTP_STARTS = (b"GET ", b"HTTP")
 #: an HTTP upgrade request/response is looked at up to this many bytes
 MAX_HTTP_HEAD = 4096
 
 
-@dataclass(frozen=True, slots=True)
-class WsHeader:
-    """One frame header: where its payload starts and how long it is."""
+class WsHeader(NamedTuple):
+    """One frame header: where its payload starts and how long it is (a tuple: one is made per
+    frame)."""
 
     fin: bool
     rsv: int
@@ -148,6 +151,10 @@ def unmask(data: bytes | bytearray | memoryview, key: bytes) -> bytes:
 #: dialects tried on a conversation, in preference order on ties: real engines before builds and
 #: paper dialects
 CANDIDATES = ("godot4", "godot3", "godot4-double", "godot3-double", "godot4-doc-table")
+#: messages a guess looks at before it must decide
+MAX_SAMPLES = 8
+#: while every message reads alike in all dialects, keep looking this long before settling
+MAX_AMBIGUOUS_SAMPLES = 64
 #: dialects the "is this a Godot message at all" heuristic tries
 HEURISTIC_DIALECTS = ("godot4", "godot3")
 #: nesting levels the decoder follows (Godot's own limit, Variant ``MAX_RECURSION_DEPTH``)
