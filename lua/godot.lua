@@ -676,6 +676,10 @@ local ipairs, pairs, pcall, error, tostring, type, select = ipairs, pairs, pcall
 -- their state, but into NULL_ITEM, whose every method is a Lua no-op: no TreeItem or TvbRange is made.
 local NULL_ITEM, NULL_FN = {}, nil
 NULL_FN = function() return NULL_ITEM end
+for _, m in ipairs({ "add", "add_le", "set_text", "append_text", "prepend_text", "set_generated", "set_hidden",
+                     "set_len", "add_proto_expert_info", "add_tvb_expert_info", "add_expert_info" }) do
+  NULL_ITEM[m] = NULL_FN -- the common methods without a metamethod call
+end
 setmetatable(NULL_ITEM, { __index = function() return NULL_FN end, __call = NULL_FN })
 -- Decided where Wireshark calls a dissector (its TreeItem then holds Lua's helper item, absent without
 -- a tree); not from the TreeItems dissect_tcp_pdus hands its callbacks, whose text is unsafe to read.
@@ -4923,6 +4927,9 @@ end
 
 -- Reading ---------------------------------------------------------------------------------------------
 local function read_int(raw, pos, size) -- big-endian, 1-based pos
+  if size == 1 then return sbyte(raw, pos) end
+  if size == 2 then local a, b = sbyte(raw, pos, pos + 1); return a * 256 + b end
+  if size == 4 then local a, b, c, d = sbyte(raw, pos, pos + 3); return ((a * 256 + b) * 256 + c) * 256 + d end
   local v = 0
   for i = 0, size - 1 do v = v * 256 + sbyte(raw, pos + i) end
   return v
@@ -4960,8 +4967,12 @@ end
 -- sent_time, header_size, commands = { {def, number, byte, channel, seq, values, off, size, data_off,
 -- data_len} }, err_off, err }. `raw`: the bytes after the header when `body` (decompressed) is given.
 local HEADER = {}
-for _, b in ipairs(ES.header_bits) do HEADER[b.name] = b end
-local function bits_of(b, w) return band(rshift(w, b.shift), lshift(1, b.bits) - 1) end
+for _, b in ipairs(ES.header_bits) do HEADER[#HEADER + 1] = b end
+-- a bit range as Lua arithmetic (bit32's functions are C calls): the word over 2^shift, modulo 2^bits
+for _, list in ipairs({ ES.header_bits, ES.command_bits }) do
+  for _, b in ipairs(list) do b.div, b.mod = 2 ^ b.shift, 2 ^ b.bits end
+end
+local function bits_of(b, w) return floor(w / b.div) % b.mod end
 
 local function parse(raw, body)
   local dg = { commands = {} }
@@ -4972,7 +4983,7 @@ local function parse(raw, body)
   end
   local w = read_int(raw, 1, HW.size)
   dg.word = w
-  for name, b in pairs(HEADER) do dg[name] = bits_of(b, w) end
+  for i = 1, #HEADER do local b = HEADER[i]; dg[b.name] = floor(w / b.div) % b.mod end
   local pos = HW.size
   dg.header_size = pos
   if dg.has_sent_time == 1 then
@@ -5245,9 +5256,10 @@ end
 
 local function dissect(tvb, pinfo, given)
   local tree = tree_of(given)
+  local null = tree == NULL_ITEM -- no tree: no items, no TvbRanges
   local raw = tvb:raw()
   local conv, sender = econv_of(pinfo)
-  local root = tree:add(enet, tvb())
+  local root = null and NULL_ITEM or tree:add(enet, tvb())
   pinfo.cols.protocol = "ENet"
   local body
   local dg0 = parse(raw, nil)
@@ -5263,12 +5275,12 @@ local function dissect(tvb, pinfo, given)
     end
   end
   local dg = body and parse(raw, body) or dg0
-  if dg.word then
+  if dg.word and not null then
     local hrange = tvb(0, HW.size)
     for _, b in ipairs(HEADER_BITS) do root:add(b.f, hrange) end
     if dg.sent_time then root:add(F_SENT_TIME, tvb(HW.size, ES.sent_time.size)) end
   end
-  root:append_text(sfmt(", peer %s", dg.peer_id and sfmt("0x%03x", dg.peer_id) or "?"))
+  if not null then root:append_text(sfmt(", peer %s", dg.peer_id and sfmt("0x%03x", dg.peer_id) or "?")) end
   if body then
     ctvb = ByteArray.new(ssub(raw, 1, dg.header_size) .. body, true):tvb("Decompressed ENet datagram")
   end
@@ -5312,12 +5324,14 @@ local function dissect(tvb, pinfo, given)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
       if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data) end
       local p = plan[i]
-      item:add(F_DELIVERY, ctvb(c.off, c.size), c.def.delivery):set_generated()
+      if not null then item:add(F_DELIVERY, ctvb(c.off, c.size), c.def.delivery):set_generated() end
       if p.what == "duplicate" then
-        item:add(F_DUP, ctvb(c.off, c.size), true):set_generated()
+        if not null then item:add(F_DUP, ctvb(c.off, c.size), true):set_generated() end
       elseif p.what == "fragment" then
-        item:add(F_FRAGMENTS, ctvb(c.off, c.size), sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
-          :set_generated()
+        if not null then
+          item:add(F_FRAGMENTS, ctvb(c.off, c.size), sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
+            :set_generated()
+        end
         info[#info] = sfmt("%s %d/%d", c.def.name, p.got, p.count)
       elseif p.what == "dropped" then
         item:add_proto_expert_info(EE.dropped, p.why)
@@ -5330,8 +5344,9 @@ local function dissect(tvb, pinfo, given)
         deliveries[#deliveries + 1] = { tvb = rtvb, range = rtvb(), data = p.data, channel = c.values.channel,
                                         delivery = c.def.delivery }
       else
-        deliveries[#deliveries + 1] = { tvb = ctvb, range = ctvb(c.data_off, c.data_len), off = c.data_off, data = data,
-                                        channel = c.values.channel, delivery = c.def.delivery }
+        deliveries[#deliveries + 1] = { tvb = ctvb, range = not null and ctvb(c.data_off, c.data_len) or NULL_ITEM,
+                                        off = c.data_off, data = data, channel = c.values.channel,
+                                        delivery = c.def.delivery }
       end
     end
   end
@@ -5347,7 +5362,7 @@ local function dissect(tvb, pinfo, given)
   end
   pinfo.cols.info = "ENet " .. tconcat(info, ", ")
   local major, evidence = conv_major(conv)
-  if major then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
+  if major and not null then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
   if #deliveries > 0 and MP.deliver then
     local list = {}
     for i, p in ipairs(deliveries) do
@@ -5571,7 +5586,12 @@ local function mfail(ctx, off, reason) ctx.err_off, ctx.err = off, reason; error
 
 local function read_code(raw, pos, code) -- pos 0-based; code {size, signed, le}
   local n, v = code.size, 0
-  if code.le then
+  if n == 1 then
+    v = sbyte(raw, pos + 1)
+  elseif n == 4 and code.le then
+    local a, b, c, d = sbyte(raw, pos + 1, pos + 4)
+    v = ((d * 256 + c) * 256 + b) * 256 + a
+  elseif code.le then
     for i = n, 1, -1 do v = v * 256 + sbyte(raw, pos + i) end
   else
     for i = 1, n do v = v * 256 + sbyte(raw, pos + i) end
@@ -5666,8 +5686,7 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
     item = tree:add(IF[it.name], rng(ctx, pos, pos + code.size), w and w.new(v) or v)
   end
   for _, b in ipairs(bits or {}) do
-    local bv = band(rshift(v, b.shift), lshift(1, b.width) - 1)
-    if b.width >= 31 then bv = v % 2 ^ (b.shift + b.width) ; bv = floor(bv / 2 ^ b.shift) end
+    local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
     scope.v[b.name] = bv
     if item and BF[b.name] then
       if BF_MASKED[b.name] then
@@ -5776,12 +5795,13 @@ local CV = MS.compressed_variant
 
 -- one standard Variant at raw[pos..e): its text; fails like the engine
 local function one_variant(ctx, pos, e, tree, prefix)
-  local ok, used, text, err_off, err = show(ctx.tvb, ctx.off + pos, ssub(ctx.raw, pos + 1, e), ctx.d, tree, prefix)
+  local ok, used, text, err_off, err = show(ctx.tvb, ctx.off + pos, ssub(ctx.raw, pos + 1, e), ctx.d,
+                                            tree or NULL_ITEM, prefix)
   if not ok then mfail(ctx, pos + (err_off or 0), "argument: " .. tostring(err)) end
   return pos + used, text
 end
 
-local function bits_get(b, v) return band(rshift(v, b.shift), lshift(1, b.width) - 1) end
+local function bits_get(b, v) return floor(v / 2 ^ b.shift) % 2 ^ b.width end -- Lua arithmetic, no C call
 
 -- one compressed Variant (MultiplayerAPI::decode_and_decompress_variant)
 local function one_compressed(ctx, pos, e, tree, prefix)
@@ -6042,7 +6062,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   check_size(ctx, form, stop - base, base, c.name)
   ctx.args = nil
   ctx.inner = nil
-  read_items(ctx, form.items, base + 1, stop, scope, root)
+  read_items(ctx, form.items, base + 1, stop, scope, not ctx.null and root or nil)
   msg.args = ctx.args
   local v = scope.v
   if c.name == "SPAWN" then -- the engine's name checks (String::validate_node_name)
@@ -6321,7 +6341,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   ctx.base = s
   local ok, err = pcall(function()
     check_size(ctx, form, e - s, s, command_name)
-    read_items(ctx, form.items, s, e, scope, root)
+    read_items(ctx, form.items, s, e, scope, not ctx.null and root or nil)
   end)
   if not ok and err ~= MPFAIL then error(err, 0) end
   if not ok then
@@ -6411,7 +6431,7 @@ MP.payload = function(p, pinfo, tree, e)
     local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, target = scope.v.dst,
                   direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
-    env.header = function(root)
+    env.header = not ctx.null and function(root)
       local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
       read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
       htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
@@ -6541,8 +6561,14 @@ end
 local handed, mp_handle = nil, nil
 MP.deliver = function(list, tvb, pinfo, top, enet_item)
   handed = { list = list, top = top }
-  mp_handle = mp_handle or Dissector.get("godot_mp")
-  mp_handle:call(tvb, pinfo, enet_item)
+  if top == NULL_ITEM then
+    -- no tree, so no frame.protocols or io,phs to show the layer in: the call through the handle
+    -- (a Tvb, a Pinfo, Lua's helper item) would cost without showing anything
+    godot_mp.dissector(tvb, pinfo, enet_item)
+  else
+    mp_handle = mp_handle or Dissector.get("godot_mp")
+    mp_handle:call(tvb, pinfo, enet_item)
+  end
   handed = nil
 end
 

@@ -356,3 +356,22 @@ def test_length_claim_then_trickle_is_not_reassembled(tmp_path: Path) -> None:
     tcp_trickle(pcap, 3000)
     out = TL.tshark(pcap, "-T", "fields", "-e", "tcp.reassembled_in", "-e", "godot.pdu_len")
     assert out.strip("\n\t") == ""
+
+
+def test_a_reading_failing_only_on_the_depth_limit_wins_the_dialect(tmp_path: Path) -> None:
+    """Issue 13.6a: a Godot 3 message nested deeper than our 1024 limit (Godot 3.2 has none) is a
+    Godot 3 message with a depth error, not a short Godot 4 prefix with trailing bytes ignored."""
+    from godot_dissect.spec import get_dialect
+
+    from .resegment import _PcapWriter
+
+    arr = get_dialect("godot3").by_key("ARRAY").id  # type: ignore[union-attr]
+    body = (arr.to_bytes(4, "little") + (1).to_bytes(4, "little")) * 1100 + b"\0" * 4
+    pcap = tmp_path / "deep.pcap"
+    w = _PcapWriter(str(pcap))
+    w.udp("10.0.0.2", 40000, "10.0.0.1", 4300, body)
+    w.close()
+    out = TL.tshark(pcap, "-2", "-o", "godot.udp_ports:4300", "-T", "fields", "-e", "godot.dialect",
+                    "-e", "godot.error", "-e", "godot.note")
+    dialect, error, note = out.strip("\n").split("\t")
+    assert dialect == "godot3" and "nesting deeper than 1024 levels" in error and note == ""

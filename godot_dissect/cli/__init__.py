@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ..spec import DIALECTS
-from . import codec_cmds, fuzz_cmds, lua_cmds, read_cmds, spec_cmds
+from . import codec_cmds, fuzz_cmds, lua_cmds, read_cmds, spec_cmds, stats_cmds
 
 
 def dialect_help() -> str:
@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="dialects: " + dialect_help(),
     )
     sub = p.add_subparsers(dest="command", required=True)
-    for module in (read_cmds, codec_cmds, spec_cmds, fuzz_cmds, lua_cmds):
+    for module in (read_cmds, codec_cmds, spec_cmds, fuzz_cmds, lua_cmds, stats_cmds):
         module.register(sub)
     return p
 

@@ -117,6 +117,9 @@ end
 
 -- Reading ---------------------------------------------------------------------------------------------
 local function read_int(raw, pos, size) -- big-endian, 1-based pos
+  if size == 1 then return sbyte(raw, pos) end
+  if size == 2 then local a, b = sbyte(raw, pos, pos + 1); return a * 256 + b end
+  if size == 4 then local a, b, c, d = sbyte(raw, pos, pos + 3); return ((a * 256 + b) * 256 + c) * 256 + d end
   local v = 0
   for i = 0, size - 1 do v = v * 256 + sbyte(raw, pos + i) end
   return v
@@ -154,8 +157,12 @@ end
 -- sent_time, header_size, commands = { {def, number, byte, channel, seq, values, off, size, data_off,
 -- data_len} }, err_off, err }. `raw`: the bytes after the header when `body` (decompressed) is given.
 local HEADER = {}
-for _, b in ipairs(ES.header_bits) do HEADER[b.name] = b end
-local function bits_of(b, w) return band(rshift(w, b.shift), lshift(1, b.bits) - 1) end
+for _, b in ipairs(ES.header_bits) do HEADER[#HEADER + 1] = b end
+-- a bit range as Lua arithmetic (bit32's functions are C calls): the word over 2^shift, modulo 2^bits
+for _, list in ipairs({ ES.header_bits, ES.command_bits }) do
+  for _, b in ipairs(list) do b.div, b.mod = 2 ^ b.shift, 2 ^ b.bits end
+end
+local function bits_of(b, w) return floor(w / b.div) % b.mod end
 
 local function parse(raw, body)
   local dg = { commands = {} }
@@ -166,7 +173,7 @@ local function parse(raw, body)
   end
   local w = read_int(raw, 1, HW.size)
   dg.word = w
-  for name, b in pairs(HEADER) do dg[name] = bits_of(b, w) end
+  for i = 1, #HEADER do local b = HEADER[i]; dg[b.name] = floor(w / b.div) % b.mod end
   local pos = HW.size
   dg.header_size = pos
   if dg.has_sent_time == 1 then
@@ -439,9 +446,10 @@ end
 
 local function dissect(tvb, pinfo, given)
   local tree = tree_of(given)
+  local null = tree == NULL_ITEM -- no tree: no items, no TvbRanges
   local raw = tvb:raw()
   local conv, sender = econv_of(pinfo)
-  local root = tree:add(enet, tvb())
+  local root = null and NULL_ITEM or tree:add(enet, tvb())
   pinfo.cols.protocol = "ENet"
   local body
   local dg0 = parse(raw, nil)
@@ -457,12 +465,12 @@ local function dissect(tvb, pinfo, given)
     end
   end
   local dg = body and parse(raw, body) or dg0
-  if dg.word then
+  if dg.word and not null then
     local hrange = tvb(0, HW.size)
     for _, b in ipairs(HEADER_BITS) do root:add(b.f, hrange) end
     if dg.sent_time then root:add(F_SENT_TIME, tvb(HW.size, ES.sent_time.size)) end
   end
-  root:append_text(sfmt(", peer %s", dg.peer_id and sfmt("0x%03x", dg.peer_id) or "?"))
+  if not null then root:append_text(sfmt(", peer %s", dg.peer_id and sfmt("0x%03x", dg.peer_id) or "?")) end
   if body then
     ctvb = ByteArray.new(ssub(raw, 1, dg.header_size) .. body, true):tvb("Decompressed ENet datagram")
   end
@@ -506,12 +514,14 @@ local function dissect(tvb, pinfo, given)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
       if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data) end
       local p = plan[i]
-      item:add(F_DELIVERY, ctvb(c.off, c.size), c.def.delivery):set_generated()
+      if not null then item:add(F_DELIVERY, ctvb(c.off, c.size), c.def.delivery):set_generated() end
       if p.what == "duplicate" then
-        item:add(F_DUP, ctvb(c.off, c.size), true):set_generated()
+        if not null then item:add(F_DUP, ctvb(c.off, c.size), true):set_generated() end
       elseif p.what == "fragment" then
-        item:add(F_FRAGMENTS, ctvb(c.off, c.size), sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
-          :set_generated()
+        if not null then
+          item:add(F_FRAGMENTS, ctvb(c.off, c.size), sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
+            :set_generated()
+        end
         info[#info] = sfmt("%s %d/%d", c.def.name, p.got, p.count)
       elseif p.what == "dropped" then
         item:add_proto_expert_info(EE.dropped, p.why)
@@ -524,8 +534,9 @@ local function dissect(tvb, pinfo, given)
         deliveries[#deliveries + 1] = { tvb = rtvb, range = rtvb(), data = p.data, channel = c.values.channel,
                                         delivery = c.def.delivery }
       else
-        deliveries[#deliveries + 1] = { tvb = ctvb, range = ctvb(c.data_off, c.data_len), off = c.data_off, data = data,
-                                        channel = c.values.channel, delivery = c.def.delivery }
+        deliveries[#deliveries + 1] = { tvb = ctvb, range = not null and ctvb(c.data_off, c.data_len) or NULL_ITEM,
+                                        off = c.data_off, data = data, channel = c.values.channel,
+                                        delivery = c.def.delivery }
       end
     end
   end
@@ -541,7 +552,7 @@ local function dissect(tvb, pinfo, given)
   end
   pinfo.cols.info = "ENet " .. tconcat(info, ", ")
   local major, evidence = conv_major(conv)
-  if major then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
+  if major and not null then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
   if #deliveries > 0 and MP.deliver then
     local list = {}
     for i, p in ipairs(deliveries) do

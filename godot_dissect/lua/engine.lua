@@ -32,6 +32,10 @@ local ipairs, pairs, pcall, error, tostring, type, select = ipairs, pairs, pcall
 -- their state, but into NULL_ITEM, whose every method is a Lua no-op: no TreeItem or TvbRange is made.
 local NULL_ITEM, NULL_FN = {}, nil
 NULL_FN = function() return NULL_ITEM end
+for _, m in ipairs({ "add", "add_le", "set_text", "append_text", "prepend_text", "set_generated", "set_hidden",
+                     "set_len", "add_proto_expert_info", "add_tvb_expert_info", "add_expert_info" }) do
+  NULL_ITEM[m] = NULL_FN -- the common methods without a metamethod call
+end
 setmetatable(NULL_ITEM, { __index = function() return NULL_FN end, __call = NULL_FN })
 -- Decided where Wireshark calls a dissector (its TreeItem then holds Lua's helper item, absent without
 -- a tree); not from the TreeItems dissect_tcp_pdus hands its callbacks, whose text is unsafe to read.

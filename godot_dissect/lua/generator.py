@@ -165,6 +165,7 @@ def spec_data() -> dict[str, Any]:
         "max_samples": T.MAX_SAMPLES,
         "max_ambiguous_samples": T.MAX_AMBIGUOUS_SAMPLES,
         "max_pdu": T.MAX_PDU,
+        "max_guessed_pdu": T.MAX_GUESSED_PDU,
         "debugger_ports": list(T.DEBUGGER_PORTS),
         "typedefs": typedefs,
         "dialects": dialects,

@@ -163,7 +163,12 @@ local function mfail(ctx, off, reason) ctx.err_off, ctx.err = off, reason; error
 
 local function read_code(raw, pos, code) -- pos 0-based; code {size, signed, le}
   local n, v = code.size, 0
-  if code.le then
+  if n == 1 then
+    v = sbyte(raw, pos + 1)
+  elseif n == 4 and code.le then
+    local a, b, c, d = sbyte(raw, pos + 1, pos + 4)
+    v = ((d * 256 + c) * 256 + b) * 256 + a
+  elseif code.le then
     for i = n, 1, -1 do v = v * 256 + sbyte(raw, pos + i) end
   else
     for i = 1, n do v = v * 256 + sbyte(raw, pos + i) end
@@ -258,8 +263,7 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
     item = tree:add(IF[it.name], rng(ctx, pos, pos + code.size), w and w.new(v) or v)
   end
   for _, b in ipairs(bits or {}) do
-    local bv = band(rshift(v, b.shift), lshift(1, b.width) - 1)
-    if b.width >= 31 then bv = v % 2 ^ (b.shift + b.width) ; bv = floor(bv / 2 ^ b.shift) end
+    local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
     scope.v[b.name] = bv
     if item and BF[b.name] then
       if BF_MASKED[b.name] then
@@ -368,12 +372,13 @@ local CV = MS.compressed_variant
 
 -- one standard Variant at raw[pos..e): its text; fails like the engine
 local function one_variant(ctx, pos, e, tree, prefix)
-  local ok, used, text, err_off, err = show(ctx.tvb, ctx.off + pos, ssub(ctx.raw, pos + 1, e), ctx.d, tree, prefix)
+  local ok, used, text, err_off, err = show(ctx.tvb, ctx.off + pos, ssub(ctx.raw, pos + 1, e), ctx.d,
+                                            tree or NULL_ITEM, prefix)
   if not ok then mfail(ctx, pos + (err_off or 0), "argument: " .. tostring(err)) end
   return pos + used, text
 end
 
-local function bits_get(b, v) return band(rshift(v, b.shift), lshift(1, b.width) - 1) end
+local function bits_get(b, v) return floor(v / 2 ^ b.shift) % 2 ^ b.width end -- Lua arithmetic, no C call
 
 -- one compressed Variant (MultiplayerAPI::decode_and_decompress_variant)
 local function one_compressed(ctx, pos, e, tree, prefix)
@@ -634,7 +639,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   check_size(ctx, form, stop - base, base, c.name)
   ctx.args = nil
   ctx.inner = nil
-  read_items(ctx, form.items, base + 1, stop, scope, root)
+  read_items(ctx, form.items, base + 1, stop, scope, not ctx.null and root or nil)
   msg.args = ctx.args
   local v = scope.v
   if c.name == "SPAWN" then -- the engine's name checks (String::validate_node_name)
@@ -913,7 +918,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   ctx.base = s
   local ok, err = pcall(function()
     check_size(ctx, form, e - s, s, command_name)
-    read_items(ctx, form.items, s, e, scope, root)
+    read_items(ctx, form.items, s, e, scope, not ctx.null and root or nil)
   end)
   if not ok and err ~= MPFAIL then error(err, 0) end
   if not ok then
@@ -1003,7 +1008,7 @@ MP.payload = function(p, pinfo, tree, e)
     local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, target = scope.v.dst,
                   direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
-    env.header = function(root)
+    env.header = not ctx.null and function(root)
       local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
       read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
       htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
@@ -1133,8 +1138,14 @@ end
 local handed, mp_handle = nil, nil
 MP.deliver = function(list, tvb, pinfo, top, enet_item)
   handed = { list = list, top = top }
-  mp_handle = mp_handle or Dissector.get("godot_mp")
-  mp_handle:call(tvb, pinfo, enet_item)
+  if top == NULL_ITEM then
+    -- no tree, so no frame.protocols or io,phs to show the layer in: the call through the handle
+    -- (a Tvb, a Pinfo, Lua's helper item) would cost without showing anything
+    godot_mp.dissector(tvb, pinfo, enet_item)
+  else
+    mp_handle = mp_handle or Dissector.get("godot_mp")
+    mp_handle:call(tvb, pinfo, enet_item)
+  end
   handed = nil
 end
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from functools import cached_property
 
 #: ``struct`` byte-order prefix of every ENet field (network order).
 BYTE_ORDER = ">"
@@ -31,7 +32,7 @@ class Field:
     c_name: str
     meaning: str
 
-    @property
+    @cached_property  # read per command in every datagram parsed
     def size(self) -> int:
         return struct.calcsize(BYTE_ORDER + self.code)
 
@@ -98,16 +99,16 @@ class CommandDef:
     def c_name(self) -> str:
         return f"ENET_PROTOCOL_COMMAND_{self.name}"
 
-    @property
+    @cached_property  # read per command in every datagram parsed
     def body_format(self) -> str:
         return BYTE_ORDER + "".join(f.code for f in self.fields)
 
-    @property
+    @cached_property  # read per command in every datagram parsed
     def size(self) -> int:
         """Bytes of header + fixed body, ``commandSizes[number]`` in protocol.c (data not included)."""
         return COMMAND_HEADER_SIZE + struct.calcsize(self.body_format)
 
-    @property
+    @cached_property  # read per command in every datagram parsed
     def field_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..records import Record
+from ..spec.stats import MAX_ROWS
 from .rows import OTHER, Rows, app_size
 
 RPC_COLUMNS = (("sender", None), ("receiver", None), ("node", None), ("kind", None), ("name", None),
@@ -57,8 +58,8 @@ def method_name(rec: Record) -> str:
 class RpcTable:
     columns = RPC_COLUMNS
 
-    def __init__(self) -> None:
-        self.rows = Rows(lambda: [0, 0, 0.0, None, None], (None, None, OTHER, "", "", None, None, None))
+    def __init__(self, max_rows: int = MAX_ROWS) -> None:
+        self.rows = Rows(lambda: [0, 0, 0.0, None, None], (None, None, OTHER, "", "", None, None, None), max_rows)
 
     def add(self, rec: Record) -> None:
         key = (rec.sender, rec.receiver, rec.node or "", rec.kind, method_name(rec), rec.transfer, rec.channel,
@@ -79,9 +80,9 @@ class RpcTable:
 class SyncTable:
     columns = SYNC_COLUMNS
 
-    def __init__(self) -> None:
+    def __init__(self, max_rows: int = MAX_ROWS) -> None:
         # syncs, sync_bytes, deltas, delta_bytes, spawns, despawns, app, wire, first, last
-        self.rows = Rows(lambda: [0, 0, 0, 0, 0, 0, 0, 0.0, None, None], (None, None, OTHER))
+        self.rows = Rows(lambda: [0, 0, 0, 0, 0, 0, 0, 0.0, None, None], (None, None, OTHER), max_rows)
 
     def add(self, rec: Record) -> None:
         f = rec.fields or {}

@@ -31,7 +31,8 @@ from typing import Any
 
 from ..enet import parse_datagram
 from ..records import MULTIPLAYER_KINDS, Record
-from ..spec.stats import ENET_HELD_DATAGRAMS, ENET_RELIABLE_WINDOW, ENET_SENT_TIMES, MAX_RTT_SAMPLES
+from ..spec.enet import COMMANDS_BY_NAME, FLAG_ACKNOWLEDGE
+from ..spec.stats import ENET_HELD_DATAGRAMS, ENET_RELIABLE_WINDOW, ENET_SENT_TIMES, MAX_ROWS, MAX_RTT_SAMPLES
 from .rows import OTHER, Rows
 from .traffic import _ep
 
@@ -44,6 +45,13 @@ CONTROL_CHANNEL = 0xFF
 _DG, _REL, _RETX, _FRAG, _REASM, _UNREL, _UNSEQ, _ACK, _DISC, _RTT, _NRTT = range(11)
 
 
+_ACK_MASK = FLAG_ACKNOWLEDGE.mask
+#: command number -> the row slot it counts in
+_SLOT_OF_COMMAND = {COMMANDS_BY_NAME[name].number: slot for name, slot in (
+    ("ACKNOWLEDGE", _ACK), ("SEND_FRAGMENT", _FRAG), ("SEND_UNRELIABLE_FRAGMENT", _FRAG),
+    ("SEND_UNRELIABLE", _UNREL), ("SEND_UNSEQUENCED", _UNSEQ), ("DISCONNECT", _DISC))}
+
+
 def _row() -> list[Any]:
     return [0, 0, 0, 0, 0, 0, 0, 0, 0, [], 0]
 
@@ -51,44 +59,59 @@ def _row() -> list[Any]:
 class EnetTable:
     columns = ENET_COLUMNS
 
-    def __init__(self, compression: str | None = None) -> None:
+    def __init__(self, compression: str | None = None, max_rows: int = MAX_ROWS) -> None:
+        self.max_rows = max_rows
         self.compression = compression
-        self.state: dict[tuple, Any] = {}  # conversation -> "enet" | "other" | [held segments]
-        self.rows = Rows(_row, (OTHER, OTHER, None))
+        self.state: dict[tuple, list[Any]] = {}  # conversation -> [verdict, held segments]
+        self.by_direction: dict[tuple, list[Any]] = {}  # (src, sport, dst, dport) -> its conversation's state
+        self.rows = Rows(_row, (OTHER, OTHER, None), max_rows)
         self.seen: dict[tuple, OrderedDict] = {}  # (direction, channel) -> recent reliable seqs
         self.sent: dict[tuple, OrderedDict] = {}  # direction -> sent_time -> capture time
         self.rng = random.Random(0)
+        self.ends: dict[tuple, tuple[str, str]] = {}  # direction -> (src, dst) endpoint strings
 
-    @staticmethod
-    def _conv(proto: str, a: tuple, b: tuple) -> tuple:
-        return (proto, *sorted((a, b)))
+    def _state(self, src: str, sport: int, dst: str, dport: int) -> list[Any]:
+        """[verdict, held segments] shared by both directions of a UDP conversation; verdict None
+        (the reader has not said yet), "enet" or "other"."""
+        d = (src, sport, dst, dport)
+        st = self.by_direction.get(d)
+        if st is None:
+            conv = tuple(sorted(((src, sport), (dst, dport))))
+            st = self.state.get(conv)
+            if st is None:
+                st = self.state[conv] = [None, []]
+            if len(self.by_direction) < self.max_rows:
+                self.by_direction[d] = st
+        return st
 
     def frame(self, seg: Any) -> None:
         if seg.proto != "udp" or not seg.payload:
             return
-        conv = self._conv("udp", (seg.src, seg.sport), (seg.dst, seg.dport))
-        st = self.state.get(conv)
-        if st == "enet":
+        st = self._state(seg.src, seg.sport, seg.dst, seg.dport)
+        verdict = st[0]
+        if verdict == "enet":
             self._datagram(seg)
-        elif st is None:
-            self.state[conv] = [seg]
-        elif isinstance(st, list):
-            if len(st) < ENET_HELD_DATAGRAMS:
-                st.append(seg)
+        elif verdict is None and len(st[1]) < ENET_HELD_DATAGRAMS:
+            st[1].append(seg)
 
     def record(self, rec: Record) -> None:
         if rec.transport != "udp":
             return
-        conv = self._conv("udp", (rec.src, rec.sport), (rec.dst, rec.dport))
-        st = self.state.get(conv)
-        if isinstance(st, list):  # the reader's verdict on a conversation whose datagrams are held
+        st = self.by_direction.get((rec.src, rec.sport, rec.dst, rec.dport))
+        if st is None:
+            st = self._state(rec.src, rec.sport, rec.dst, rec.dport)
+        verdict = st[0]
+        if verdict == "other":
+            return
+        if verdict is None:  # the reader's verdict on a conversation whose datagrams are held
             enet = rec.kind in MULTIPLAYER_KINDS or (rec.kind == "error" and rec.command is not None)
-            held, st = st, "enet" if enet else "other"
-            self.state[conv] = st
-            if enet:
-                for seg in held:
-                    self._datagram(seg)
-        if st == "enet" and rec.fields and rec.fields.get("fragments", 1) > 1:
+            held = st[1]
+            st[0], st[1] = ("enet" if enet else "other"), []
+            if not enet:
+                return
+            for seg in held:
+                self._datagram(seg)
+        if rec.fields and rec.fields.get("fragments", 1) > 1:
             self._reassembled(rec)
 
     def _reassembled(self, rec: Record) -> None:
@@ -97,45 +120,49 @@ class EnetTable:
     def _datagram(self, seg: Any) -> None:
         dg = parse_datagram(seg.payload, self.compression)
         d = (seg.src, seg.sport, seg.dst, seg.dport)
-        src, dst = _ep(seg.src, seg.sport), _ep(seg.dst, seg.dport)
+        ends = self.ends.get(d)
+        if ends is None:
+            ends = (_ep(seg.src, seg.sport), _ep(seg.dst, seg.dport))
+            if len(self.ends) < self.max_rows:
+                self.ends[d] = ends
+        src, dst = ends
         if dg.sent_time is not None:
-            times = self.sent.setdefault(d, OrderedDict())
+            times = self.sent.get(d)
+            if times is None:
+                times = self.sent[d] = OrderedDict()
             if dg.sent_time not in times:
                 times[dg.sent_time] = seg.time
                 if len(times) > ENET_SENT_TIMES:
                     times.popitem(last=False)
         touched = set()
+        rows = self.rows
         for cmd in dg.commands:
             ch = cmd.channel
-            row = self.rows.get((src, dst, ch))
+            row = rows.get((src, dst, ch))
             if ch not in touched:
                 touched.add(ch)
                 row[_DG] += 1
-            name = cmd.name
-            if cmd.ack_requested:
+            number = cmd.number
+            if cmd.flags & _ACK_MASK:
                 row[_REL] += 1
-                seen = self.seen.setdefault((d, ch), OrderedDict())
+                seen = self.seen.get((d, ch))
+                if seen is None:
+                    seen = self.seen[(d, ch)] = OrderedDict()
                 if cmd.reliable_seq in seen:
                     row[_RETX] += 1
                 else:
                     seen[cmd.reliable_seq] = None
                     if len(seen) > ENET_RELIABLE_WINDOW:
                         seen.popitem(last=False)
-            if name == "ACKNOWLEDGE":
-                row[_ACK] += 1
+            slot = _SLOT_OF_COMMAND.get(number)
+            if slot is None:
+                continue
+            row[slot] += 1
+            if slot == _ACK:
                 echoed = cmd.fields.get("received_sent_time")
-                back = (seg.dst, seg.dport, seg.src, seg.sport)
-                t = self.sent.get(back, {}).get(echoed)
+                t = self.sent.get((seg.dst, seg.dport, seg.src, seg.sport), {}).get(echoed)
                 if t is not None:
-                    self._rtt(self.rows.get((dst, src, ch)), (seg.time - t) * 1000.0)
-            elif name in ("SEND_FRAGMENT", "SEND_UNRELIABLE_FRAGMENT"):
-                row[_FRAG] += 1
-            elif name == "SEND_UNRELIABLE":
-                row[_UNREL] += 1
-            elif name == "SEND_UNSEQUENCED":
-                row[_UNSEQ] += 1
-            elif name == "DISCONNECT":
-                row[_DISC] += 1
+                    self._rtt(rows.get((dst, src, ch)), (seg.time - t) * 1000.0)
 
     def _rtt(self, row: list[Any], ms: float) -> None:
         row[_NRTT] += 1

@@ -28,7 +28,8 @@ from typing import Any
 
 from ..records import Record
 from ..spec import get_dialect
-from ..spec.stats import MAX_VALUES_SEARCHED, UDP_PAYLOAD_MTU
+from ..spec.layouts import FLAG_OBJECT_AS_ID
+from ..spec.stats import MAX_ROWS, MAX_VALUES_SEARCHED, UDP_PAYLOAD_MTU
 from ..values import Object, ObjectID
 from .rows import OTHER, Rows, app_size
 from .traffic import _ep
@@ -40,13 +41,18 @@ _OFFSET = re.compile(r"^offset (\d+): ")
 _NUMBERS = re.compile(r"\d+")
 
 
-def _object_tag(dialect: str) -> bytes:
-    """First two bytes of an Object's type header in this dialect (a cheap test before walking)."""
+def _object_header(dialect: str) -> re.Pattern[bytes] | None:
+    """An Object's 4-byte type header in this dialect (byte 1 ignored, the as-id flag either way):
+    a cheap search in the raw bytes before walking a value."""
     try:
         entry = get_dialect(dialect).by_key("OBJECT")
     except (KeyError, ValueError):
         entry = None
-    return bytes([entry.id, 0]) if entry is not None else b""
+    if entry is None:
+        return None
+    flags = sorted({0, FLAG_OBJECT_AS_ID.mask})  # the header as u32 little-endian: bytes 2 and 3
+    third = b"".join(re.escape(bytes([(f >> 16) & 0xFF])) for f in flags)
+    return re.compile(re.escape(bytes([entry.id])) + b"." + b"[" + third + b"]" + re.escape(bytes([0])), re.S)
 
 
 def find_objects(value: Any) -> tuple[set[str], int, bool]:
@@ -58,29 +64,40 @@ def find_objects(value: Any) -> tuple[set[str], int, bool]:
     seen = 0
     while stack:
         v = stack.pop()
-        seen += 1
+        t = type(v)
+        if t is ObjectID:
+            ids += 1
+            continue
+        if t is Object:
+            classes.add(v.class_name or "null")
+            children: Any = list(v.properties.values())
+        elif isinstance(v, dict):
+            children = [*v.keys(), *v.values()]
+        elif isinstance(v, list):
+            children = v
+        else:
+            continue
+        seen += len(children)
         if seen > MAX_VALUES_SEARCHED:
             return classes, ids, False
-        if isinstance(v, list):
-            stack.extend(v)
-        elif isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
-        elif type(v) is Object:
-            classes.add(v.class_name or "null")
-            stack.extend(v.properties.values())
-        elif type(v) is ObjectID:
-            ids += 1
+        for c in children:
+            if type(c) in _WALKED or isinstance(c, (list, dict)):
+                stack.append(c)
     return classes, ids, True
+
+
+_WALKED = frozenset((list, dict, Object, ObjectID))
+#: record kinds whose raw bytes are one Variant from byte 0 (every header 4-byte aligned)
+_ALIGNED = frozenset(("variant", "debugger"))
 
 
 class ExpertTable:
     columns = EXPERT_COLUMNS
 
-    def __init__(self) -> None:
+    def __init__(self, max_rows: int = MAX_ROWS) -> None:
         # count, first frame, last frame, offset, detail
-        self.rows = Rows(lambda: [0, None, None, None, ""], ("note", "limit", OTHER, OTHER, OTHER))
-        self.tags: dict[str, bytes] = {}
+        self.rows = Rows(lambda: [0, None, None, None, ""], ("note", "limit", OTHER, OTHER, OTHER), max_rows)
+        self.headers: dict[str, re.Pattern[bytes] | None] = {}
         self.client_peer: dict[str, int] = {}  # a connection's client endpoint -> its peer id
 
     def note(self, severity: str, category: str, rec: Record | None, key: str, detail: str,
@@ -134,10 +151,14 @@ class ExpertTable:
                                                            f"{UDP_PAYLOAD_MTU}: IP-fragmented on Ethernet")
 
     def _objects(self, rec: Record) -> None:
-        tag = self.tags.get(rec.dialect)
-        if tag is None:
-            tag = self.tags[rec.dialect] = _object_tag(rec.dialect) if rec.dialect else b""
-        if not tag or tag not in rec.raw or rec.value is None:
+        dialect = rec.dialect
+        if dialect in self.headers:
+            header = self.headers[dialect]
+        else:
+            header = self.headers[dialect] = _object_header(dialect) if dialect else None
+        if header is None or rec.value is None or header.search(rec.raw) is None:
+            return
+        if rec.kind in _ALIGNED and not any(m.start() % 4 == 0 for m in header.finditer(rec.raw)):
             return
         classes, ids, complete = find_objects(rec.value)
         where = f"{rec.node}.{rec.method}" if rec.node else rec.kind

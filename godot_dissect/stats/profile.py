@@ -14,10 +14,10 @@ module docstring (``calls``, ``traffic``, ``enet``, ``variants``, ``expert``).
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING, Any
 
 from ..records import Record
+from ..spec.stats import MAX_ROWS
 from .calls import RpcTable, SyncTable
 from .enet import EnetTable
 from .expert import ExpertTable
@@ -50,17 +50,23 @@ class Profile:
     ``rows(name)`` plain tuples in ``columns(name)`` order."""
 
     def __init__(self, interval: float = 1.0, by: str | None = None, series: bool = False,
-                 enet_compression: str | None = None) -> None:
+                 enet_compression: str | None = None, tables: tuple[str, ...] = TABLES,
+                 max_rows: int = MAX_ROWS) -> None:
         if by is not None and by not in BY:
             raise ValueError(f"by must be one of {', '.join(BY)}, not {by!r}")
+        for name in tables:
+            _check(name)
+        #: the ENet table re-parses every ENet datagram: skipped unless asked for
+        self.with_enet = "enet" in tables
         self.interval = interval
         self.by = by
-        self.traffic = Traffic(interval, by if by == "channel" or by is None else by, series)
-        self._rpc = RpcTable()
-        self._sync = SyncTable()
-        self._enet = EnetTable(enet_compression)
-        self._variants = VariantTable()
-        self._expert = ExpertTable()
+        self.max_rows = max_rows
+        self.traffic = Traffic(interval, by, series, max_rows)
+        self._rpc = RpcTable(max_rows)
+        self._sync = SyncTable(max_rows)
+        self._enet = EnetTable(enet_compression, max_rows)
+        self._variants = VariantTable(max_rows)
+        self._expert = ExpertTable(max_rows)
         self.records = 0
         self.frames = 0
         self.notes: list[str] = []
@@ -69,7 +75,8 @@ class Profile:
     def frame(self, seg: Any) -> None:
         self.frames += 1
         self.traffic.frame(seg)
-        self._enet.frame(seg)
+        if self.with_enet:
+            self._enet.frame(seg)
 
     def record(self, rec: Record) -> None:
         self.records += 1
@@ -82,7 +89,7 @@ class Profile:
         elif kind in _SYNC_KINDS:
             self._sync.add(rec)
         self._expert.add(rec)
-        if rec.transport == "udp":
+        if self.with_enet and rec.transport == "udp":
             self._enet.record(rec)
 
     def finish(self) -> None:
@@ -92,6 +99,10 @@ class Profile:
                 self._expert.note("note", "limit", None, name, f"{t.rows.folded} rows of {name} beyond "
                                                                f"{t.rows.limit} folded into (other)",
                                   count=t.rows.folded)
+        if self.traffic.folded:
+            self._expert.note("note", "limit", None, "conversations",
+                              f"{self.traffic.folded} frames of directions beyond {self.max_rows} counted in (other)",
+                              count=self.traffic.folded)
 
     # -- tables ------------------------------------------------------------------------------------
     def columns(self, name: str) -> tuple[tuple[str, str | None], ...]:
@@ -108,6 +119,8 @@ class Profile:
     def rows(self, name: str) -> list[tuple]:
         """The table's rows, sorted by bytes (largest first)."""
         name = _check(name)
+        if name == "enet" and not self.with_enet:
+            raise KeyError("the enet table was not asked for: profile(..., tables=(..., 'enet'))")
         rows = {"rpc": self._rpc.records, "sync": self._sync.records, "bandwidth": self.traffic.bandwidth,
                 "enet": self._enet.records, "variants": self._variants.records,
                 "conversations": self.traffic.conversations, "expert": self._expert.records}[name]()
@@ -163,23 +176,20 @@ def _check(name: str) -> str:
 
 
 def profile(source: Any, *, interval: float = 1.0, by: str | None = None, series: bool = False,
-            **read_options: Any) -> Profile:
+            tables: tuple[str, ...] = TABLES, max_rows: int = MAX_ROWS, **read_options: Any) -> Profile:
     """Read ``source`` (a capture path, "-" or a binary file object) once with
     ``read_pcap(source, **read_options)`` and return its :class:`Profile`.
 
     ``interval``: seconds per bandwidth window; ``by``: "channel", "node" or "method" (bandwidth
     rows per direction and that; the plot's stacks); ``series``: keep per-window series for
-    ``stats.plot``.
+    ``stats.plot``; ``tables``: the tables wanted (the ``enet`` table costs a second parse of every
+    ENet datagram, so it is kept only when asked for; the others cost little); ``max_rows``: rows
+    per table before the rest are folded into "(other)" (``spec.stats.MAX_ROWS``).
     """
     from ..pcap.reader import read_pcap
 
-    p = Profile(interval, by, series, read_options.get("enet_compression"))
-    if "on_frame" in inspect.signature(read_pcap).parameters:
-        records = read_pcap(source, on_frame=p.frame, **read_options)
-    else:  # a reader without the frame tap: no frame counts (bandwidth from the records only)
-        p.notes.append("this reader has no frame tap: frame bytes, conversations and ENet counts are missing")
-        records = read_pcap(source, **read_options)
-    for rec in records:
+    p = Profile(interval, by, series, read_options.get("enet_compression"), tuple(tables), max_rows)
+    for rec in read_pcap(source, on_frame=p.frame, **read_options):
         p.record(rec)
     p.finish()
     return p

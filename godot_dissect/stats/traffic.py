@@ -10,7 +10,11 @@ pcap original length: link, IP, UDP/TCP headers and payload), so per direction t
 
 - ``frames``, ``wire_bytes``: every frame of the direction, Godot or not (ENet ACK/PING, TCP
   handshake and ACKs, HTTP upgrade included). With ``by``, ``wire_bytes`` is the records' share
-  (``Record.wire_bytes``) and a row ``(no message)`` holds the frame bytes no message accounts for.
+  (``Record.wire_bytes``), ``frames`` is empty, and a row ``(no message)`` holds the frame bytes no
+  message accounts for (the direction's frame bytes minus its records' shares; no rates).
+- the ``by`` column: ``channel`` = ``Record.channel`` (ENet channel; empty over TCP); ``node`` =
+  ``Record.node``, else the multiplayer kind (``sys``, ``peer``...), else empty; ``method`` = the
+  rpc/rset name (``#ID`` for an unnamed Godot 4 id), else the debugger message, else the kind.
 - ``messages``, ``app_bytes``: records (ENet control records excluded) and their ``app_bytes``.
 - ``app_min_Bps``/``app_mean_Bps``/``app_max_Bps`` and ``wire_*``: bytes per second over windows of
   ``interval`` seconds aligned on the capture's first frame (the editor profiler's Up/Down, for
@@ -29,9 +33,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..records import MULTIPLAYER_KINDS, Record
-from ..spec.stats import MAX_SERIES_WINDOWS
+from ..spec.stats import MAX_ROWS, MAX_SERIES_WINDOWS
 from .calls import method_name
-from .rows import OTHER, Rows, Windows, app_size
+from .rows import OTHER, Rows, Windows
 
 NO_MESSAGE = "(no message)"
 
@@ -71,6 +75,15 @@ class _Found:
         self.errors = 0
 
 
+class _Hop:
+    """Cached per direction of the records: its key, conversation, endpoints, bandwidth row."""
+
+    __slots__ = ("dkey", "found", "src", "dst", "row")
+
+    def __init__(self, dkey: tuple, found: _Found, src: str, dst: str, row: Any) -> None:
+        self.dkey, self.found, self.src, self.dst, self.row = dkey, found, src, dst, row
+
+
 class _Series:
     """Wire bytes per window for the plot: per direction and label, plus every frame per direction.
     Past MAX_SERIES_WINDOWS windows, pairs of windows merge (the window width doubles)."""
@@ -104,18 +117,22 @@ class _Series:
 class Traffic:
     """Frame tap + records -> bandwidth and conversations (and the plot's series)."""
 
-    def __init__(self, interval: float = 1.0, by: str | None = None, series: bool = False) -> None:
+    def __init__(self, interval: float = 1.0, by: str | None = None, series: bool = False,
+                 max_rows: int = MAX_ROWS) -> None:
+        self.max_rows = max_rows
         if not interval > 0:
             raise ValueError(f"interval must be > 0 seconds, not {interval}")
         self.interval = interval
         self.by = by
         self.t0: float | None = None
         self.directions: dict[tuple, _Direction] = {}
+        self.folded = 0  # frames of directions beyond max_rows
         self.first_src: dict[tuple, tuple] = {}  # conversation -> direction key of its first frame
         self.found: dict[tuple, _Found] = {}
         # per bandwidth row: messages, app bytes, wire bytes (records), app windows, wire windows (records)
-        self.rows = Rows(lambda: [0, 0, 0.0, Windows(), Windows()], ((OTHER, 0, OTHER, 0, ""), OTHER))
+        self.rows = Rows(lambda: [0, 0, 0.0, Windows(), Windows()], ((OTHER, 0, OTHER, 0, ""), OTHER), max_rows)
         self.peers: dict[str, int] = {}  # endpoint -> Godot peer id
+        self.hops: dict[tuple, _Hop] = {}
         self.series = _Series() if series else None
 
     # -- frame tap -------------------------------------------------------------------------------
@@ -127,10 +144,15 @@ class Traffic:
         key = (proto, seg.src, seg.sport, seg.dst, seg.dport)
         d = self.directions.get(key)
         if d is None:
-            d = self.directions[key] = _Direction(t)
-            conv = (proto, *sorted(((seg.src, seg.sport), (seg.dst, seg.dport))))
-            self.first_src.setdefault(conv, key)
-        n = getattr(seg, "frame_len", None) or len(seg.payload)
+            if len(self.directions) >= self.max_rows:  # a flood of flows: the rest share one "(other)" row
+                self.folded += 1
+                key = (proto, OTHER, 0, OTHER, 0)
+                d = self.directions.get(key)
+            if d is None:
+                d = self.directions[key] = _Direction(t)
+                conv = (proto, *sorted(((key[1], key[2]), (key[3], key[4]))))
+                self.first_src.setdefault(conv, key)
+        n = seg.frame_len
         d.frames += 1
         d.bytes += n
         d.last = t
@@ -140,49 +162,63 @@ class Traffic:
             self.series.add(self.series.frames, key, w, n)
 
     # -- records ---------------------------------------------------------------------------------
-    def record(self, rec: Record) -> None:
+    def _hop(self, rec: Record) -> _Hop:
         proto = "udp" if rec.transport == "udp" else "tcp"
-        if self.t0 is None:
-            self.t0 = rec.time
         a, b = (rec.src, rec.sport), (rec.dst, rec.dport)
         conv = (proto, *sorted((a, b)))
         f = self.found.get(conv)
         if f is None:
             f = self.found[conv] = _Found()
+        dkey = (proto, rec.src, rec.sport, rec.dst, rec.dport)
+        hop = _Hop(dkey, f, _ep(*a), _ep(*b), self.rows.get((dkey, None)) if self.by is None else None)
+        if len(self.hops) < self.max_rows:
+            self.hops[(rec.transport, *dkey[1:])] = hop
+        return hop
+
+    def record(self, rec: Record) -> None:
+        hop = self.hops.get((rec.transport, rec.src, rec.sport, rec.dst, rec.dport)) or self._hop(rec)
+        f = hop.found
         kind = rec.kind
         if kind == "error":
             f.errors += 1
         elif not f.godot:
             f.godot = "multiplayer" if kind in MULTIPLAYER_KINDS else kind
-        if rec.dialect and not f.dialect:
+        if not f.dialect and rec.dialect:
             f.dialect = rec.dialect
         f.messages += 1
         if rec.relayed is False:  # a direct hop: its ends are the sender and the receiver
             if rec.sender is not None:
-                self.peers[_ep(*a)] = rec.sender
+                self.peers[hop.src] = rec.sender
             if rec.receiver is not None:
-                self.peers[_ep(*b)] = rec.receiver
-        if self.by is None:
-            label = None
-        elif self.by == "channel":
-            label = rec.channel
-        elif self.by == "node":
-            label = rec.node or (rec.kind if kind in MULTIPLAYER_KINDS else "")
-        else:  # method
-            label = method_name(rec) if kind in ("rpc", "rset") else (rec.message or kind)
-        row = self.rows.get(((proto, rec.src, rec.sport, rec.dst, rec.dport), label))
+                self.peers[hop.dst] = rec.receiver
+        by = self.by
+        if by is None:
+            row = hop.row
+        else:
+            if by == "channel":
+                label = rec.channel
+            elif by == "node":
+                label = rec.node or (kind if kind in MULTIPLAYER_KINDS else "")
+            else:  # method
+                label = method_name(rec) if kind in ("rpc", "rset") else (rec.message or kind)
+            row = self.rows.get((hop.dkey, label))
+        if self.t0 is None:
+            self.t0 = rec.time
         w = int((rec.time - self.t0) / self.interval)
+        wire = rec.wire_bytes
         if kind != "enet":
+            app = rec.app_bytes
+            if app is None:
+                app = len(rec.raw)
             row[0] += 1
-            row[1] += app_size(rec)
-            row[3].add(w, app_size(rec))
-        row[2] += rec.wire_bytes
-        row[4].add(w, rec.wire_bytes)
+            row[1] += app
+            row[3].add(w, app)
+        row[2] += wire
+        row[4].add(w, wire)
         if self.series is not None:
-            stack = rec.node if self.by != "method" else (method_name(rec) if kind in ("rpc", "rset") else None)
+            stack = rec.node if by != "method" else (method_name(rec) if kind in ("rpc", "rset") else None)
             stack = stack or (rec.message if kind == "debugger" else kind)
-            self.series.add(self.series.labelled, ((proto, rec.src, rec.sport, rec.dst, rec.dport), stack), w,
-                            rec.wire_bytes)
+            self.series.add(self.series.labelled, (hop.dkey, stack), w, wire)
 
     # -- tables ----------------------------------------------------------------------------------
     def bandwidth_columns(self) -> tuple:
@@ -215,7 +251,7 @@ class Traffic:
                 proto, src, sport, dst, dport = dkey
                 s, d = _ep(src, sport), _ep(dst, dport)
                 rest = direction.bytes - wire
-                out.append((s, self.peers.get(s), d, self.peers.get(d), proto, NO_MESSAGE, direction.frames,
+                out.append((s, self.peers.get(s), d, self.peers.get(d), proto, NO_MESSAGE, None,
                             round(rest, 3), 0, 0, None, None, None, None, None, None))
         if self.by is None:  # directions of Godot conversations that carried no message themselves
             have = {r[0:1] + r[2:3] + r[4:5] for r in out}

@@ -12,6 +12,7 @@ keys, the game-state pattern), for the debugger the message name. ``count``, ``a
 from __future__ import annotations
 
 from ..records import Record
+from ..spec.stats import MAX_ROWS
 from .rows import OTHER, Rows, app_size
 from .traffic import _ep
 
@@ -19,28 +20,49 @@ VARIANT_COLUMNS = (("src", None), ("dst", None), ("transport", None), ("kind", N
                    ("count", None), ("app_bytes", "bytes"), ("wire_bytes", "bytes"))
 #: at most this many characters of a Dictionary's key list go into the row key
 KEYSET_CHARS = 120
+#: Dictionary key orders and conversation directions remembered (labels are recomputed beyond)
+KEYSET_CACHE = 4096
 
 
-def what(rec: Record) -> str:
+def what(rec: Record, keysets: dict[tuple, str] | None = None) -> str:
+    """The row's ``what``; ``keysets`` caches Dictionary key tuples (in the order sent) -> label."""
     if rec.kind == "debugger":
         return rec.message or ""
     if rec.kind == "text":
         return "text"
     v = rec.value
-    if type(v) is dict and v and all(type(k) is str for k in v):
-        keys = ",".join(sorted(v))
-        return "Dictionary{" + (keys if len(keys) <= KEYSET_CHARS else keys[:KEYSET_CHARS] + "...") + "}"
+    if type(v) is dict and v:
+        order = tuple(v)
+        if keysets is not None and order in keysets:
+            return keysets[order]
+        if all(type(k) is str for k in order):
+            keys = ",".join(sorted(order))
+            label = "Dictionary{" + (keys if len(keys) <= KEYSET_CHARS else keys[:KEYSET_CHARS] + "...") + "}"
+        else:
+            label = rec.type
+        if keysets is not None and len(keysets) < KEYSET_CACHE:
+            keysets[order] = label
+        return label
     return rec.type
 
 
 class VariantTable:
     columns = VARIANT_COLUMNS
 
-    def __init__(self) -> None:
-        self.rows = Rows(lambda: [0, 0, 0.0], (OTHER, OTHER, "", "", OTHER))
+    def __init__(self, max_rows: int = MAX_ROWS) -> None:
+        self.rows = Rows(lambda: [0, 0, 0.0], (OTHER, OTHER, "", "", OTHER), max_rows)
+        self.keysets: dict[tuple, str] = {}
+        self.ends: dict[tuple, tuple[str, str]] = {}
 
     def add(self, rec: Record) -> None:
-        row = self.rows.get((_ep(rec.src, rec.sport), _ep(rec.dst, rec.dport), rec.transport, rec.kind, what(rec)))
+        d = (rec.src, rec.sport, rec.dst, rec.dport)
+        ends = self.ends.get(d)
+        if ends is None:
+            ends = (_ep(rec.src, rec.sport), _ep(rec.dst, rec.dport))
+            if len(self.ends) < KEYSET_CACHE:
+                self.ends[d] = ends
+        key = (*ends, rec.transport, rec.kind, what(rec, self.keysets))
+        row = self.rows.rows.get(key) or self.rows.get(key)
         row[0] += 1
         row[1] += app_size(rec)
         row[2] += rec.wire_bytes

@@ -2,6 +2,8 @@ extends SceneTree
 # One peer of the multiplayer captures, run as the main loop:
 #   GDX_ROLE=s|a|b  GDX_TRANSPORT=enet|websocket  GDX_PORT=<server port>  GDX_CLIENT_PORT=<client's own UDP port (ENet)>
 #   GDX_PLAN=compressed  (optional) plan.gd's compressed_steps: a server and one client ("a") only
+#   GDX_PLAN=profile     (optional) profile_plan.gd's steps (server, a and b); each rpc/rset also prints
+#       CALLSIZE <n> <var2bytes(args).size()>
 #   GDX_COMPRESSION=COMPRESS_RANGE_CODER|COMPRESS_FASTLZ|COMPRESS_ZLIB|COMPRESS_ZSTD  (optional, ENet)
 #       NetworkedMultiplayerENet.compression_mode, set before create_server/create_client (both ends
 #       must agree: nothing on the wire says which codec) and printed back as COMPRESSION <name> <value>
@@ -11,6 +13,7 @@ extends SceneTree
 
 const R = preload("res://report.gd")
 const Plan = preload("res://plan.gd")
+const ProfilePlan = preload("res://profile_plan.gd")
 const MainScript = preload("res://main.gd")
 const PlayerScript = preload("res://player.gd")
 
@@ -160,7 +163,10 @@ func _idle(_delta):
 			return
 		t0 = now
 		R.out("START\t%d\t%d" % [ids["a"], ids.get("b", 0)])
-		steps = Plan.compressed_steps(ids["a"]) if plan == "compressed" else Plan.steps(ids["a"])
+		if plan == "profile":
+			steps = ProfilePlan.steps()
+		else:
+			steps = Plan.compressed_steps(ids["a"]) if plan == "compressed" else Plan.steps(ids["a"])
 		# Guest belongs to client a on every peer (spawned() says so again, as games do).
 		root.get_node("Main/World/Players/Guest").set_network_master(ids["a"])
 	while step < steps.size() and now >= t0 + step * Plan.STEP_MS:
@@ -199,6 +205,8 @@ func _run_step(s):
 			if channel > 0:
 				peer.transfer_channel = channel
 			R.send(send_n, s["op"], s["node"], s["name"], target, int(s["unreliable"]), channel, s["args"])
+			if plan == "profile":
+				R.out("CALLSIZE\t%d\t%d" % [send_n, var2bytes(s["args"]).size()])
 			send_n += 1
 			var m = s["op"]
 			if s["unreliable"]:
