@@ -57,9 +57,11 @@ def run_atheris(total: int, out: Path, max_seconds: int = 0) -> list[tuple[str, 
         seconds = time.perf_counter() - start
         done = [line for line in r.stderr.splitlines() if line.startswith("Done ")]
         tried = int(done[-1].split()[1]) if done else 0
+        rss = [w for line in r.stderr.splitlines() if line.startswith("#") for w in line.split() if w.endswith("Mb")]
         verdict = "ok" if r.returncode == 0 and done else "FAILED: " + r.stderr.strip()[-400:]
         rows.append((name, tried, seconds, verdict))
-        print(f"atheris {name:7} {tried:>9} inputs {seconds:8.1f} s  {verdict}", flush=True)
+        print(f"atheris {name:7} {tried:>9} inputs {seconds:8.1f} s  rss {rss[-1] if rss else '?'}  {verdict}",
+              flush=True)
     return rows
 
 
