@@ -1,13 +1,9 @@
-"""Hand-built hostile captures for the Lua dissector (issue 15's constructions), shared by the tests
-and benchmarks/bench_lua.py: ENet fragments that never complete, a huge TCP length claim followed
-by a trickle of 1-byte segments."""
+"""Hand-built hostile captures for the Lua dissector (issue 15's constructions; tests/test_lua_layers.py
+and the README's hostile-input figures): ENet fragments that never complete, a huge TCP length claim
+followed by a trickle of 1-byte segments."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from godot_dissect.enet.build import build_datagram
@@ -50,15 +46,3 @@ def tcp_trickle(path: Path, segments: int, claim: int = 8 << 20) -> None:
         w.tcp(CLIENT[0], CLIENT[1], SERVER[0], 5000, seq, 0x18, bytes([i & 0xFF]))
         seq += 1
     w.close()
-
-
-def peak_rss_mb(cmd: list[str]) -> tuple[float, int, str, str]:
-    """(wall seconds, peak RSS in MB, stdout, stderr) of ``cmd`` alone (a fresh process measures it)."""
-    probe = ("import json,resource,subprocess,sys,time;t=time.perf_counter();"
-             "p=subprocess.run(sys.argv[1:],capture_output=True);"
-             "print(json.dumps([time.perf_counter()-t,resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss//1024,"
-             "p.stdout.decode(errors='replace')[-2000:],p.stderr.decode(errors='replace')[-4000:]]))")
-    res = subprocess.run([sys.executable, "-c", probe, *cmd], capture_output=True, text=True, check=True,
-                         env={**os.environ})
-    wall, rss, out, err = json.loads(res.stdout)
-    return wall, rss, out, err
