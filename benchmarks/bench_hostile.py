@@ -42,21 +42,26 @@ _U32 = struct.Struct("<I")
 EXTREMES = (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x40000000, 0xFFFF, 1 << 20)
 
 
-def run_atheris(total: int, out: Path) -> list[tuple[str, int, float, str]]:
+def run_atheris(total: int, out: Path, max_seconds: int = 0) -> list[tuple[str, int, float, str]]:
+    """``max_seconds``: also stop each target after this long (0: only the input count)."""
     rows = []
     for name, share in TARGET_SHARES.items():
         runs = max(1, int(total * share))
         corpus = out / "corpus" / name
         start = time.perf_counter()
+        limit = [f"-max_total_time={max_seconds}"] if max_seconds else []
         r = subprocess.run([sys.executable, "-m", "godot_dissect.fuzz.coverage", name, str(corpus), f"-runs={runs}",
-                            "-max_len=8192", "-rss_limit_mb=1024", "-timeout=30", f"-artifact_prefix={out}/{name}-"],
+                            *limit, "-max_len=8192", "-rss_limit_mb=1024", "-timeout=30",
+                            f"-artifact_prefix={out}/{name}-"],
                            capture_output=True, text=True, errors="replace", cwd=ROOT)
         seconds = time.perf_counter() - start
         done = [line for line in r.stderr.splitlines() if line.startswith("Done ")]
         tried = int(done[-1].split()[1]) if done else 0
+        rss = [w for line in r.stderr.splitlines() if line.startswith("#") for w in line.split() if w.endswith("Mb")]
         verdict = "ok" if r.returncode == 0 and done else "FAILED: " + r.stderr.strip()[-400:]
         rows.append((name, tried, seconds, verdict))
-        print(f"atheris {name:7} {tried:>9} inputs {seconds:8.1f} s  {verdict}", flush=True)
+        print(f"atheris {name:7} {tried:>9} inputs {seconds:8.1f} s  rss {rss[-1] if rss else '?'}  {verdict}",
+              flush=True)
     return rows
 
 
@@ -144,7 +149,16 @@ def run_lua(total: int, out: Path, seed: int = 1) -> tuple[int, int, float, floa
     return tried, failures, worst_s, worst_mb
 
 
-def run_classes(scale: int, out: Path, names: list[str] | None = None) -> list[tuple]:
+def _prefs(h: hostile.Hostile) -> tuple[str, ...]:
+    args = list(h.read_args)
+    out: list[str] = []
+    for opt, pref in (("-p", "godot.udp_ports"), ("--enet-port", "enet.udp_ports")):
+        if opt in args:
+            out += ["-o", f"{pref}:{args[args.index(opt) + 1]}"]
+    return tuple(out)
+
+
+def run_classes(scale: int, out: Path, names: list[str] | None = None, tshark: bool = False) -> list[tuple]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for h in hostile.CLASSES:
@@ -166,6 +180,11 @@ def run_classes(scale: int, out: Path, names: list[str] | None = None) -> list[t
                          "ok" if o1.clean and o2.clean else (o1.crash or o2.crash)))
             print(f"{h.name:20} {n2:>8} {h.unit:20} {b2 / 1e6:8.1f} MB  {o2.seconds:7.2f} s {o2.rss_mb:6.0f} MB "
                   f"2x: {ratio:4.2f}x  {rows[-1][-1]}", flush=True)
+            if tshark and h.lua:
+                path = Path(tmp) / f"{h.name}-{n2}{h.suffix}"
+                h.build(n2, path)
+                t = harness.run_tshark(path, timeout=1800, extra=_prefs(h))
+                print(f"{'':20} tshark+lua {t.seconds:7.2f} s {t.rss_mb:6.0f} MB  {t.crash or 'ok'}", flush=True)
     return rows
 
 
@@ -177,17 +196,19 @@ def main() -> None:
     ap.add_argument("--out", default="hostile-findings")
     ap.add_argument("--parts", default="classes,lua,atheris")
     ap.add_argument("--classes", help="comma-separated hostile classes (default: all)")
+    ap.add_argument("--tshark", action="store_true", help="classes: tshark+Lua too, at the larger size")
+    ap.add_argument("--max-seconds-per-target", type=int, default=0, help="atheris: stop each target after this long")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     parts = args.parts.split(",")
     if "classes" in parts:
-        run_classes(args.scale, out, args.classes.split(",") if args.classes else None)
+        run_classes(args.scale, out, args.classes.split(",") if args.classes else None, args.tshark)
     if "lua" in parts:
         tried, failures, worst_s, worst_mb = run_lua(args.lua_inputs, out)
         print(f"tshark+lua: {tried} inputs, {failures} failing captures, worst {worst_s:.1f} s / {worst_mb:.0f} MB")
     if "atheris" in parts:
-        rows = run_atheris(args.python_inputs, out)
+        rows = run_atheris(args.python_inputs, out, args.max_seconds_per_target)
         print(f"atheris: {sum(r[1] for r in rows)} inputs, {sum(r[3] != 'ok' for r in rows)} failing targets")
 
 

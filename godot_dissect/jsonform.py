@@ -45,6 +45,7 @@ from typing import Any
 from . import values as V
 from .codec import fast as _fast
 from .deep import deep_recursion
+from .text.writer import SURROGATE_ESCAPES
 
 #: most JSON nesting levels of one record line (the record object included); deeper values are
 #: written in the flat form (see the module docstring)
@@ -194,7 +195,7 @@ def escape_surrogates(text: str) -> str:
     it) written as the escape ``\\udXXX``: the text then encodes as UTF-8."""
     if text.isascii() or not _SURROGATES.search(text):
         return text
-    return _SURROGATES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _SURROGATES.sub(lambda m: SURROGATE_ESCAPES[ord(m.group())], text)
 
 
 def _to(v: Any) -> Any:

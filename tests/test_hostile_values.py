@@ -182,3 +182,16 @@ def test_fuzz_seed_pcap_errors_are_clean(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert b"Traceback" not in r.stderr
     assert r.stderr.decode().startswith(f"godot-dissect: --seed-pcap {cut}:")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_decode_cli_writes_a_lone_surrogate(fmt: str) -> None:
+    r = _cli("decode", "-d", "godot3", "-f", fmt, hostile.SURROGATE.hex())
+    assert r.returncode == 0, r.stderr.decode()
+    out = r.stdout.decode("utf-8")
+    if fmt == "json":
+        assert json.loads(out) == {"used": len(hostile.SURROGATE), "value": "\ud800"}
+    else:
+        assert out.strip() == '"\\ud800"'
+    assert _cli("encode", "-d", "godot3", out.strip() if fmt == "text" else '"\\ud800"').stdout.decode().strip() \
+        == hostile.SURROGATE.hex()

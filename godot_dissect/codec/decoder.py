@@ -92,20 +92,22 @@ def decode_prefix(data: bytes | bytearray | memoryview, dialect: Dialect | str =
     ``bytes_used`` is what the engine reports as ``r_len`` (it can exceed the data for a
     PackedByteArray whose final padding is missing, as in the engine).
     """
-    try:
-        return _decode_prefix(data, dialect, allow_objects, max_depth, offset, end)
+    fast = _fast.fast_decode_prefix  # compiled hot path (None: not built); it returns None to hand over
+    try:  # (free unless raised)
+        if fast is not None and (res := fast(data, dialect, allow_objects, max_depth, offset, end)) is not None:
+            return res
+        return _decode_pure(data, dialect, allow_objects, max_depth, offset, end)
     except RecursionError:
         # equal Dictionary keys nested near the engine's depth limit: Python compares (and reprs)
         # them recursively, past its default recursion limit; again with room for that (rare)
         with deep_recursion():
-            return _decode_prefix(data, dialect, allow_objects, max_depth, offset, end)
+            if fast is not None and (res := fast(data, dialect, allow_objects, max_depth, offset, end)) is not None:
+                return res
+            return _decode_pure(data, dialect, allow_objects, max_depth, offset, end)
 
 
-def _decode_prefix(data: bytes | bytearray | memoryview, dialect: Dialect | str, allow_objects: bool,
-                   max_depth: int, offset: int, end: int | None) -> tuple[Any, int]:
-    fast = _fast.fast_decode_prefix  # compiled hot path (None: not built); it returns None to hand over
-    if fast is not None and (res := fast(data, dialect, allow_objects, max_depth, offset, end)) is not None:
-        return res
+def _decode_pure(data: bytes | bytearray | memoryview, dialect: Dialect | str, allow_objects: bool,
+                 max_depth: int, offset: int, end: int | None) -> tuple[Any, int]:
     c = compiled(dialect)
     buf = data
     if isinstance(buf, memoryview) and buf.itemsize != 1:

@@ -115,9 +115,11 @@ def _run(tool: str, argv: list[str], timeout: float, env: dict[str, str] | None 
     elif rc not in CLEAN_EXITS:
         crash = f"exit {rc}: {stderr.strip()[-300:]}"
     else:
-        text = stderr + stdout[-4096:].decode("utf-8", "replace") if tool != "tshark" else stderr
-        if tool == "tshark":
-            text += stdout.decode("utf-8", "replace") if b"Lua" in stdout else ""
+        # a Python traceback goes to stderr (stdout holds decoded values, which may say anything);
+        # a Lua error shows in tshark's tree on stdout
+        text = stderr
+        if tool == "tshark" and b"Lua Error" in stdout:
+            text += stdout.decode("utf-8", "replace")
         crash = next((m for m in CRASH_MARKS if m in text), None)
         if crash:
             at = text.index(crash)
