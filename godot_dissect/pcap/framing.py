@@ -10,6 +10,7 @@ of the frames that delivered it (``WireLedger``).
 from __future__ import annotations
 
 import heapq
+import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +39,11 @@ _U32 = LENGTH_PREFIX
 #: the earliest is given up, so a stream where every offset claims a big PDU is scanned in linear
 #: time and holds at most MAX_PDU bytes
 MAX_RESYNC_CANDIDATES = 256
+
+
+#: offsets where a PDU could start: its body's first byte (the type id) below detect.TYPE_ID_LIMIT and
+#: the second 0 (what ``_candidate`` checks first), found by the regex engine instead of a Python loop
+_CANDIDATE_AT = re.compile(b"(?=.{%d}[\\x00-\\x%02x]\\x00)" % (PREFIX_SIZE, TYPE_ID_LIMIT - 1), re.S)
 
 
 @dataclass(slots=True)
@@ -144,10 +150,9 @@ class LengthPrefixFramer:
         out: list[Pdu | Skipped] = []
         if chunk.gap:
             self._end_run(out)
-            if self.buf:
-                end = self.base + len(self.buf) + chunk.gap
-                out.append(Skipped(chunk.frame, chunk.time, self.base, len(self.buf) + chunk.gap,
-                                   f"{chunk.gap} bytes missing from the capture", self.ledger.take(self.base, end)))
+            end = self.base + len(self.buf) + chunk.gap
+            out.append(Skipped(chunk.frame, chunk.time, self.base, len(self.buf) + chunk.gap,
+                               f"{chunk.gap} bytes missing from the capture", self.ledger.take(self.base, end)))
             self.base += len(self.buf) + chunk.gap
             self.buf.clear()
             self.synced = False
@@ -172,13 +177,8 @@ class LengthPrefixFramer:
         self._end_run(out)
         if self.buf:
             n = _U32.unpack_from(self.buf)[0] if len(self.buf) >= PREFIX_SIZE else None
-            claim = f"a PDU of {n + PREFIX_SIZE} bytes" if n is not None else "a length prefix"
-            end = self.base + len(self.buf)
-            out.append(Skipped(self.frame, self.time, self.base, len(self.buf),
-                               f"{len(self.buf)} bytes of {claim}, never completed: {why}",
-                               self.ledger.take(self.base, end)))
-            self.base = end
-            self.buf.clear()
+            out.append(_leftover(self, f"a PDU of {n + PREFIX_SIZE} bytes" if n is not None else "a length prefix",
+                                 why))
         return out
 
     def _skip(self, n: int, reason: str) -> None:
@@ -256,18 +256,24 @@ class LengthPrefixFramer:
         body ends) and is decoded once, when it has."""
         buf, base = self.buf, self.base
         alive, ends = self.alive, self.ends
-        while self.scanned < len(buf) - (PREFIX_SIZE + 1):
-            pos = self.scanned
-            end = self._candidate(pos)
-            if end == 0:
+        search = _CANDIDATE_AT.search
+        while True:
+            m = search(buf, self.scanned)  # the next offset whose body header could be a Variant's
+            if m is None:
+                self.scanned = max(self.scanned, len(buf) - (PREFIX_SIZE + 1))
                 break
-            self.scanned += 1
+            pos = m.start()
+            self.scanned = pos + 1
+            end = self._candidate(pos)
             if end < 0:
                 continue
             alive[base + pos] = base + end
             heapq.heappush(ends, (base + end, base + pos))
             if len(alive) > MAX_RESYNC_CANDIDATES:  # give up the earliest candidate
                 del alive[next(iter(alive))]
+                if len(ends) > 4 * MAX_RESYNC_CANDIDATES:  # drop the heap's given-up entries
+                    ends[:] = [(e, st) for st, e in alive.items()]
+                    heapq.heapify(ends)
         limit = base + len(buf)
         done = []
         while ends and ends[0][0] <= limit:
@@ -442,12 +448,18 @@ class WebSocketFramer:
                                          self.base))
         self.msg_opcode = 0
         if self.buf and self.handshake_done:
-            end = self.base + len(self.buf)
             h = parse_ws_header(self.buf)
-            what = f"a frame of {h.size + h.length} bytes" if h is not None else "a frame header"
-            out.append(Skipped(self.frame, self.time, self.base, len(self.buf),
-                               f"{len(self.buf)} bytes of {what}, never completed: {why}",
-                               self.ledger.take(self.base, end)))
-            self.base = end
-            self.buf.clear()
+            out.append(_leftover(self, f"a frame of {h.size + h.length} bytes" if h is not None else "a frame header",
+                                 why))
         return out
+
+
+def _leftover(framer: LengthPrefixFramer | WebSocketFramer, what: str, why: str) -> Skipped:
+    """The framer's buffered bytes, ``what`` the stream ended inside, as one skipped item."""
+    n = len(framer.buf)
+    end = framer.base + n
+    item = Skipped(framer.frame, framer.time, framer.base, n, f"{n} bytes of {what}, never completed: {why}",
+                   framer.ledger.take(framer.base, end))
+    framer.base = end
+    framer.buf.clear()
+    return item
