@@ -215,6 +215,7 @@ def main() -> None:
     ap.add_argument("--pcaptoparquet", default="pcaptoparquet", help="the peer's command ('' to skip)")
     ap.add_argument("--no-dask", action="store_true", help="skip the local Dask cluster")
     ap.add_argument("--no-many", action="store_true", help="skip the 8-files part")
+    ap.add_argument("--many-only", action="store_true", help="only the 8-files part")
     ap.add_argument("--all-types", action="store_true", help="also the generated capture (a second shape)")
     args = ap.parse_args()
     peer = shlex.split(args.pcaptoparquet) if args.pcaptoparquet else None
@@ -228,7 +229,7 @@ def main() -> None:
             gen = tmp / "all-types-x150.pcap"
             repeat_capture(ROOT / "captures" / "godot3-udp-all-types.pcapng", gen, 150)
             captures.append(str(gen))
-        for c in captures:
+        for c in captures if not args.many_only else ():
             bench_capture(c, tmp, args.rounds, peer)
         if not args.no_many:
             bench_many(captures[0], tmp, args.rounds, not args.no_dask)
