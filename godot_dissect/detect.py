@@ -256,21 +256,27 @@ def websocket_multiplayer(first: bytes, direction: str) -> tuple[int, str] | Non
     """(Godot major, evidence) when the first binary message of a WebSocket conversation starts a
     multiplayer session: Godot 4 sends the client its peer id (exactly 4 bytes, id >= 2); Godot 3
     puts a 9-byte header on every message, the server's first being SYS_ID."""
+    from .multiplayer.layout import Scope, read_items
     from .spec.multiplayer import WS3_HEADER, WS3_SYS, WS3_TYPES, WS4_MIN_PEER_ID, WS4_PEER_ID
 
     if direction == "s2c" and len(first) == WS4_PEER_ID.exact_size:
-        peer = int.from_bytes(first, "little", signed=True)
+        ids = Scope()
+        read_items(WS4_PEER_ID.items, first, 0, len(first), ids)
+        peer = ids.values["peer"]
         if peer >= WS4_MIN_PEER_ID:
             return 4, (f"godot4 WebSocketMultiplayerPeer: the server's first binary message is 4 bytes, "
                        f"the client's peer id {peer}")
     head = WS3_HEADER.min_size
     if len(first) >= head and first[0] in WS3_TYPES:
-        sender = int.from_bytes(first[1:5], "little")
-        target = int.from_bytes(first[5:9], "little", signed=True)
-        if first[0] != 0 and direction == "s2c" and sender == 1 and target == 0 \
+        scope = Scope()
+        read_items(WS3_HEADER.items, first, 0, head, scope)
+        h = scope.values
+        sender, target = h["from"], h["to"]
+        if h["type"] != 0 and direction == "s2c" and sender == 1 and target == 0 \
                 and len(first) == head + WS3_SYS.min_size:
+            read_items(WS3_SYS.items, first, head, len(first), scope)
             return 3, (f"godot3 WebSocketMultiplayerPeer: 9-byte header, the server's first message is "
-                       f"{WS3_TYPES[first[0]]} {int.from_bytes(first[9:13], 'little', signed=True)}")
+                       f"{WS3_TYPES[h['type']]} {h['peer']}")
         if first[0] == 0 and sender >= 1 and len(first) > head:
             from .multiplayer.godot3 import decode_packet
 

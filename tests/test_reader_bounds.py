@@ -401,3 +401,18 @@ def test_cli_limits_are_options_with_their_defaults(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "godot_dissect", "read", str(path), "-p", "4300", "--max-conversations",
                         "1"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and "--max-conversations" in r.stdout and "[malformed]" in r.stdout
+
+
+def test_bytes_never_captured_between_whole_pdus_are_reported(tmp_path: Path) -> None:
+    """A lost segment that held exactly one PDU: the gap is an error record even though no
+    partial PDU was waiting (it used to vanish)."""
+    whole = pdu(SAMPLE)
+    path = tmp_path / "gap.pcap"
+    w = _PcapWriter(str(path))
+    w.tcp(A, 50000, B, 4300, 999, SYN, b"")
+    w.tcp(A, 50000, B, 4300, 1000, PSH_ACK, whole)
+    w.tcp(A, 50000, B, 4300, 1000 + 2 * len(whole), PSH_ACK, whole)  # the second PDU never captured
+    w.close()
+    recs = list(read_pcap(str(path), ports=[4300]))
+    assert [r.kind for r in recs] == ["variant", "error", "variant"]
+    assert recs[1].offset == len(whole) and f"{len(whole)} bytes skipped: {len(whole)} bytes missing" in recs[1].error

@@ -388,3 +388,42 @@ def test_godot3_records_and_rpc_rows_follow_the_engines_routing(name, server_por
         if r.count:
             got[(r.sender, r.receiver, r.node, r.name)] += r.count
     assert got == reached
+
+
+@pytest.mark.parametrize("name", ["godot3-udp-all-types", "godot3-tcp-stream", "godot4-websocket-put-var"])
+def test_expert_objects_are_the_ones_the_engine_printed(name):
+    """Messages holding an Object sent as an instance id (the engine prints EncodedObjectAsID) and
+    full Objects (any other class) are counted in expert, no more and no fewer."""
+    texts = [r.get("text") or r.get("text_head", "") for r in golden(name)]
+    as_id = sum("Object(EncodedObjectAsID" in t for t in texts)
+    full = sum(t.replace("Object(EncodedObjectAsID", "").count("Object(") > 0 for t in texts)
+    assert as_id > 0
+    e = profile(str(CAPTURES / f"{name}.pcapng"), tables=("expert",)).expert
+    assert e[e.category == "object-as-id"]["count"].sum() == as_id
+    assert e[e.category == "object"]["count"].sum() == full
+
+
+def test_sync_table_counts_full_and_delta_syncs_as_the_engine_received_them():
+    """godot4-enet-multiplayer-assembled: SceneMultiplayer packets made by Godot 4.6, each printed by
+    the receiving engine; per receiver the sync table has every SYNC entry, full and delta apart
+    (the editor's profiler drops deltas), and every SPAWN/DESPAWN."""
+    name = "godot4-enet-multiplayer-assembled"
+    g = golden(name)
+    want: Counter = Counter()
+    for r in g:
+        if r["command"] == "SYNC":
+            for e in r["entries"]:
+                want[(r["to_peer"], "deltas" if r["delta"] else "syncs")] += 1
+                if e["path_cache"]:
+                    want[(r["to_peer"], e["synchronizer"], "delta" if r["delta"] else "full")] += 1
+        elif r["command"] in ("SPAWN", "DESPAWN"):
+            want[(r["to_peer"], r["command"].lower() + "s")] += 1
+    assert any(k[1] == "deltas" for k in want) and any(k[1] == "syncs" for k in want)
+    got: Counter = Counter()
+    for r in profile(str(CAPTURES / f"{name}.pcapng"), tables=("sync",)).sync.itertuples():
+        for col in ("syncs", "deltas", "spawns", "despawns"):
+            got[(r.receiver, col)] += getattr(r, col)
+        if (r.receiver, r.object, "full") in want or (r.receiver, r.object, "delta") in want:
+            got[(r.receiver, r.object, "full")] += r.syncs
+            got[(r.receiver, r.object, "delta")] += r.deltas
+    assert +got == +want

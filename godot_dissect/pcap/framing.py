@@ -10,6 +10,7 @@ of the frames that delivered it (``WireLedger``).
 from __future__ import annotations
 
 import heapq
+import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +39,11 @@ _U32 = LENGTH_PREFIX
 #: the earliest is given up, so a stream where every offset claims a big PDU is scanned in linear
 #: time and holds at most MAX_PDU bytes
 MAX_RESYNC_CANDIDATES = 256
+
+
+#: offsets where a PDU could start: its body's first byte (the type id) below detect.TYPE_ID_LIMIT and
+#: the second 0 (what ``_candidate`` checks first), found by the regex engine instead of a Python loop
+_CANDIDATE_AT = re.compile(b"(?=.{%d}[\\x00-\\x%02x]\\x00)" % (PREFIX_SIZE, TYPE_ID_LIMIT - 1), re.S)
 
 
 @dataclass(slots=True)
@@ -144,10 +150,9 @@ class LengthPrefixFramer:
         out: list[Pdu | Skipped] = []
         if chunk.gap:
             self._end_run(out)
-            if self.buf:
-                end = self.base + len(self.buf) + chunk.gap
-                out.append(Skipped(chunk.frame, chunk.time, self.base, len(self.buf) + chunk.gap,
-                                   f"{chunk.gap} bytes missing from the capture", self.ledger.take(self.base, end)))
+            end = self.base + len(self.buf) + chunk.gap
+            out.append(Skipped(chunk.frame, chunk.time, self.base, len(self.buf) + chunk.gap,
+                               f"{chunk.gap} bytes missing from the capture", self.ledger.take(self.base, end)))
             self.base += len(self.buf) + chunk.gap
             self.buf.clear()
             self.synced = False
@@ -256,18 +261,24 @@ class LengthPrefixFramer:
         body ends) and is decoded once, when it has."""
         buf, base = self.buf, self.base
         alive, ends = self.alive, self.ends
-        while self.scanned < len(buf) - (PREFIX_SIZE + 1):
-            pos = self.scanned
-            end = self._candidate(pos)
-            if end == 0:
+        search = _CANDIDATE_AT.search
+        while True:
+            m = search(buf, self.scanned)  # the next offset whose body header could be a Variant's
+            if m is None:
+                self.scanned = max(self.scanned, len(buf) - (PREFIX_SIZE + 1))
                 break
-            self.scanned += 1
+            pos = m.start()
+            self.scanned = pos + 1
+            end = self._candidate(pos)
             if end < 0:
                 continue
             alive[base + pos] = base + end
             heapq.heappush(ends, (base + end, base + pos))
             if len(alive) > MAX_RESYNC_CANDIDATES:  # give up the earliest candidate
                 del alive[next(iter(alive))]
+                if len(ends) > 4 * MAX_RESYNC_CANDIDATES:  # drop the heap's given-up entries
+                    ends[:] = [(e, st) for st, e in alive.items()]
+                    heapq.heapify(ends)
         limit = base + len(buf)
         done = []
         while ends and ends[0][0] <= limit:
