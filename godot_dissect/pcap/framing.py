@@ -177,13 +177,8 @@ class LengthPrefixFramer:
         self._end_run(out)
         if self.buf:
             n = _U32.unpack_from(self.buf)[0] if len(self.buf) >= PREFIX_SIZE else None
-            claim = f"a PDU of {n + PREFIX_SIZE} bytes" if n is not None else "a length prefix"
-            end = self.base + len(self.buf)
-            out.append(Skipped(self.frame, self.time, self.base, len(self.buf),
-                               f"{len(self.buf)} bytes of {claim}, never completed: {why}",
-                               self.ledger.take(self.base, end)))
-            self.base = end
-            self.buf.clear()
+            out.append(_leftover(self, f"a PDU of {n + PREFIX_SIZE} bytes" if n is not None else "a length prefix",
+                                 why))
         return out
 
     def _skip(self, n: int, reason: str) -> None:
@@ -453,12 +448,18 @@ class WebSocketFramer:
                                          self.base))
         self.msg_opcode = 0
         if self.buf and self.handshake_done:
-            end = self.base + len(self.buf)
             h = parse_ws_header(self.buf)
-            what = f"a frame of {h.size + h.length} bytes" if h is not None else "a frame header"
-            out.append(Skipped(self.frame, self.time, self.base, len(self.buf),
-                               f"{len(self.buf)} bytes of {what}, never completed: {why}",
-                               self.ledger.take(self.base, end)))
-            self.base = end
-            self.buf.clear()
+            out.append(_leftover(self, f"a frame of {h.size + h.length} bytes" if h is not None else "a frame header",
+                                 why))
         return out
+
+
+def _leftover(framer: LengthPrefixFramer | WebSocketFramer, what: str, why: str) -> Skipped:
+    """The framer's buffered bytes, ``what`` the stream ended inside, as one skipped item."""
+    n = len(framer.buf)
+    end = framer.base + n
+    item = Skipped(framer.frame, framer.time, framer.base, n, f"{n} bytes of {what}, never completed: {why}",
+                   framer.ledger.take(framer.base, end))
+    framer.base = end
+    framer.buf.clear()
+    return item
