@@ -11,7 +11,7 @@
    datagrams, ENet datagrams and length-prefixed TCP streams, 10k per capture, through tshark
    with the generated Lua plugin (``-V``: every field dissected).
 3. Every hostile class (``godot_dissect.fuzz.hostile``) at ``--scale`` times its CI size and twice
-   that, through ``read -f jsonl``: time, peak RSS, and the time ratio at 2x the input.
+   that, through ``read -T jsonl``: time, peak RSS, and the time ratio at 2x the input.
 
 Prints one table per part (inputs tried, failures, worst time and RSS per class) — the figures of
 the README's Reliability section — and writes any failing input to ``--out``.
@@ -170,7 +170,7 @@ def run_classes(scale: int, out: Path, names: list[str] | None = None, tshark: b
                 path = Path(tmp) / f"{h.name}-{size}{h.suffix}"
                 h.build(size, path)
                 o = harness.run_tscn(path, 1800) if h.suffix == ".tscn" else \
-                    harness.run_read(path, h.read_args, ("-f", "jsonl"), 1800)
+                    harness.run_read(path, h.read_args, ("-T", "jsonl"), 1800)
                 outcomes.append((size, path.stat().st_size, o))
                 if not o.clean:
                     path.replace(out / path.name)

@@ -53,7 +53,7 @@ def floor(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
     w.udp(0, hostile.CLIENT, hostile.SERVER, hostile.GOOD)
     w.close()
     hostile.tscn_sections(1, folder / "one.tscn")
-    return {"read": min(harness.run_read(folder / "one.pcap", fmt=("-f", "jsonl")).seconds for _ in range(3)),
+    return {"read": min(harness.run_read(folder / "one.pcap", fmt=("-T", "jsonl")).seconds for _ in range(3)),
             "tscn": min(harness.run_tscn(folder / "one.tscn").seconds for _ in range(2))}
 
 
@@ -89,7 +89,7 @@ def test_read(h: hostile.Hostile, tmp_path: Path, floor: dict[str, float]) -> No
         return
     for fmt in harness.READ_FORMATS:
         _check(harness.run_read(small, h.read_args, fmt), READ_RSS_MB, READ_SECONDS)
-    runs = [harness.run_read(p, h.read_args, ("-f", "jsonl")) for p in (small, large)]
+    runs = [harness.run_read(p, h.read_args, ("-T", "jsonl")) for p in (small, large)]
     lo, hi = h.errors
     for o in runs:
         _check(o, READ_RSS_MB, READ_SECONDS)
@@ -129,7 +129,7 @@ def test_cut_captures(capture: str, tmp_path: Path) -> None:
     for i, cut in enumerate(sorted({24, 100, len(data) // 3, len(data) // 2 + 7, len(data) - 5})):
         path = tmp_path / f"cut{i}.pcapng"
         path.write_bytes(data[:cut])
-        o = harness.run_read(path, fmt=("-f", "jsonl"))
+        o = harness.run_read(path, fmt=("-T", "jsonl"))
         assert o.clean, f"cut at {cut}: {o.crash}"
 
 

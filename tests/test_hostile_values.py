@@ -28,7 +28,7 @@ from godot_dissect.fuzz import hostile
 from godot_dissect.scapy import GodotVariant
 from godot_dissect.spec import get_dialect
 from godot_dissect.text.parser import TextParseError, from_text
-from godot_dissect.text.writer import to_text
+from godot_dissect.text.writer import compiled_writer, to_text
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = ROOT / "captures"
@@ -47,7 +47,7 @@ def _equal(a: object, b: object) -> bool:
 # --- item 1: lone surrogates ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
-@pytest.mark.parametrize("fmt", [(), ("-V",), ("-f", "json"), ("-f", "jsonl")], ids=["text", "V", "json", "jsonl"])
+@pytest.mark.parametrize("fmt", [(), ("-V",), ("-T", "json"), ("-T", "jsonl")], ids=["text", "V", "json", "jsonl"])
 def test_lone_surrogate_read_every_format(tmp_path: Path, fmt: tuple[str, ...], pure: bool) -> None:
     pcap = tmp_path / "s.pcap"
     hostile.surrogates(6, pcap)  # hello, U+D800, hello, U+D800, hello, U+D800
@@ -69,16 +69,16 @@ def test_compiled_writers_escape_surrogates_themselves() -> None:
     if not _fast.ENABLED:
         pytest.skip("the _speedups extension is not built")
     value = ["a\ud800", {"\udfff": "\\\"\n\x01é"}]
-    line = _fast.c_json(value)
+    line = _fast.c_json(value, jsonform.c_tables)
     assert line is not None  # written by _render.c, not left to Python
     assert line == jsonform.escape_surrogates(json.dumps(jsonform.to_json(value), ensure_ascii=False))
     assert "\\ud800" in line and "\\udfff" in line
     assert jsonform.loads(line) == value
     for d in ("godot3", "godot4"):
-        text = _fast.c_text(value, get_dialect(d))
+        text = _fast.c_text(value, get_dialect(d), compiled_writer)
         assert text is not None and "\\ud800" in text and "\\udfff" in text
         text.encode("utf-8")
-    assert from_text(_fast.c_text(value, get_dialect("godot3")), "godot3") == value
+    assert from_text(_fast.c_text(value, get_dialect("godot3"), compiled_writer), "godot3") == value
     head = {"frame": 1, "kind": "variant"}
     rec = _fast.c_json_line(head, to_text(value, "godot3"), value)
     assert rec is not None and json.loads(rec)["value"] == jsonform.to_json(value)
@@ -144,7 +144,7 @@ def test_json_form_stays_within_its_depth(tmp_path: Path) -> None:
     assert "Flat" not in jsonform.dumps(shallow)  # shallow values keep the nested form
     pcap = tmp_path / "deep.pcap"
     hostile.deep_json(2, pcap)
-    r = _cli("read", "-p", str(hostile.PORT), "-f", "jsonl", str(pcap))
+    r = _cli("read", "-p", str(hostile.PORT), "-T", "jsonl", str(pcap))
     assert r.returncode == 0, r.stderr.decode()
     lines = r.stdout.decode().splitlines()
     assert [json.loads(x)["value"]["type"] for x in lines] == ["Flat", "Flat"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: output formats of ``read`` a hostile input goes through
-READ_FORMATS: tuple[tuple[str, ...], ...] = ((), ("-V",), ("-f", "json"), ("-f", "jsonl"))
+READ_FORMATS: tuple[tuple[str, ...], ...] = ((), ("-V",), ("-T", "json"), ("-T", "jsonl"))
 #: exits that count as clean: 0, and 2 (the CLI's clear error, e.g. a cut capture)
 CLEAN_EXITS = (0, 2)
 #: signs of a crash in stderr or stdout
