@@ -80,7 +80,7 @@ def test_compiled_writers_escape_surrogates_themselves() -> None:
         text.encode("utf-8")
     assert from_text(_fast.c_text(value, get_dialect("godot3"), compiled_writer), "godot3") == value
     head = {"frame": 1, "kind": "variant"}
-    rec = _fast.c_json_line(head, to_text(value, "godot3"), value)
+    rec = _fast.c_json_line(head, to_text(value, "godot3"), value, jsonform.c_tables)
     assert rec is not None and json.loads(rec)["value"] == jsonform.to_json(value)
 
 
