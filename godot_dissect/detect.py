@@ -36,14 +36,14 @@ from .spec.transports import (
     read_length_prefix,
 )
 
-__all__ = ["CANDIDATES", "MAX_AMBIGUOUS_SAMPLES", "MAX_SAMPLES", "DialectGuess", "Verdict", "depth_limited",
+__all__ = ["CANDIDATES", "MAX_AMBIGUOUS_SAMPLES", "MAX_SAMPLES", "DialectGuess", "DialectVerdict", "depth_limited",
            "pdu_start", "plausible", "stream_head"]
 #: (value, bytes used) of a reading; (DecodeError, -1) when the dialect rejects the bytes
 Reading = tuple[Any, int]
 
 
 @dataclass(frozen=True)
-class Verdict:
+class DialectVerdict:
     dialect: str
     evidence: str
     ambiguous: bool
@@ -128,7 +128,7 @@ class DialectGuess:
         a, b = self.scores[r[0]], self.scores[r[1]]
         return (a.exact, a.fails, a.canonical) != (b.exact, b.fails, b.canonical)
 
-    def verdict(self, elsewhere: Mapping[str, int] | None = None) -> Verdict:
+    def verdict(self, elsewhere: Mapping[str, int] | None = None) -> DialectVerdict:
         """The best dialect; ties go to what ``elsewhere`` (other conversations of the same
         capture, dialect -> count of clear verdicts) speaks most, then to the preference order."""
         ranked = self._rank()
@@ -157,11 +157,11 @@ class DialectGuess:
         if ambiguous:
             parts.append("ambiguous: " + ", ".join(tied) + " read these bytes alike" + hint)
         engines = {_family(d) for d in tied if not get_dialect(d).doc_only}
-        return Verdict(best, "; ".join(parts), ambiguous, family_clear=len(engines) <= 1)
+        return DialectVerdict(best, "; ".join(parts), ambiguous, family_clear=len(engines) <= 1)
 
 
-def reconsider(verdict: Verdict, guess: DialectGuess | None, body: bytes,
-               elsewhere: Counter | None = None) -> Verdict | None:
+def reconsider(verdict: DialectVerdict, guess: DialectGuess | None, body: bytes,
+               elsewhere: Counter | None = None) -> DialectVerdict | None:
     """A message the verdict's dialect rejects: switch to a dialect that reads it exactly and read
     every earlier message as well as the verdict did (earlier messages were ambiguous)."""
     if guess is None:
@@ -175,7 +175,7 @@ def reconsider(verdict: Verdict, guess: DialectGuess | None, body: bytes,
             return None
     except DecodeError:
         return None
-    return Verdict(new.dialect, new.evidence + f" (switched from {verdict.dialect} at a message "
+    return DialectVerdict(new.dialect, new.evidence + f" (switched from {verdict.dialect} at a message "
                                                f"{verdict.dialect} rejects)", new.ambiguous, new.family_clear)
 
 

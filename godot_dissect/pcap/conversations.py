@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..detect import DialectGuess, Verdict
+from ..detect import DialectGuess, DialectVerdict
 from ..spec.transports import IDLE_SECONDS, MAX_CONVERSATIONS
 from .packets import TCP_ACK, TCP_SYN, Segment
 from .tcp import Chunk, TcpDirection
@@ -59,7 +59,7 @@ class Conversation:
     server: tuple[str, int]
     state: State = State.NEW
     framing: Framing | None = None
-    verdict: Verdict | None = None
+    verdict: DialectVerdict | None = None
     guess: DialectGuess | None = None
     #: messages held while the conversation is UNCONFIRMED or GUESSING, in capture order
     pending: list[tuple[str, Any]] = field(default_factory=list)

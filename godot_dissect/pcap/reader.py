@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from ..detect import DialectGuess, Verdict, enet_godot_major, http_head, plausible, stream_head, websocket_multiplayer
+from ..detect import DialectGuess, DialectVerdict, enet_godot_major, http_head, plausible, stream_head, websocket_multiplayer
 from ..enet import looks_like_enet
 from ..errors import DecodeError
 from ..fuzz.pcapout import capture_hint
@@ -144,7 +144,7 @@ class PcapReader:
     def _new(self, seg: Segment) -> tuple[Conversation, str]:
         conv, d = self.table.create(seg)
         if self.fixed:
-            conv.verdict = Verdict(self.fixed, self.fixed_why, False)
+            conv.verdict = DialectVerdict(self.fixed, self.fixed_why, False)
         else:
             conv.guess = DialectGuess()
         return conv, d
@@ -241,7 +241,7 @@ class PcapReader:
     def _enet_record(self, conv: Conversation, it: Item) -> Record:
         if conv.enet is not None and conv.enet.session is not None and conv.state is not _DECODING:
             conv.state = _DECODING
-            conv.verdict = Verdict(conv.enet.session.dialect or "", f"ENet multiplayer: {conv.enet.evidence}", False)
+            conv.verdict = DialectVerdict(conv.enet.session.dialect or "", f"ENet multiplayer: {conv.enet.evidence}", False)
         rec = self._record(conv, it.direction, Pdu(it.frame, it.time, 0, b"", WS_BINARY, it.wire),
                            **record_fields(it.message, it.channel))
         if conv.state is not _DECODING:
@@ -324,7 +324,7 @@ class PcapReader:
             return
         major, evidence = found
         conv.mp = self._session(major, "websocket")
-        conv.verdict = Verdict(conv.mp.dialect or "", evidence, False)
+        conv.verdict = DialectVerdict(conv.mp.dialect or "", evidence, False)
         conv.guess = None
         conv.state = _DECODING
         pending, conv.pending = conv.pending, []  # text messages before it
