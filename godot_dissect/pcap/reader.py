@@ -27,7 +27,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from ..detect import DialectGuess, DialectVerdict, enet_godot_major, http_head, plausible, stream_head, websocket_multiplayer
+from ..detect import (
+    DialectGuess,
+    DialectVerdict,
+    enet_godot_major,
+    http_head,
+    plausible,
+    stream_head,
+    websocket_multiplayer,
+)
 from ..enet import looks_like_enet
 from ..errors import DecodeError
 from ..fuzz.pcapout import capture_hint
