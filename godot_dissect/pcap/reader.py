@@ -249,7 +249,8 @@ class PcapReader:
     def _enet_record(self, conv: Conversation, it: Item) -> Record:
         if conv.enet is not None and conv.enet.session is not None and conv.state is not _DECODING:
             conv.state = _DECODING
-            conv.verdict = DialectVerdict(conv.enet.session.dialect or "", f"ENet multiplayer: {conv.enet.evidence}", False)
+            conv.verdict = DialectVerdict(conv.enet.session.dialect or "", f"ENet multiplayer: {conv.enet.evidence}",
+                                          False)
         rec = self._record(conv, it.direction, Pdu(it.frame, it.time, 0, b"", WS_BINARY, it.wire),
                            **record_fields(it.message, it.channel))
         if conv.state is not _DECODING:
