@@ -12,7 +12,6 @@ from typing import Any
 
 from .export import FileResult, convert
 from .layout import FORMATS, remove_temps
-from .lean import pyarrow_without_pandas
 from .schema import BATCH_ROWS
 
 OnFile = Callable[[FileResult], None]
@@ -75,9 +74,8 @@ def _run_pool(workers: int, tasks: list[tuple[int, str, str]], out: str, kw: dic
               done: Callable[[int, FileResult], None]) -> None:
     # forkserver: a clean parent to fork from (forking this process would copy its threads' locks)
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["godot_dissect.dataset.export", "godot_dissect.pcap.reader"])
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx,
-                             initializer=pyarrow_without_pandas) as pool:
+    ctx.set_forkserver_preload(["godot_dissect.dataset.worker"])
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx) as pool:
         futures = {pool.submit(convert, path, out, capture=name, **kw): (i, path, name) for i, path, name in tasks}
         for f in as_completed(futures):
             i, path, name = futures[f]
