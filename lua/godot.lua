@@ -4413,7 +4413,7 @@ local MP_SPEC = {
     },
     fastlz = { MAX_L2_DISTANCE = 8191 },
   },
-  stats = { max_rows = 100000 },
+  stats = { max_rows = 100000, open_segments = 4096 },
 }
 local MP = {} -- what enet.lua hands to multiplayer.lua
 do -- compression.lua
@@ -5125,8 +5125,10 @@ local function drop(dir, key, why)
 end
 
 -- one delivery decision per data command, made once (first pass) and kept by frame number:
--- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first }
-local function fragment(dir, cmd, frame, raw_data)
+-- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first, wire }
+-- `share`: the wire bytes of the frame that carried this command's data (stats.lua's wire_bytes); a
+-- reassembled packet's wire is the sum of its fragments' shares
+local function fragment(dir, cmd, frame, raw_data, share)
   local d, v = cmd.def, cmd.values
   local parts = {}
   for _, k in ipairs(d.fragment_key) do parts[#parts + 1] = tostring(v[k]) end
@@ -5140,7 +5142,7 @@ local function fragment(dir, cmd, frame, raw_data)
       return drop(dir, key, sfmt("%d fragment groups already open in this direction", MAX_GROUPS))
     end
     g = { count = v.fragment_count, total = v.total_length, got = 0, have = {}, offs = {}, datas = {}, first = frame,
-          held = 0 }
+          held = 0, wire = 0 }
     dir.groups[key] = g
     dir.ngroups = dir.ngroups + 1
   elseif g.count ~= v.fragment_count or g.total ~= v.total_length then
@@ -5161,6 +5163,7 @@ local function fragment(dir, cmd, frame, raw_data)
   g.got = g.got + 1
   g.offs[g.got], g.datas[g.got] = v.fragment_offset, raw_data
   g.held = g.held + cost
+  g.wire = g.wire + share
   dir.pending = dir.pending + cost
   held_total = held_total + cost
   if g.got < g.count then return { what = "fragment", got = g.got, count = g.count, first = g.first } end
@@ -5175,16 +5178,16 @@ local function fragment(dir, cmd, frame, raw_data)
   end
   release(dir, key)
   local data = ssub(tconcat(out), 1, g.total)
-  return { what = "reassembled", data = data, count = g.count, first = g.first }
+  return { what = "reassembled", data = data, count = g.count, first = g.first, wire = g.wire }
 end
 
-local function decide(conv, dir, cmd, frame, raw_data)
+local function decide(conv, dir, cmd, frame, raw_data, share)
   local d, v = cmd.def, cmd.values
   if d.delivery == "reliable" then
     dir.reliable[v.channel] = dir.reliable[v.channel] or recent()
     if not recent_add(dir.reliable[v.channel], v.reliable_seq) then return { what = "duplicate" } end
   end
-  if d.fragment_key then return fragment(dir, cmd, frame, raw_data) end
+  if d.fragment_key then return fragment(dir, cmd, frame, raw_data, share) end
   if d.delivery == "unsequenced" then
     if not recent_add(dir.unsequenced, v.unsequenced_group) then return { what = "duplicate" } end
   elseif d.delivery == "unreliable" then
@@ -5289,13 +5292,18 @@ local function dissect(tvb, pinfo, given)
   local fresh = plan == nil
   if fresh then plan = {}; plans[pinfo.number] = plan end
   local deliveries = {}
+  -- the frame's length is shared by the data bytes of its data commands (duplicates too: their share is
+  -- nobody's), as godot_dissect.enet.reassembly gives Record.wire_bytes
+  local data_bytes = 0
+  for _, c in ipairs(dg.commands) do if c.def.delivery then data_bytes = data_bytes + c.data_len end end
+  local weight = data_bytes > 0 and pinfo.len / data_bytes or 0
   for i, c in ipairs(dg.commands) do
     local item = show_command(root, ctvb, c)
     info[#info + 1] = c.def.name
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data) end
+      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data, weight * c.data_len) end
       local p = plan[i]
       if not null then item:add(F_DELIVERY, ctvb(c.off, c.size), c.def.delivery):set_generated() end
       if p.what == "duplicate" then
@@ -5315,11 +5323,11 @@ local function dissect(tvb, pinfo, given)
         it:set_generated()
         it:add_proto_expert_info(EE.reassembled, sfmt("%d fragments reassembled: %d bytes", p.count, #p.data))
         deliveries[#deliveries + 1] = { tvb = rtvb, range = rtvb(), data = p.data, channel = c.values.channel,
-                                        delivery = c.def.delivery }
+                                        delivery = c.def.delivery, wire = p.wire }
       else
         deliveries[#deliveries + 1] = { tvb = ctvb, range = not null and ctvb(c.data_off, c.data_len) or NULL_ITEM,
                                         off = c.data_off, data = data, channel = c.values.channel,
-                                        delivery = c.def.delivery }
+                                        delivery = c.def.delivery, wire = weight * c.data_len }
       end
     end
   end
@@ -6243,7 +6251,7 @@ local function count(pinfo, env, kind, msg, app_bytes)
   MP.count(pinfo, { kind = kind, sender = sender, receiver = receiver, relayed = relayed,
                     delivered = env.direction ~= "c2s" or receiver == 1, node = msg and msg.node or "",
                     name = name or "", transfer = env.transfer, channel = env.channel,
-                    app_bytes = env.app_bytes or app_bytes })
+                    app_bytes = env.app_bytes or app_bytes, wire_bytes = env.wire, ws_bytes = env.ws_bytes })
 end
 MP.route = route
 
@@ -6286,7 +6294,8 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   if inner and msg.command == "SYS" then
     local peer = msg.scope.v.peer
     local env2 = { major = env.major, direction = env.direction, client_id = env.client_id, channel = env.channel,
-                   transfer = env.transfer, app_bytes = stop - base, relay_peer = peer }
+                   transfer = env.transfer, app_bytes = stop - base, relay_peer = peer, wire = env.wire,
+                   ws_bytes = env.ws_bytes }
     if env.direction == "s2c" then
       env2.sender, env2.receiver, env2.relay, env2.relay_way = peer, env.receiver, "from " .. peer, "from"
     else
@@ -6364,7 +6373,7 @@ MP.payload = function(p, pinfo, tree, e)
     if p.channel == 0 then
       local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data,
                                  { direction = e.direction, client_id = e.conv.client_id, sender_id = 1,
-                                   channel = p.channel, transfer = transfer })
+                                   channel = p.channel, transfer = transfer, wire = p.wire })
       if scope and e.direction == "c2s" and e.direction_known then -- "Only server can send config messages"
         local text = sfmt("offset 0: %s from a client on channel 0: the server drops it", scope.name or "SYSMSG")
         scope.root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
@@ -6402,7 +6411,8 @@ MP.payload = function(p, pinfo, tree, e)
       e.conv.client_id = scope.v.src -- no CONNECT in the capture: the header says who the client is
     end
     local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, target = scope.v.dst,
-                  direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer }
+                  direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer,
+                  wire = p.wire }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
     env.header = not ctx.null and function(root)
       local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
@@ -6414,7 +6424,7 @@ MP.payload = function(p, pinfo, tree, e)
     return
   end
   local env = { major = 4, direction = e.direction, client_id = e.conv.client_id, direction_known = e.direction_known,
-                channel = p.channel, transfer = transfer }
+                channel = p.channel, transfer = transfer, wire = p.wire }
   if e.direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, e.client_id
   else env.sender, env.receiver, env.sender_id = "client", 1, e.client_id end
   packet(ctx, 0, #p.data, tree, env, st, memo, pinfo)
@@ -6455,6 +6465,14 @@ local function ws_detect(c, sender, raw)
   return false
 end
 
+-- the WebSocket frame's size on the wire (RFC 6455 5.2): 2 bytes, the extended length, and the mask a
+-- client's frames carry (for the statistics' wire_bytes)
+local function ws_frame_size(n, masked)
+  local size = 2 + n + (masked and 4 or 0)
+  if n >= 65536 then return size + 8 elseif n >= 126 then return size + 2 end
+  return size
+end
+
 local function heur_ws_mp(tvb, pinfo, given)
   enter(given)
   local tree = tree_of(given)
@@ -6471,6 +6489,7 @@ local function heur_ws_mp(tvb, pinfo, given)
   ws_msg_index.n = ws_msg_index.n + 1
   local mkey = "w" .. pinfo.number .. ":" .. ws_msg_index.n
   local direction = sender == c.server and "s2c" or "c2s"
+  local wsb = ws_frame_size(#raw, direction == "c2s")
   local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"],
                 null = tree == NULL_ITEM }
   local st = state_of(c.key)
@@ -6481,10 +6500,12 @@ local function heur_ws_mp(tvb, pinfo, given)
       st.first_s2c = false
       memo.peer_id = true
       peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw,
-                   { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable" })
+                   { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable",
+                     ws_bytes = wsb })
       return true
     end
-    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true, transfer = "reliable" }
+    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true, transfer = "reliable",
+                  ws_bytes = wsb }
     if direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, c.client_id
     else env.sender, env.receiver, env.sender_id = "client", 1, c.client_id end
     packet(ctx, 0, #raw, tree, env, st, memo, pinfo)
@@ -6511,12 +6532,13 @@ local function heur_ws_mp(tvb, pinfo, given)
   local tname = form.items[1].values[scope.v.type]
   if scope.v.type ~= 0 then
     local ps = peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw,
-                            { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable" })
+                            { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable",
+                              ws_bytes = wsb })
     if ps and ps.name == "SYS_ID" and not pinfo.visited then c.client_id = ps.v.peer end
     return true
   end
   local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, target = scope.v.to,
-                direction = direction, client_id = c.client_id, transfer = "reliable" }
+                direction = direction, client_id = c.client_id, transfer = "reliable", ws_bytes = wsb }
   packet(ctx, hsize, #raw, tree, env, st, memo, pinfo)
   return true
 end
@@ -6565,7 +6587,11 @@ local function part()
 -- `godot-dissect stats` (godot_dissect/stats: calls.py rpc, traffic.py bandwidth), counted the same way:
 --   rpc: one row per (sender, receiver, node, kind, name, transfer, channel, relayed) with count
 --        (calls delivered: a server-to-client hop, or a client's packet the server executes itself;
---        the first leg of a relayed call is not counted again) and app_bytes of the counted calls;
+--        the first leg of a relayed call is not counted again), app_bytes of the counted calls and
+--        wire_bytes of every leg: the share of the frames that carried it (per frame, the frame's length
+--        split across the Godot messages in it by their bytes in it; over ENet the data bytes of the
+--        commands, fragments included: enet.lua hands each packet its share; over WebSocket the bytes of
+--        the WebSocket frame, header included, in each TCP segment: worked out here per frame);
 --   bandwidth: one row per direction (transport, source, destination) of every conversation that
 --        carried Godot messages: frames and wire bytes of every frame of the direction, Godot or
 --        not, and the messages and their app_bytes.
@@ -6576,6 +6602,12 @@ local ROWS_MAX = MP_SPEC.stats.max_rows -- distinct rows kept per table; later o
 local OTHER = "(other)"
 
 local pending = { number = -1, recs = {} } -- the records of the frame being dissected
+local F_TCP_LEN = Field.new("tcp.len")
+local F_TCP_SEGMENT = Field.new("tcp.segment") -- (frame, bytes) of each segment of a reassembled PDU
+-- the TCP segments whose bytes are not all in the messages that completed with them, kept (over the
+-- whole capture, so however many flows there are) for a message that completes later (a WebSocket
+-- frame over several segments); the oldest go first beyond this many
+local OPEN_SEGMENTS_MAX = MP_SPEC.stats.open_segments
 
 local function count(pinfo, rec)
   local n = pinfo.number
@@ -6590,7 +6622,8 @@ local function endpoint(addr, port)
 end
 
 local function new_tables()
-  return { rpc = {}, rpc_order = {}, nrpc = 0, dirs = {}, dir_order = {}, ndirs = 0 }
+  return { rpc = {}, rpc_order = {}, nrpc = 0, dirs = {}, dir_order = {}, ndirs = 0,
+           open = {}, open_ring = { head = 1, tail = 0 } } -- open: frame number -> wire bytes per TCP byte
 end
 
 local T = new_tables()
@@ -6614,7 +6647,7 @@ local function rpc_row(r)
       row = T.rpc[key]
     end
     if row == nil then
-      row = { parts = parts, count = 0, app_bytes = 0 }
+      row = { parts = parts, count = 0, app_bytes = 0, wire_bytes = 0 }
       T.rpc[key] = row
       T.nrpc = T.nrpc + 1
       T.rpc_order[T.nrpc] = row
@@ -6638,6 +6671,54 @@ end
 
 local PORT_TYPES = { [2] = "tcp", [3] = "udp" } -- pinfo.port_type: PT_TCP, PT_UDP
 
+-- the wire bytes of the WebSocket messages of a TCP frame (records with ws_bytes: the WebSocket frame's
+-- size, header included), as godot_dissect.pcap.framing's WireLedger gives them: the frame's length
+-- over its TCP payload, per byte. A message that began in earlier segments (the frame then completes
+-- a reassembled PDU, and it is the frame's first) adds their shares, kept in `T.open`.
+local function tcp_wire(pinfo, recs)
+  local payload = F_TCP_LEN()
+  payload = payload and payload.value or 0
+  if payload <= 0 then return end
+  local per_byte = pinfo.len / payload
+  local used, first = 0, true
+  for _, r in ipairs(recs) do
+    local n = r.ws_bytes
+    if n then
+      if first then
+        local segs = { F_TCP_SEGMENT() }
+        if #segs > 1 and segs[#segs].value == pinfo.number then
+          local total = 0
+          for _, fi in ipairs(segs) do total = total + fi.len end
+          if total == n then -- this message is the reassembled PDU
+            local wire = 0
+            for i = 1, #segs - 1 do
+              local w = T.open[segs[i].value]
+              if w then wire = wire + w * segs[i].len end
+            end
+            n = segs[#segs].len
+            r.wire_bytes = wire + per_byte * n
+          end
+        end
+        first = false
+      end
+      if r.wire_bytes == nil then r.wire_bytes = per_byte * n end
+      used = used + n
+    end
+  end
+  if used >= payload then return end
+  -- its last bytes may begin a message that completes later: keep its per-byte share (beyond
+  -- OPEN_SEGMENTS_MAX the oldest is forgotten: a message whose first segment is that old loses its share)
+  local ring = T.open_ring
+  ring.tail = ring.tail + 1
+  ring[ring.tail] = pinfo.number
+  T.open[pinfo.number] = per_byte
+  if ring.tail - ring.head + 1 > OPEN_SEGMENTS_MAX then
+    T.open[ring[ring.head]] = nil
+    ring[ring.head] = nil
+    ring.head = ring.head + 1
+  end
+end
+
 local function on_frame(pinfo)
   local transport = PORT_TYPES[pinfo.port_type]
   local recs = pending.number == pinfo.number and pending.recs or nil
@@ -6648,6 +6729,7 @@ local function on_frame(pinfo)
   if d == nil then return end
   d.frames = d.frames + 1
   d.wire = d.wire + pinfo.len
+  if transport == "tcp" then tcp_wire(pinfo, recs or {}) end
   if recs == nil then return end
   for _, r in ipairs(recs) do
     d.godot = true
@@ -6660,11 +6742,16 @@ local function on_frame(pinfo)
       row.count = row.count + 1
       row.app_bytes = row.app_bytes + (r.app_bytes or 0)
     end
+    if r.kind == "rpc" or r.kind == "rset" then
+      local row = rpc_row(r)
+      row.wire_bytes = row.wire_bytes + (r.wire_bytes or 0)
+    end
   end
 end
 
 -- the tables as text, sorted by bytes (then by their key columns, so the order is stable)
-local RPC_HEAD = { "sender", "receiver", "node", "kind", "name", "transfer", "channel", "relayed", "count", "app_bytes" }
+local RPC_HEAD = { "sender", "receiver", "node", "kind", "name", "transfer", "channel", "relayed", "count", "app_bytes",
+                   "wire_bytes" }
 local BW_HEAD = { "transport", "src", "src_peer", "dst", "dst_peer", "frames", "wire_bytes", "messages", "app_bytes" }
 
 local function cell(v)
@@ -6698,6 +6785,7 @@ local function rpc_text()
       for i = 1, NKEY do r[i] = cell(row.parts[i]) end
       r[#r + 1] = tostring(row.count)
       r[#r + 1] = tostring(row.app_bytes)
+      r[#r + 1] = sfmt("%.3f", row.wire_bytes)
       rows[#rows + 1] = { r = r, bytes = row.app_bytes }
     end
   end

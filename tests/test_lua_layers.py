@@ -279,6 +279,15 @@ def test_statistics_equal_godot_dissect_stats(pcap: Path) -> None:
     got = sorted(tuple(r[k] for k in keys) for r in _lua_table(out, "(godot-dissect stats --table rpc)"))
     assert len(want) > 5
     assert got == want
+    # wire_bytes: the share of the frames that carried each row's calls (ENet fragments and WebSocket
+    # messages over several TCP segments included), to 0.01 byte after rounding both to 3 decimals
+    wire_want = {tuple(_cell(r[k]) for k in keys): round(r["wire_bytes"], 3) for r in p.rpc.to_dict("records")
+                 if r["count"] > 0}
+    wire_got = {tuple(r[k] for k in keys): float(r["wire_bytes"])
+                for r in _lua_table(out, "(godot-dissect stats --table rpc)")}
+    assert wire_got.keys() == wire_want.keys() and all(v > 0 for v in wire_want.values())
+    far = {k: (wire_got[k], v) for k, v in wire_want.items() if abs(wire_got[k] - v) > 0.01}
+    assert not far, far
     bkeys = ("src", "src_peer", "dst", "dst_peer", "frames", "wire_bytes", "messages", "app_bytes")
     bwant = sorted(tuple(_cell(r[k]) for k in bkeys) for r in p.bandwidth.to_dict("records"))
     bgot = sorted(tuple(r[k] for k in bkeys) for r in _lua_table(out, "(godot-dissect stats --table bandwidth)"))

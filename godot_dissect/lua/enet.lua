@@ -342,8 +342,10 @@ local function drop(dir, key, why)
 end
 
 -- one delivery decision per data command, made once (first pass) and kept by frame number:
--- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first }
-local function fragment(dir, cmd, frame, raw_data)
+-- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first, wire }
+-- `share`: the wire bytes of the frame that carried this command's data (stats.lua's wire_bytes); a
+-- reassembled packet's wire is the sum of its fragments' shares
+local function fragment(dir, cmd, frame, raw_data, share)
   local d, v = cmd.def, cmd.values
   local parts = {}
   for _, k in ipairs(d.fragment_key) do parts[#parts + 1] = tostring(v[k]) end
@@ -357,7 +359,7 @@ local function fragment(dir, cmd, frame, raw_data)
       return drop(dir, key, sfmt("%d fragment groups already open in this direction", MAX_GROUPS))
     end
     g = { count = v.fragment_count, total = v.total_length, got = 0, have = {}, offs = {}, datas = {}, first = frame,
-          held = 0 }
+          held = 0, wire = 0 }
     dir.groups[key] = g
     dir.ngroups = dir.ngroups + 1
   elseif g.count ~= v.fragment_count or g.total ~= v.total_length then
@@ -378,6 +380,7 @@ local function fragment(dir, cmd, frame, raw_data)
   g.got = g.got + 1
   g.offs[g.got], g.datas[g.got] = v.fragment_offset, raw_data
   g.held = g.held + cost
+  g.wire = g.wire + share
   dir.pending = dir.pending + cost
   held_total = held_total + cost
   if g.got < g.count then return { what = "fragment", got = g.got, count = g.count, first = g.first } end
@@ -392,16 +395,16 @@ local function fragment(dir, cmd, frame, raw_data)
   end
   release(dir, key)
   local data = ssub(tconcat(out), 1, g.total)
-  return { what = "reassembled", data = data, count = g.count, first = g.first }
+  return { what = "reassembled", data = data, count = g.count, first = g.first, wire = g.wire }
 end
 
-local function decide(conv, dir, cmd, frame, raw_data)
+local function decide(conv, dir, cmd, frame, raw_data, share)
   local d, v = cmd.def, cmd.values
   if d.delivery == "reliable" then
     dir.reliable[v.channel] = dir.reliable[v.channel] or recent()
     if not recent_add(dir.reliable[v.channel], v.reliable_seq) then return { what = "duplicate" } end
   end
-  if d.fragment_key then return fragment(dir, cmd, frame, raw_data) end
+  if d.fragment_key then return fragment(dir, cmd, frame, raw_data, share) end
   if d.delivery == "unsequenced" then
     if not recent_add(dir.unsequenced, v.unsequenced_group) then return { what = "duplicate" } end
   elseif d.delivery == "unreliable" then
@@ -506,13 +509,18 @@ local function dissect(tvb, pinfo, given)
   local fresh = plan == nil
   if fresh then plan = {}; plans[pinfo.number] = plan end
   local deliveries = {}
+  -- the frame's length is shared by the data bytes of its data commands (duplicates too: their share is
+  -- nobody's), as godot_dissect.enet.reassembly gives Record.wire_bytes
+  local data_bytes = 0
+  for _, c in ipairs(dg.commands) do if c.def.delivery then data_bytes = data_bytes + c.data_len end end
+  local weight = data_bytes > 0 and pinfo.len / data_bytes or 0
   for i, c in ipairs(dg.commands) do
     local item = show_command(root, ctvb, c)
     info[#info + 1] = c.def.name
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data) end
+      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data, weight * c.data_len) end
       local p = plan[i]
       if not null then item:add(F_DELIVERY, ctvb(c.off, c.size), c.def.delivery):set_generated() end
       if p.what == "duplicate" then
@@ -532,11 +540,11 @@ local function dissect(tvb, pinfo, given)
         it:set_generated()
         it:add_proto_expert_info(EE.reassembled, sfmt("%d fragments reassembled: %d bytes", p.count, #p.data))
         deliveries[#deliveries + 1] = { tvb = rtvb, range = rtvb(), data = p.data, channel = c.values.channel,
-                                        delivery = c.def.delivery }
+                                        delivery = c.def.delivery, wire = p.wire }
       else
         deliveries[#deliveries + 1] = { tvb = ctvb, range = not null and ctvb(c.data_off, c.data_len) or NULL_ITEM,
                                         off = c.data_off, data = data, channel = c.values.channel,
-                                        delivery = c.def.delivery }
+                                        delivery = c.def.delivery, wire = weight * c.data_len }
       end
     end
   end

@@ -159,7 +159,8 @@ def codec_data() -> dict[str, Any]:
 
 
 def spec_data() -> dict[str, Any]:
-    return {"enet": enet_data(), "mp": mp_data(), "codecs": codec_data(), "stats": {"max_rows": stats.MAX_ROWS}}
+    return {"enet": enet_data(), "mp": mp_data(), "codecs": codec_data(),
+            "stats": {"max_rows": stats.MAX_ROWS, "open_segments": stats.LUA_OPEN_SEGMENTS}}
 
 
 def _canon(v: Any, counts: dict[Any, int] | None = None) -> Any:

@@ -847,7 +847,7 @@ local function count(pinfo, env, kind, msg, app_bytes)
   MP.count(pinfo, { kind = kind, sender = sender, receiver = receiver, relayed = relayed,
                     delivered = env.direction ~= "c2s" or receiver == 1, node = msg and msg.node or "",
                     name = name or "", transfer = env.transfer, channel = env.channel,
-                    app_bytes = env.app_bytes or app_bytes })
+                    app_bytes = env.app_bytes or app_bytes, wire_bytes = env.wire, ws_bytes = env.ws_bytes })
 end
 MP.route = route
 
@@ -890,7 +890,8 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   if inner and msg.command == "SYS" then
     local peer = msg.scope.v.peer
     local env2 = { major = env.major, direction = env.direction, client_id = env.client_id, channel = env.channel,
-                   transfer = env.transfer, app_bytes = stop - base, relay_peer = peer }
+                   transfer = env.transfer, app_bytes = stop - base, relay_peer = peer, wire = env.wire,
+                   ws_bytes = env.ws_bytes }
     if env.direction == "s2c" then
       env2.sender, env2.receiver, env2.relay, env2.relay_way = peer, env.receiver, "from " .. peer, "from"
     else
@@ -968,7 +969,7 @@ MP.payload = function(p, pinfo, tree, e)
     if p.channel == 0 then
       local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data,
                                  { direction = e.direction, client_id = e.conv.client_id, sender_id = 1,
-                                   channel = p.channel, transfer = transfer })
+                                   channel = p.channel, transfer = transfer, wire = p.wire })
       if scope and e.direction == "c2s" and e.direction_known then -- "Only server can send config messages"
         local text = sfmt("offset 0: %s from a client on channel 0: the server drops it", scope.name or "SYSMSG")
         scope.root:add(MF.error, p.range, text):add_proto_expert_info(ME.malformed, text)
@@ -1006,7 +1007,8 @@ MP.payload = function(p, pinfo, tree, e)
       e.conv.client_id = scope.v.src -- no CONNECT in the capture: the header says who the client is
     end
     local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, target = scope.v.dst,
-                  direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer }
+                  direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer,
+                  wire = p.wire }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
     env.header = not ctx.null and function(root)
       local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
@@ -1018,7 +1020,7 @@ MP.payload = function(p, pinfo, tree, e)
     return
   end
   local env = { major = 4, direction = e.direction, client_id = e.conv.client_id, direction_known = e.direction_known,
-                channel = p.channel, transfer = transfer }
+                channel = p.channel, transfer = transfer, wire = p.wire }
   if e.direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, e.client_id
   else env.sender, env.receiver, env.sender_id = "client", 1, e.client_id end
   packet(ctx, 0, #p.data, tree, env, st, memo, pinfo)
@@ -1059,6 +1061,14 @@ local function ws_detect(c, sender, raw)
   return false
 end
 
+-- the WebSocket frame's size on the wire (RFC 6455 5.2): 2 bytes, the extended length, and the mask a
+-- client's frames carry (for the statistics' wire_bytes)
+local function ws_frame_size(n, masked)
+  local size = 2 + n + (masked and 4 or 0)
+  if n >= 65536 then return size + 8 elseif n >= 126 then return size + 2 end
+  return size
+end
+
 local function heur_ws_mp(tvb, pinfo, given)
   enter(given)
   local tree = tree_of(given)
@@ -1075,6 +1085,7 @@ local function heur_ws_mp(tvb, pinfo, given)
   ws_msg_index.n = ws_msg_index.n + 1
   local mkey = "w" .. pinfo.number .. ":" .. ws_msg_index.n
   local direction = sender == c.server and "s2c" or "c2s"
+  local wsb = ws_frame_size(#raw, direction == "c2s")
   local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"],
                 null = tree == NULL_ITEM }
   local st = state_of(c.key)
@@ -1085,10 +1096,12 @@ local function heur_ws_mp(tvb, pinfo, given)
       st.first_s2c = false
       memo.peer_id = true
       peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw,
-                   { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable" })
+                   { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable",
+                     ws_bytes = wsb })
       return true
     end
-    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true, transfer = "reliable" }
+    local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true, transfer = "reliable",
+                  ws_bytes = wsb }
     if direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, c.client_id
     else env.sender, env.receiver, env.sender_id = "client", 1, c.client_id end
     packet(ctx, 0, #raw, tree, env, st, memo, pinfo)
@@ -1115,12 +1128,13 @@ local function heur_ws_mp(tvb, pinfo, given)
   local tname = form.items[1].values[scope.v.type]
   if scope.v.type ~= 0 then
     local ps = peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw,
-                            { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable" })
+                            { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable",
+                              ws_bytes = wsb })
     if ps and ps.name == "SYS_ID" and not pinfo.visited then c.client_id = ps.v.peer end
     return true
   end
   local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, target = scope.v.to,
-                direction = direction, client_id = c.client_id, transfer = "reliable" }
+                direction = direction, client_id = c.client_id, transfer = "reliable", ws_bytes = wsb }
   packet(ctx, hsize, #raw, tree, env, st, memo, pinfo)
   return true
 end

@@ -3,7 +3,11 @@
 -- `godot-dissect stats` (godot_dissect/stats: calls.py rpc, traffic.py bandwidth), counted the same way:
 --   rpc: one row per (sender, receiver, node, kind, name, transfer, channel, relayed) with count
 --        (calls delivered: a server-to-client hop, or a client's packet the server executes itself;
---        the first leg of a relayed call is not counted again) and app_bytes of the counted calls;
+--        the first leg of a relayed call is not counted again), app_bytes of the counted calls and
+--        wire_bytes of every leg: the share of the frames that carried it (per frame, the frame's length
+--        split across the Godot messages in it by their bytes in it; over ENet the data bytes of the
+--        commands, fragments included: enet.lua hands each packet its share; over WebSocket the bytes of
+--        the WebSocket frame, header included, in each TCP segment: worked out here per frame);
 --   bandwidth: one row per direction (transport, source, destination) of every conversation that
 --        carried Godot messages: frames and wire bytes of every frame of the direction, Godot or
 --        not, and the messages and their app_bytes.
@@ -14,6 +18,12 @@ local ROWS_MAX = MP_SPEC.stats.max_rows -- distinct rows kept per table; later o
 local OTHER = "(other)"
 
 local pending = { number = -1, recs = {} } -- the records of the frame being dissected
+local F_TCP_LEN = Field.new("tcp.len")
+local F_TCP_SEGMENT = Field.new("tcp.segment") -- (frame, bytes) of each segment of a reassembled PDU
+-- the TCP segments whose bytes are not all in the messages that completed with them, kept (over the
+-- whole capture, so however many flows there are) for a message that completes later (a WebSocket
+-- frame over several segments); the oldest go first beyond this many
+local OPEN_SEGMENTS_MAX = MP_SPEC.stats.open_segments
 
 local function count(pinfo, rec)
   local n = pinfo.number
@@ -28,7 +38,8 @@ local function endpoint(addr, port)
 end
 
 local function new_tables()
-  return { rpc = {}, rpc_order = {}, nrpc = 0, dirs = {}, dir_order = {}, ndirs = 0 }
+  return { rpc = {}, rpc_order = {}, nrpc = 0, dirs = {}, dir_order = {}, ndirs = 0,
+           open = {}, open_ring = { head = 1, tail = 0 } } -- open: frame number -> wire bytes per TCP byte
 end
 
 local T = new_tables()
@@ -52,7 +63,7 @@ local function rpc_row(r)
       row = T.rpc[key]
     end
     if row == nil then
-      row = { parts = parts, count = 0, app_bytes = 0 }
+      row = { parts = parts, count = 0, app_bytes = 0, wire_bytes = 0 }
       T.rpc[key] = row
       T.nrpc = T.nrpc + 1
       T.rpc_order[T.nrpc] = row
@@ -76,6 +87,54 @@ end
 
 local PORT_TYPES = { [2] = "tcp", [3] = "udp" } -- pinfo.port_type: PT_TCP, PT_UDP
 
+-- the wire bytes of the WebSocket messages of a TCP frame (records with ws_bytes: the WebSocket frame's
+-- size, header included), as godot_dissect.pcap.framing's WireLedger gives them: the frame's length
+-- over its TCP payload, per byte. A message that began in earlier segments (the frame then completes
+-- a reassembled PDU, and it is the frame's first) adds their shares, kept in `T.open`.
+local function tcp_wire(pinfo, recs)
+  local payload = F_TCP_LEN()
+  payload = payload and payload.value or 0
+  if payload <= 0 then return end
+  local per_byte = pinfo.len / payload
+  local used, first = 0, true
+  for _, r in ipairs(recs) do
+    local n = r.ws_bytes
+    if n then
+      if first then
+        local segs = { F_TCP_SEGMENT() }
+        if #segs > 1 and segs[#segs].value == pinfo.number then
+          local total = 0
+          for _, fi in ipairs(segs) do total = total + fi.len end
+          if total == n then -- this message is the reassembled PDU
+            local wire = 0
+            for i = 1, #segs - 1 do
+              local w = T.open[segs[i].value]
+              if w then wire = wire + w * segs[i].len end
+            end
+            n = segs[#segs].len
+            r.wire_bytes = wire + per_byte * n
+          end
+        end
+        first = false
+      end
+      if r.wire_bytes == nil then r.wire_bytes = per_byte * n end
+      used = used + n
+    end
+  end
+  if used >= payload then return end
+  -- its last bytes may begin a message that completes later: keep its per-byte share (beyond
+  -- OPEN_SEGMENTS_MAX the oldest is forgotten: a message whose first segment is that old loses its share)
+  local ring = T.open_ring
+  ring.tail = ring.tail + 1
+  ring[ring.tail] = pinfo.number
+  T.open[pinfo.number] = per_byte
+  if ring.tail - ring.head + 1 > OPEN_SEGMENTS_MAX then
+    T.open[ring[ring.head]] = nil
+    ring[ring.head] = nil
+    ring.head = ring.head + 1
+  end
+end
+
 local function on_frame(pinfo)
   local transport = PORT_TYPES[pinfo.port_type]
   local recs = pending.number == pinfo.number and pending.recs or nil
@@ -86,6 +145,7 @@ local function on_frame(pinfo)
   if d == nil then return end
   d.frames = d.frames + 1
   d.wire = d.wire + pinfo.len
+  if transport == "tcp" then tcp_wire(pinfo, recs or {}) end
   if recs == nil then return end
   for _, r in ipairs(recs) do
     d.godot = true
@@ -98,11 +158,16 @@ local function on_frame(pinfo)
       row.count = row.count + 1
       row.app_bytes = row.app_bytes + (r.app_bytes or 0)
     end
+    if r.kind == "rpc" or r.kind == "rset" then
+      local row = rpc_row(r)
+      row.wire_bytes = row.wire_bytes + (r.wire_bytes or 0)
+    end
   end
 end
 
 -- the tables as text, sorted by bytes (then by their key columns, so the order is stable)
-local RPC_HEAD = { "sender", "receiver", "node", "kind", "name", "transfer", "channel", "relayed", "count", "app_bytes" }
+local RPC_HEAD = { "sender", "receiver", "node", "kind", "name", "transfer", "channel", "relayed", "count", "app_bytes",
+                   "wire_bytes" }
 local BW_HEAD = { "transport", "src", "src_peer", "dst", "dst_peer", "frames", "wire_bytes", "messages", "app_bytes" }
 
 local function cell(v)
@@ -136,6 +201,7 @@ local function rpc_text()
       for i = 1, NKEY do r[i] = cell(row.parts[i]) end
       r[#r + 1] = tostring(row.count)
       r[#r + 1] = tostring(row.app_bytes)
+      r[#r + 1] = sfmt("%.3f", row.wire_bytes)
       rows[#rows + 1] = { r = r, bytes = row.app_bytes }
     end
   end

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 #: rows per table; later distinct rows are folded into one row whose key columns say "(other)"
 MAX_ROWS = 100_000
+#: the Lua statistics: TCP segments remembered (over the capture, every flow) whose last bytes may begin
+#: a message that completes in a later frame (a WebSocket message over several segments), for its
+#: wire_bytes; beyond, the oldest are forgotten and such a message loses their share
+LUA_OPEN_SEGMENTS = 4096
 #: round-trip samples kept per ENet row for the median (beyond: a seeded reservoir sample)
 MAX_RTT_SAMPLES = 10_000
 #: ENet datagram sent-times remembered per direction for matching ACK echoes (oldest forgotten)
