@@ -11,9 +11,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from ..pcap.reader import DEBUGGER_PORTS
-from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
-from .options import add_dialect
+from .options import add_read_options, read_options
 
 #: table width when the output is not a terminal (rich would squeeze it into 80 columns)
 PIPE_WIDTH = 200
@@ -33,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a Dask distributed scheduler (tcp://HOST:8786) to run the tasks; OUT must be a path "
                         "every worker can write")
     e.add_argument("--batch-rows", type=int, default=None, help="rows per Arrow batch / Parquet row group")
-    _add_read_options(e)
+    add_read_options(e)
     e.set_defaults(run=run_export)
 
     q = sub.add_parser("query", help="DuckDB SQL over an exported dataset or captures (table `messages`)",
@@ -42,28 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("sources", nargs="+", metavar="OUT_OR_CAPTURE")
     q.add_argument("sql", metavar="SQL")
     q.add_argument("--format", "-f", choices=("table", "csv", "json"), default="table")
-    _add_read_options(q)
+    add_read_options(q)
     q.set_defaults(run=run_query)
-
-
-def _add_read_options(p: argparse.ArgumentParser) -> None:
-    add_dialect(p, default="auto", auto=True)
-    p.add_argument("--port", "-p", type=int, action="append", default=[],
-                   help="a UDP/TCP port that carries Godot Variants (repeatable)")
-    p.add_argument("--debugger-port", type=int, action="append", default=None,
-                   help=f"remote debugger port (repeatable; default {DEBUGGER_PORTS[0]})")
-    p.add_argument("--no-heuristics", action="store_true", help="only the given ports")
-    p.add_argument("--no-multiplayer", action="store_true", help="read multiplayer conversations as plain Variants")
-    p.add_argument("--enet-port", type=int, action="append", default=[], help="a UDP port that carries ENet")
-    p.add_argument("--enet-compression", choices=[c.name for c in ENET_COMPRESSIONS],
-                   help="the codec of compressed ENet datagrams")
-
-
-def _read_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {"dialect": args.dialect, "ports": tuple(args.port),
-            "debugger_ports": tuple(args.debugger_port) if args.debugger_port else DEBUGGER_PORTS,
-            "heuristics": not args.no_heuristics, "multiplayer": not args.no_multiplayer,
-            "enet_ports": tuple(args.enet_port), "enet_compression": args.enet_compression}
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -75,6 +53,11 @@ def run_export(args: argparse.Namespace) -> int:
     gc.freeze()  # the modules' objects are never garbage: the collector need not walk them again per batch
     if args.workers is not None and args.workers < 1:
         print("godot-dissect: --workers must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        options = read_options(args)
+    except ValueError as e:
+        print(f"godot-dissect: {e}", file=sys.stderr)
         return 2
     failed: list[tuple[str, str]] = []
     rows = 0
@@ -90,7 +73,7 @@ def run_export(args: argparse.Namespace) -> int:
         try:
             results = export(args.captures, args.output, args.format, workers=args.workers,
                              scheduler=args.scheduler, batch_rows=args.batch_rows or BATCH_ROWS,
-                             read_options=_read_options(args), on_file=file_done, on_messages=on_messages)
+                             read_options=options, on_file=file_done, on_messages=on_messages)
         except (OSError, RuntimeError, ValueError) as e:
             print(f"godot-dissect: {e}", file=sys.stderr)
             return 2
@@ -125,7 +108,7 @@ def run_query(args: argparse.Namespace) -> int:
 
     con = duckdb.connect()
     try:
-        rel = to_duckdb(args.sources, con, **_read_options(args))
+        rel = to_duckdb(args.sources, con, **read_options(args))
         rel.create_view("messages")
         result = con.sql(args.sql)
     except (duckdb.Error, CaptureError, OSError, ValueError) as e:

@@ -4,7 +4,6 @@ a -V tree, JSON, JSON lines or tshark-style fields, selected by a display filter
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -12,16 +11,14 @@ from typing import Any, TextIO
 
 from ..multiplayer.records import summary as mp_summary
 from ..pcap.packets import CaptureError
-from ..pcap.reader import DEBUGGER_PORTS, read_pcap
+from ..pcap.reader import read_pcap
 from ..records import KINDS, MULTIPLAYER_KINDS, Record
 from ..spec import DIALECTS, get_dialect
 from ..spec.debugger import MESSAGES as DEBUGGER_MESSAGES
-from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
-from ..spec.transports import MAX_CONVERSATIONS, MAX_HELD_BYTES
 from .fields import FieldWriter
 from .filter import FilterError, compile_filter
 from .live import LiveCapture, LiveError
-from .options import add_dialect
+from .options import add_read_options, read_options
 
 #: files larger than this get a progress bar on a terminal
 PROGRESS_BYTES = 20 << 20
@@ -33,12 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "Godot message: UDP datagrams, length-prefixed TCP, WebSocket, the "
                                    "remote debugger.")
     r.add_argument("capture", nargs="?", help="the capture file; - reads pcap/pcapng from standard input")
-    add_dialect(r, default="auto", auto=True)
-    r.add_argument("--port", "-p", type=int, action="append", default=[],
-                   help="a UDP/TCP port that carries Godot Variants (repeatable)")
-    r.add_argument("--debugger-port", type=int, action="append", default=None,
-                   help=f"remote debugger port (repeatable; default {DEBUGGER_PORTS[0]})")
-    r.add_argument("--no-heuristics", action="store_true", help="only the given ports")
+    add_read_options(r)
     r.add_argument("--format", "-T", choices=("text", "json", "jsonl", "fields"), default="text",
                    help="text lines (default), a JSON array, JSON lines, or the -e fields (as tshark -T fields)")
     r.add_argument("-e", dest="fields", action="append", default=[], metavar="FIELD",
@@ -58,26 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("-w", dest="write", metavar="FILE", help="-i: also save the raw capture (pcapng) here")
     r.add_argument("-V", "--verbose", action="store_true", help="text: print each value in full")
     r.add_argument("--kind", action="append", help="only these kinds (" + ", ".join(KINDS) + ")")
-    r.add_argument("--project", metavar="DIR", help="Godot 4 project folder: RPC method names from its "
-                                                     "@rpc functions, checked against the capture's md5")
-    r.add_argument("--rpc-names", metavar="JSON", help='RPC names per node path: a JSON file or text '
-                                                       '{"Main": ["chat", "move"]}, checked like --project')
-    r.add_argument("--no-multiplayer", action="store_true", help="read multiplayer conversations as plain Variants")
-    r.add_argument("--enet-port", type=int, action="append", default=[],
-                   help="a UDP port that carries ENet for sure (repeatable; others are found by a heuristic)")
-    r.add_argument("--enet-control", action="store_true",
-                   help="a record for every ENet control command (ACK, PING ...), not only connect/disconnect")
-    r.add_argument("--enet-compression", choices=[c.name for c in ENET_COMPRESSIONS],
-                   help="the codec of compressed ENet datagrams (not on the wire; default: shown as compressed)")
     r.add_argument("--type", action="append", help="only values of these types (engine names, e.g. Dictionary)")
     r.add_argument("--message", action="append", help="only these debugger messages")
     r.add_argument("--evidence", action="store_true", help="text: print why each conversation got its dialect")
-    r.add_argument("--max-conversations", type=int, default=MAX_CONVERSATIONS, metavar="N",
-                   help=f"conversations tracked at once (default {MAX_CONVERSATIONS}); beyond it the least recently "
-                        "active is finished and what it held becomes error records")
-    r.add_argument("--max-held-bytes", type=int, default=MAX_HELD_BYTES, metavar="BYTES",
-                   help=f"bytes all conversations may hold (out-of-order TCP data, unfinished messages; default "
-                        f"{MAX_HELD_BYTES}); beyond it the conversation holding the most is finished likewise")
     r.set_defaults(run=run_read)
 
 
@@ -181,11 +156,10 @@ def run_read(args: argparse.Namespace) -> int:
         return _usage(f"-Y: {e}")
     except ValueError as e:
         return _usage(str(e))
-    debugger_ports = tuple(args.debugger_port) if args.debugger_port else DEBUGGER_PORTS
     try:
-        rpc_names = _rpc_names(args.rpc_names)
-    except (OSError, ValueError) as e:
-        return _usage(f"--rpc-names: {e}")
+        options = read_options(args)
+    except ValueError as e:
+        return _usage(str(e))
     live = None
     try:
         if args.interface:
@@ -194,11 +168,7 @@ def run_read(args: argparse.Namespace) -> int:
             source: Any = live.stream
         else:
             source = args.capture
-        records = read_pcap(source, args.dialect, args.port, debugger_ports, not args.no_heuristics,
-                            rpc_names=rpc_names, project=args.project,
-                            multiplayer=not args.no_multiplayer, enet_ports=args.enet_port,
-                            enet_control=args.enet_control, enet_compression=args.enet_compression,
-                            max_conversations=args.max_conversations, max_held_bytes=args.max_held_bytes)
+        records = read_pcap(source, **options)
         if source != "-" and isinstance(source, str):
             records = _with_progress(records, os.path.getsize(source))
         out = _Batched(sys.stdout, line_buffered=args.line_buffered or live is not None)
@@ -300,21 +270,6 @@ class _Batched:
                 # in a debugger message, say): written as its escape (\udXXX), the batch kept
                 enc = getattr(self.out, "encoding", None) or "utf-8"
                 self.out.write(text.encode(enc, "backslashreplace").decode(enc))
-
-
-def _rpc_names(arg: str | None) -> dict | None:
-    """--rpc-names: a JSON file, or the JSON text itself."""
-    if not arg:
-        return None
-    if arg.lstrip().startswith("{"):
-        text = arg
-    else:
-        with open(arg, encoding="utf-8") as f:
-            text = f.read()
-    names = json.loads(text)
-    if not isinstance(names, dict):
-        raise ValueError("expected a JSON object {node path: [method names]}")
-    return names
 
 
 def _with_progress(records: Iterator[Record], size: int) -> Iterator[Record]:

@@ -8,11 +8,8 @@ import os
 import sys
 
 from ..pcap.packets import CaptureError
-from ..pcap.reader import DEBUGGER_PORTS
-from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
-from ..spec.transports import MAX_CONVERSATIONS, MAX_HELD_BYTES
 from ..stats.profile import BY, DEFAULT_TABLES, TABLES
-from .options import add_dialect
+from .options import add_read_options, read_options
 
 FORMATS = ("table", "csv", "json", "markdown")
 
@@ -34,25 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="table: rich tables with human units; csv/json: plain numbers; markdown")
     p.add_argument("--plot", metavar="FILE.png", help="also draw bandwidth over time per peer and direction")
     p.add_argument("--plot-size", default="1200x800", metavar="WxH", help="plot size in pixels (default 1200x800)")
-    add_dialect(p, default="auto", auto=True)
-    p.add_argument("--port", "-p", type=int, action="append", default=[],
-                   help="a UDP/TCP port that carries Godot Variants (repeatable)")
-    p.add_argument("--debugger-port", type=int, action="append", default=None,
-                   help=f"remote debugger port (repeatable; default {DEBUGGER_PORTS[0]})")
-    p.add_argument("--no-heuristics", action="store_true", help="only the given ports")
-    p.add_argument("--project", metavar="DIR", help="Godot 4 project folder: RPC method names from its @rpc "
-                                                     "functions, checked against the capture's md5")
-    p.add_argument("--rpc-names", metavar="JSON", help='RPC names per node path: a JSON file or text '
-                                                       '{"Main": ["chat", "move"]}')
-    p.add_argument("--no-multiplayer", action="store_true", help="read multiplayer conversations as plain Variants")
-    p.add_argument("--enet-port", type=int, action="append", default=[],
-                   help="a UDP port that carries ENet for sure (repeatable)")
-    p.add_argument("--enet-compression", choices=[c.name for c in ENET_COMPRESSIONS],
-                   help="the codec of compressed ENet datagrams (not on the wire)")
-    p.add_argument("--max-conversations", type=int, default=MAX_CONVERSATIONS, metavar="N",
-                   help=f"conversations the reader tracks at once (default {MAX_CONVERSATIONS}), as for read")
-    p.add_argument("--max-held-bytes", type=int, default=MAX_HELD_BYTES, metavar="BYTES",
-                   help=f"bytes all conversations may hold (default {MAX_HELD_BYTES}), as for read")
+    add_read_options(p)
     p.set_defaults(run=run_stats)
 
 
@@ -65,8 +44,6 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    from .read_cmds import _rpc_names
-
     names = args.table or list(DEFAULT_TABLES)
     unknown = [n for n in names if n not in TABLES]
     if unknown:
@@ -82,21 +59,16 @@ def run_stats(args: argparse.Namespace) -> int:
         print(f"godot-dissect stats: --plot-size {args.plot_size!r}: {e}", file=sys.stderr)
         return 2
     try:
-        rpc_names = _rpc_names(args.rpc_names)
-    except (OSError, ValueError) as e:
-        print(f"godot-dissect stats: --rpc-names: {e}", file=sys.stderr)
+        options = read_options(args)
+    except ValueError as e:
+        print(f"godot-dissect stats: {e}", file=sys.stderr)
         return 2
     from ..stats import profile
 
     source = sys.stdin.buffer if args.capture == "-" else args.capture
     try:
         p = profile(source, interval=args.interval, by=args.by, series=bool(args.plot), tables=tuple(names),
-                    dialect=args.dialect,
-                    ports=args.port, debugger_ports=tuple(args.debugger_port or DEBUGGER_PORTS),
-                    heuristics=not args.no_heuristics, rpc_names=rpc_names, project=args.project,
-                    multiplayer=not args.no_multiplayer, enet_ports=args.enet_port,
-                    enet_compression=args.enet_compression, max_conversations=args.max_conversations,
-                    max_held_bytes=args.max_held_bytes)
+                    **options)
     except (CaptureError, OSError) as e:
         print(f"godot-dissect stats: {e}", file=sys.stderr)
         return 2

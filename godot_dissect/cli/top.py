@@ -20,15 +20,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..pcap.reader import DEBUGGER_PORTS, read_pcap
+from ..pcap.reader import read_pcap
 from ..records import Record
 from ..spec import get_dialect
-from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
 from ..spec.stats import MAX_ROWS
 from ..stats import Profile
 from ..stats.render import human_bytes
 from .live import LiveCapture, LiveError
-from .options import add_dialect
+from .options import add_read_options, read_options
 
 #: the window of the Up/Down rates, in seconds, and how many bins it is kept in
 RATE_WINDOW = 1.0
@@ -50,11 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("-a", dest="autostop", action="append", metavar="COND",
                    help="-i: stop after duration:SECONDS or packets:N")
     t.add_argument("-w", dest="write", metavar="FILE", help="-i: also save the raw capture (pcapng) here")
-    add_dialect(t, default="auto", auto=True)
-    t.add_argument("--port", "-p", type=int, action="append", default=[], help="a Godot UDP/TCP port (repeatable)")
-    t.add_argument("--enet-port", type=int, action="append", default=[], help="an ENet UDP port (repeatable)")
-    t.add_argument("--enet-compression", choices=[c.name for c in ENET_COMPRESSIONS],
-                   help="the codec of compressed ENet datagrams")
+    add_read_options(t)
     t.add_argument("--refresh", type=float, default=1.0, metavar="S", help="seconds between screens (default 1)")
     t.add_argument("--once", action="store_true",
                    help="read everything, print the screen once (no full-screen mode) and exit")
@@ -259,11 +254,10 @@ def render(state: TopState, source: str) -> Any:
     return Group(*parts)
 
 
-def _reader(state: TopState, source: Any, args: argparse.Namespace) -> Callable[[], None]:
+def _reader(state: TopState, source: Any, options: dict[str, Any]) -> Callable[[], None]:
     def run() -> None:
         try:
-            for rec in read_pcap(source, args.dialect, args.port, DEBUGGER_PORTS, True, enet_ports=args.enet_port,
-                                 enet_compression=args.enet_compression, on_frame=state.frame):
+            for rec in read_pcap(source, on_frame=state.frame, **options):
                 state.record(rec)
         except Exception as e:  # noqa: BLE001 - shown on the screen, the view stays up
             state.failure = str(e)
@@ -286,6 +280,11 @@ def run_top(args: argparse.Namespace) -> int:
     if args.refresh <= 0:
         print("godot-dissect: --refresh must be positive", file=sys.stderr)
         return 2
+    try:
+        options = read_options(args)
+    except ValueError as e:
+        print(f"godot-dissect: {e}", file=sys.stderr)
+        return 2
     live = None
     try:
         if args.interface:
@@ -300,7 +299,7 @@ def run_top(args: argparse.Namespace) -> int:
         print(f"godot-dissect: {e}", file=sys.stderr)
         return 2
     state = TopState(live is not None)
-    thread = threading.Thread(target=_reader(state, source, args), daemon=True)
+    thread = threading.Thread(target=_reader(state, source, options), daemon=True)
     thread.start()
     try:
         if args.once:
