@@ -427,3 +427,18 @@ def test_sync_table_counts_full_and_delta_syncs_as_the_engine_received_them():
             got[(r.receiver, r.object, "full")] += r.syncs
             got[(r.receiver, r.object, "delta")] += r.deltas
     assert +got == +want
+
+
+def test_dictionaries_keyed_by_deep_arrays_do_not_recurse(tmp_path):
+    """A Dictionary whose key is an Array nested 500/1023 levels (legal for the engine): the variants
+    table labels it by type without hashing the key (which recursed past Python's limit)."""
+    from godot_dissect.fuzz.hostile import PORT, deep_keys
+
+    path = tmp_path / "deep.pcap"
+    deep_keys(6, path)  # 6 Strings, Dictionaries keyed 500, 1023, 1024 (malformed) deep, twice
+    r = run(str(path), "-p", str(PORT), "-t", "variants", "-t", "expert", "-f", "json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads(r.stdout)
+    counts = {row["what"]: row["count"] for row in data["variants"]["rows"]}
+    assert counts == {"String": 6, "Dictionary": 4}
+    assert sum(row["count"] for row in data["expert"]["rows"] if row["category"] == "malformed") == 2

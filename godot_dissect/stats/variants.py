@@ -33,13 +33,14 @@ def what(rec: Record, keysets: dict[tuple, str] | None = None) -> str:
     v = rec.value
     if type(v) is dict and v:
         order = tuple(v)
+        # checked before the cache: hashing a non-string key (a hostile Dictionary key nested 1024
+        # deep) would recurse, and such a Dictionary's label is only its type
+        if not all(type(k) is str for k in order):
+            return rec.type
         if keysets is not None and order in keysets:
             return keysets[order]
-        if all(type(k) is str for k in order):
-            keys = ",".join(sorted(order))
-            label = "Dictionary{" + (keys if len(keys) <= KEYSET_CHARS else keys[:KEYSET_CHARS] + "...") + "}"
-        else:
-            label = rec.type
+        keys = ",".join(sorted(order))
+        label = "Dictionary{" + (keys if len(keys) <= KEYSET_CHARS else keys[:KEYSET_CHARS] + "...") + "}"
         if keysets is not None and len(keysets) < KEYSET_CACHE:
             keysets[order] = label
         return label
