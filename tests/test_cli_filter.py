@@ -306,3 +306,25 @@ def test_type_ids_are_the_engines(capsys: pytest.CaptureFixture[str]) -> None:
         names = out.splitlines()
         assert len(names) == sum(g["type"] == type_id for g in golden), type_id
         assert set(names) <= {g["type_name"] for g in golden if g["type"] == type_id}
+
+
+def test_a_backtracking_regex_on_hostile_text_is_bounded(tmp_path: Path) -> None:
+    """`(a|a)+$` against 40 "a"s and a "!" backtracks 2^40 times; the search stops after
+    spec.cli.MAX_MATCH_SECONDS with a usage error naming the regex's column, not a hang."""
+    import struct
+    import subprocess
+    import sys
+
+    from godot_dissect.fuzz.hostile import PORT, _udp
+    from godot_dissect.spec.cli import MAX_MATCH_SECONDS
+
+    text = b"a" * 40 + b"!"
+    payload = struct.pack("<II", 4, len(text)) + text + b"\0" * (-len(text) % 4)  # a Variant String
+    path = tmp_path / "redos.pcap"
+    _udp(path, [payload])
+    expr = 'text matches "(a|a)+$"'
+    r = subprocess.run([sys.executable, "-m", "godot_dissect", "read", "-p", str(PORT), "-Y", expr, str(path)],
+                       capture_output=True, text=True, timeout=20 * MAX_MATCH_SECONDS, cwd=ROOT)
+    assert r.returncode == 2 and r.stdout == ""
+    column = expr.index('"') + 1  # the regex literal's first character
+    assert f"-Y: column {column}:" in r.stderr and f"more than {MAX_MATCH_SECONDS} s" in r.stderr

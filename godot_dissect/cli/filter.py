@@ -7,7 +7,9 @@ The expression is parsed by a lark grammar and compiled into a tree of small clo
 Semantics follow Wireshark's: a comparison with a field the record does not have is false (so
 ``!(peer == 1)`` matches records without ``peer``, ``peer != 1`` does not); a bare field name tests
 that the record has it; ``contains`` is a substring test, ``matches`` a case-sensitive regex
-search; ``in {a b 10..20}`` is membership (ranges for numbers).
+search (Python syntax, run by the ``regex`` module so that one search stops after
+``spec.cli.MAX_MATCH_SECONDS``: a usage error, as Wireshark's PCRE2 match limit);
+``in {a b 10..20}`` is membership (ranges for numbers).
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import regex
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, VisitError
 
 from ..records import Record
 from ..spec import get_dialect
-from ..spec.cli import MAX_FILTER_DEPTH, MAX_FILTER_LENGTH
+from ..spec.cli import MAX_FILTER_DEPTH, MAX_FILTER_LENGTH, MAX_MATCH_SECONDS
 from ..values import type_key
 
 Predicate = Callable[[Record], bool]
@@ -242,10 +245,22 @@ class _Compile(Transformer):
     def matches(self, tok: Token, value: Token) -> Predicate:
         _, _, get = self._field(tok)
         try:
-            rx = re.compile(_literal(value))
-        except re.error as e:
+            rx = regex.compile(_literal(value))
+        except regex.error as e:
             raise FilterError(value.column, f"bad regular expression: {e}") from None
-        return _test(get, lambda v: rx.search(v if isinstance(v, str) else str(v)) is not None)
+        column = value.column
+
+        def search(v: Any) -> bool:
+            # the `regex` module, for its timeout: `re` backtracks without bound ("(a+)+$" on a
+            # capture's 40 "a"s runs for days), and the data is the capture's, not the user's
+            try:
+                return rx.search(v if isinstance(v, str) else str(v), timeout=MAX_MATCH_SECONDS) is not None
+            except TimeoutError:
+                raise FilterError(column, f"the regular expression searched one {tok} for more than "
+                                          f"{MAX_MATCH_SECONDS} s (nested repeats such as (a+)+ backtrack "
+                                          "exponentially)") from None
+
+        return _test(get, search)
 
     def member(self, tok: Token, *values: Token) -> Predicate:
         name, kind, get = self._field(tok, values[0] if values else None)

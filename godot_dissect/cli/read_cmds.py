@@ -183,6 +183,8 @@ def run_read(args: argparse.Namespace) -> int:
         return 0
     except LiveError as e:
         return _usage(str(e))
+    except FilterError as e:  # a regex search that ran over spec.cli.MAX_MATCH_SECONDS
+        return _usage(f"-Y: {e}")
     except (CaptureError, OSError) as e:
         failed = live.failure() if live is not None else None
         return _usage(failed or str(e))

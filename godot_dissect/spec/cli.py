@@ -7,3 +7,6 @@ from __future__ import annotations
 MAX_FILTER_DEPTH = 100
 #: characters in one display filter
 MAX_FILTER_LENGTH = 100_000
+#: seconds one ``matches`` regex search may take on one record's field; beyond, ``read`` stops with a
+#: usage error naming the regex's column (a backtracking pattern on hostile text would never end)
+MAX_MATCH_SECONDS = 2.0
