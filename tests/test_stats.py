@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
 import struct
 import subprocess
@@ -442,3 +443,21 @@ def test_dictionaries_keyed_by_deep_arrays_do_not_recurse(tmp_path):
     counts = {row["what"]: row["count"] for row in data["variants"]["rows"]}
     assert counts == {"String": 6, "Dictionary": 4}
     assert sum(row["count"] for row in data["expert"]["rows"] if row["category"] == "malformed") == 2
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json", "markdown"])
+def test_a_lone_surrogate_in_a_dictionary_key_is_written_escaped(tmp_path, fmt):
+    """A Godot 3 Dictionary keyed by the String whose bytes are the UTF-8 of U+D800 (the engine does
+    not check them): every format prints the row, the key as \\ud800 (JSON reads it back as U+D800)."""
+    from godot_dissect.fuzz.hostile import PORT, _udp
+
+    key = bytes.fromhex("04000000" "03000000" "eda08000")  # String: the 3 bytes of U+D800, padded
+    path = tmp_path / "key.pcap"
+    _udp(path, [bytes.fromhex("12000000" "01000000") + key + bytes(4)])  # Dictionary {key: null}
+    r = subprocess.run([sys.executable, "-m", "godot_dissect", "stats", "-p", str(PORT), "-t", "variants",
+                        "-f", fmt, str(path)], capture_output=True, cwd=ROOT, timeout=120,
+                       env={**os.environ, "COLUMNS": "200"})  # the table's rows on one line
+    assert r.returncode == 0, r.stderr.decode(errors="replace")[-2000:]
+    assert b"Dictionary{\\ud800}" in r.stdout
+    if fmt == "json":
+        assert json.loads(r.stdout)["variants"]["rows"][0]["what"] == "Dictionary{\ud800}"

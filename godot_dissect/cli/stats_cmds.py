@@ -86,6 +86,10 @@ def _print(p, names: list[str], fmt: str) -> None:  # noqa: ANN001 - a stats.Pro
 
     for note in p.notes:
         print(f"note: {note}", file=sys.stderr)
+    # names from the wire (Dictionary keys, methods, nodes) may hold a lone surrogate (a Godot 3
+    # String is not checked UTF-8): written as \udXXX (in JSON, the escape that reads back), not a crash
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
     if fmt == "csv":
         sys.stdout.write(render.csv_text(p, names))
     elif fmt == "json":
