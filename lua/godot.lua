@@ -4413,7 +4413,24 @@ local MP_SPEC = {
     },
     fastlz = { MAX_L2_DISTANCE = 8191 },
   },
-  stats = { max_rows = 100000, open_segments = 4096 },
+  stats = {
+    max_rows = 100000,
+    open_segments = 4096,
+    other = "(other)",
+    rpc_head = {
+      "sender",
+      "receiver",
+      "node",
+      "kind",
+      "name",
+      "transfer",
+      "channel",
+      "relayed",
+      "count",
+      "app_bytes",
+      "wire_bytes",
+    },
+  },
 }
 local MP = {} -- what enet.lua hands to multiplayer.lua
 do -- compression.lua
@@ -6599,7 +6616,7 @@ local function part()
 -- every frame adds them, with the frame's bytes, when the frame's taps run.
 -- @MP_SPEC@
 local ROWS_MAX = MP_SPEC.stats.max_rows -- distinct rows kept per table; later ones are folded into one
-local OTHER = "(other)"
+local OTHER = MP_SPEC.stats.other -- the row later rows are folded into
 
 local pending = { number = -1, recs = {} } -- the records of the frame being dissected
 local F_TCP_LEN = Field.new("tcp.len")
@@ -6750,8 +6767,7 @@ local function on_frame(pinfo)
 end
 
 -- the tables as text, sorted by bytes (then by their key columns, so the order is stable)
-local RPC_HEAD = { "sender", "receiver", "node", "kind", "name", "transfer", "channel", "relayed", "count", "app_bytes",
-                   "wire_bytes" }
+local RPC_HEAD = MP_SPEC.stats.rpc_head
 local BW_HEAD = { "transport", "src", "src_peer", "dst", "dst_peer", "frames", "wire_bytes", "messages", "app_bytes" }
 
 local function cell(v)

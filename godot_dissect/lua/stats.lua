@@ -15,7 +15,7 @@
 -- every frame adds them, with the frame's bytes, when the frame's taps run.
 -- @MP_SPEC@
 local ROWS_MAX = MP_SPEC.stats.max_rows -- distinct rows kept per table; later ones are folded into one
-local OTHER = "(other)"
+local OTHER = MP_SPEC.stats.other -- the row later rows are folded into
 
 local pending = { number = -1, recs = {} } -- the records of the frame being dissected
 local F_TCP_LEN = Field.new("tcp.len")
@@ -166,8 +166,7 @@ local function on_frame(pinfo)
 end
 
 -- the tables as text, sorted by bytes (then by their key columns, so the order is stable)
-local RPC_HEAD = { "sender", "receiver", "node", "kind", "name", "transfer", "channel", "relayed", "count", "app_bytes",
-                   "wire_bytes" }
+local RPC_HEAD = MP_SPEC.stats.rpc_head
 local BW_HEAD = { "transport", "src", "src_peer", "dst", "dst_peer", "frames", "wire_bytes", "messages", "app_bytes" }
 
 local function cell(v)
