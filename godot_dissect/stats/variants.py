@@ -11,9 +11,9 @@ keys, the game-state pattern), for the debugger the message name. ``count``, ``a
 
 from __future__ import annotations
 
-from ..records import Record
+from ..records import Record, app_size
 from ..spec.stats import KEYSET_CACHE, MAX_ROWS
-from .rows import OTHER, Rows, app_size
+from .rows import OTHER, Rows
 from .traffic import _ep
 
 VARIANT_COLUMNS = (("src", None), ("dst", None), ("transport", None), ("kind", None), ("what", None),
