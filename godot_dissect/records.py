@@ -94,7 +94,7 @@ class Record:
             "dst": self.dst, "dport": self.dport, "transport": self.transport, "direction": self.direction,
             "kind": self.kind, "dialect": self.dialect, "type": self.type, "offset": self.offset,
             "length": len(self.raw), "wire_bytes": round(self.wire_bytes, 3),
-            "app_bytes": len(self.raw) if self.app_bytes is None else self.app_bytes,
+            "app_bytes": app_size(self),
         }
         if self.message is not None:
             d["message"] = self.message
@@ -133,6 +133,12 @@ KINDS = ("variant", "debugger", "text", "error", "compressed", *MULTIPLAYER_KIND
 LIST_KINDS = ("rpc", "spawn", "sync")
 _MP_FIELDS = ("node", "method", "method_id", "channel", "peer", "command")
 _ROUTE_FIELDS = ("sender", "receiver", "transfer", "relayed")
+
+
+def app_size(rec: Any) -> int:
+    """``Record.app_bytes`` (None: ``len(raw)``, the reader's default)."""
+    a = rec.app_bytes
+    return len(rec.raw) if a is None else a
 
 
 def _json_field(v: Any) -> Any:

@@ -4413,7 +4413,24 @@ local MP_SPEC = {
     },
     fastlz = { MAX_L2_DISTANCE = 8191 },
   },
-  stats = { max_rows = 100000, open_segments = 4096 },
+  stats = {
+    max_rows = 100000,
+    open_segments = 4096,
+    other = "(other)",
+    rpc_head = {
+      "sender",
+      "receiver",
+      "node",
+      "kind",
+      "name",
+      "transfer",
+      "channel",
+      "relayed",
+      "count",
+      "app_bytes",
+      "wire_bytes",
+    },
+  },
 }
 local MP = {} -- what enet.lua hands to multiplayer.lua
 do -- compression.lua
@@ -6599,7 +6616,7 @@ local function part()
 -- every frame adds them, with the frame's bytes, when the frame's taps run.
 -- @MP_SPEC@
 local ROWS_MAX = MP_SPEC.stats.max_rows -- distinct rows kept per table; later ones are folded into one
-local OTHER = "(other)"
+local OTHER = MP_SPEC.stats.other -- the row later rows are folded into
 
 local pending = { number = -1, recs = {} } -- the records of the frame being dissected
 local F_TCP_LEN = Field.new("tcp.len")
@@ -6750,8 +6767,7 @@ local function on_frame(pinfo)
 end
 
 -- the tables as text, sorted by bytes (then by their key columns, so the order is stable)
-local RPC_HEAD = { "sender", "receiver", "node", "kind", "name", "transfer", "channel", "relayed", "count", "app_bytes",
-                   "wire_bytes" }
+local RPC_HEAD = MP_SPEC.stats.rpc_head
 local BW_HEAD = { "transport", "src", "src_peer", "dst", "dst_peer", "frames", "wire_bytes", "messages", "app_bytes" }
 
 local function cell(v)
@@ -6777,6 +6793,22 @@ local function render(title, head, rows)
   return tconcat(lines, "\n") .. "\n"
 end
 
+-- rows { r = cells, bytes = n } -> cells, most bytes first, ties by the cells' text (a stable order)
+local function by_bytes(rows)
+  tsort(rows, function(a, b)
+    if a.bytes ~= b.bytes then return a.bytes > b.bytes end
+    return tconcat(a.r, "\1") < tconcat(b.r, "\1")
+  end)
+  local out = {}
+  for i, x in ipairs(rows) do out[i] = x.r end
+  return out
+end
+
+-- one key for both directions of a conversation
+local function conversation_key(d)
+  return d.transport .. " " .. (d.src < d.dst and d.src .. " " .. d.dst or d.dst .. " " .. d.src)
+end
+
 local function rpc_text()
   local rows = {}
   for _, row in ipairs(T.rpc_order) do
@@ -6789,30 +6821,19 @@ local function rpc_text()
       rows[#rows + 1] = { r = r, bytes = row.app_bytes }
     end
   end
-  tsort(rows, function(a, b)
-    if a.bytes ~= b.bytes then return a.bytes > b.bytes end
-    return tconcat(a.r, "\1") < tconcat(b.r, "\1")
-  end)
-  local out = {}
-  for i, x in ipairs(rows) do out[i] = x.r end
+  local out = by_bytes(rows)
   return render("Godot RPCs and remote sets (godot-dissect stats --table rpc)", RPC_HEAD, out)
 end
 
 local function bandwidth_text()
   local rows = {}
   for _, d in ipairs(T.dir_order) do
-    if d.godot or T.godot_convs[d.transport .. " " .. (d.src < d.dst and d.src .. " " .. d.dst or d.dst .. " " .. d.src)]
-    then
+    if d.godot or T.godot_convs[conversation_key(d)] then
       rows[#rows + 1] = { r = { d.transport, d.src, cell(d.src_peer), d.dst, cell(d.dst_peer), tostring(d.frames),
                                 tostring(d.wire), tostring(d.messages), tostring(d.app) }, bytes = d.wire }
     end
   end
-  tsort(rows, function(a, b)
-    if a.bytes ~= b.bytes then return a.bytes > b.bytes end
-    return tconcat(a.r, "\1") < tconcat(b.r, "\1")
-  end)
-  local out = {}
-  for i, x in ipairs(rows) do out[i] = x.r end
+  local out = by_bytes(rows)
   return render("Godot bandwidth per direction (godot-dissect stats --table bandwidth)", BW_HEAD, out)
 end
 
@@ -6821,7 +6842,7 @@ local function mark_conversations()
   T.godot_convs = {}
   for _, d in ipairs(T.dir_order) do
     if d.godot then
-      T.godot_convs[d.transport .. " " .. (d.src < d.dst and d.src .. " " .. d.dst or d.dst .. " " .. d.src)] = true
+      T.godot_convs[conversation_key(d)] = true
     end
   end
   -- the peer ids seen in one direction name the other direction's endpoints too

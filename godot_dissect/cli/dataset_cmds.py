@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from .options import add_read_options, read_options
+from .options import add_read_options, read_options, usage_error
 
 #: table width when the output is not a terminal (rich would squeeze it into 80 columns)
 PIPE_WIDTH = 200
@@ -52,13 +52,11 @@ def run_export(args: argparse.Namespace) -> int:
     pyarrow_without_pandas()
     gc.freeze()  # the modules' objects are never garbage: the collector need not walk them again per batch
     if args.workers is not None and args.workers < 1:
-        print("godot-dissect: --workers must be at least 1", file=sys.stderr)
-        return 2
+        return usage_error("--workers must be at least 1")
     try:
         options = read_options(args)
     except ValueError as e:
-        print(f"godot-dissect: {e}", file=sys.stderr)
-        return 2
+        return usage_error(str(e))
     failed: list[tuple[str, str]] = []
     rows = 0
 
@@ -75,8 +73,7 @@ def run_export(args: argparse.Namespace) -> int:
                              scheduler=args.scheduler, batch_rows=args.batch_rows or BATCH_ROWS,
                              read_options=options, on_file=file_done, on_messages=on_messages)
         except (OSError, RuntimeError, ValueError) as e:
-            print(f"godot-dissect: {e}", file=sys.stderr)
-            return 2
+            return usage_error(str(e))
     for path, error in failed:
         print(f"godot-dissect: {error if path in error else f'{path}: {error}'}", file=sys.stderr)
     ok = sum(r.ok for r in results)
@@ -112,8 +109,7 @@ def run_query(args: argparse.Namespace) -> int:
         rel.create_view("messages")
         result = con.sql(args.sql)
     except (duckdb.Error, CaptureError, OSError, ValueError) as e:
-        print(f"godot-dissect: {e}", file=sys.stderr)
-        return 2
+        return usage_error(str(e))
     if result is None:  # a statement without rows
         return 0
     columns = result.columns

@@ -23,7 +23,7 @@ import regex
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, VisitError
 
-from ..records import Record
+from ..records import Record, app_size
 from ..spec import get_dialect
 from ..spec.cli import MAX_FILTER_DEPTH, MAX_FILTER_LENGTH, MAX_MATCH_SECONDS
 from ..values import type_key
@@ -85,7 +85,7 @@ FIELDS: dict[str, tuple[str, Callable[[Record], Any]]] = {
     "evidence": (_STR, _opt_str("evidence")),
     # the shared record contract (reader and stats branches)
     "wire_bytes": (_NUM, _attr("wire_bytes")),
-    "app_bytes": (_NUM, lambda rec: len(rec.raw) if getattr(rec, "app_bytes", None) is None else rec.app_bytes),
+    "app_bytes": (_NUM, app_size),
     "sender": (_NUM, _attr("sender")),
     "receiver": (_NUM, _attr("receiver")),
     "transfer": (_STR, _attr("transfer")),

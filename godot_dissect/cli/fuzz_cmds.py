@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from .options import add_dialect
+from .options import add_dialect, usage_error
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -90,18 +90,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(run=run_replay)
 
 
-def _err(msg: str) -> int:
-    print(f"godot-dissect: {msg}", file=sys.stderr)
-    return 2
-
-
 def run_fuzz(args: argparse.Namespace) -> int:
     if args.differential:
         return _run_differential(args)
     if not args.target:
-        return _err("fuzz needs --target URL (or --differential)")
+        return usage_error("fuzz needs --target URL (or --differential)")
     if args.count <= 0 or args.duration <= 0:
-        return _err("--count and --duration must be positive")
+        return usage_error("--count and --duration must be positive")
     from ..fuzz.campaign import PROBE_VALUE, FuzzOptions
     from ..fuzz.campaign import run_fuzz as fuzz
     from ..fuzz.cases import DEFAULT_WEIGHTS, conversations_from_pcap, seeds_from_tscn
@@ -122,7 +117,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
             try:
                 c, v = conversations_from_pcap(p, "auto", args.seed_port)
             except Exception as e:  # noqa: BLE001 - whatever reading a seed raises, it is the seed's fault
-                return _err(f"--seed-pcap {p}: cannot read it as a capture ({type(e).__name__}: {e})")
+                return usage_error(f"--seed-pcap {p}: cannot read it as a capture ({type(e).__name__}: {e})")
             convs += c
             seeds += v
             sources.append(p)
@@ -130,7 +125,8 @@ def run_fuzz(args: argparse.Namespace) -> int:
         if args.strategy:
             unknown = set(args.strategy) - set(DEFAULT_WEIGHTS)
             if unknown:
-                return _err(f"unknown strategy {', '.join(sorted(unknown))}; choose from {', '.join(DEFAULT_WEIGHTS)}")
+                return usage_error(f"unknown strategy {', '.join(sorted(unknown))}; "
+                                   f"choose from {', '.join(DEFAULT_WEIGHTS)}")
             weights = {k: DEFAULT_WEIGHTS[k] for k in args.strategy}
         opts = FuzzOptions(
             target=args.target, framing=args.framing, dialect=args.dialect, seed=args.seed, count=args.count,
@@ -143,9 +139,9 @@ def run_fuzz(args: argparse.Namespace) -> int:
             ready_timeout=args.ready_timeout)
         summary = fuzz(opts, log=log)
     except UnsafeTarget as e:
-        return _err(str(e))
+        return usage_error(str(e))
     except (ValueError, RuntimeError, OSError) as e:
-        return _err(str(e))
+        return usage_error(str(e))
     if args.json:
         print(json.dumps(summary.to_json(), indent=2))
     else:
@@ -160,12 +156,12 @@ def _run_differential(args: argparse.Namespace) -> int:
 
     d = get_dialect(args.dialect)
     if d.name not in ("godot3", "godot4"):
-        return _err(f"--differential runs the real Godot 3.2.3 or 4.6 engine: use --dialect godot3 or godot4, "
+        return usage_error(f"--differential runs the real Godot 3.2.3 or 4.6 engine: use --dialect godot3 or godot4, "
                     f"not {d.name}")
     try:
         rep = run_differential(d.name, args.count, args.seed)
     except EngineUnavailable as e:
-        return _err(f"engine unavailable: {e.reason}")
+        return usage_error(f"engine unavailable: {e.reason}")
     if args.report:
         Path(args.report).write_text(json.dumps(rep.to_json(), indent=2) + "\n", encoding="utf-8")
     if args.json:
@@ -187,9 +183,9 @@ def run_replay(args: argparse.Namespace) -> int:
                      allow_remote=args.allow_remote, timeout=args.timeout, ready_timeout=args.ready_timeout,
                      pcap=args.pcap)
     except UnsafeTarget as e:
-        return _err(str(e))
+        return usage_error(str(e))
     except (ValueError, RuntimeError, OSError) as e:
-        return _err(str(e))
+        return usage_error(str(e))
     if args.json:
         print(json.dumps(res.__dict__))
     else:

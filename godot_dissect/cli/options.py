@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from ..pcap.reader import DEBUGGER_PORTS
@@ -47,6 +48,12 @@ def add_read_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-held-bytes", type=int, default=MAX_HELD_BYTES, metavar="BYTES",
                    help=f"bytes all conversations may hold (out-of-order TCP data, unfinished messages; default "
                         f"{MAX_HELD_BYTES}); beyond it the conversation holding the most is finished likewise")
+
+
+def usage_error(msg: str, prog: str = "godot-dissect") -> int:
+    """Tell the user what was wrong with the command line; the exit status for it (2, as argparse)."""
+    print(f"{prog}: {msg}", file=sys.stderr)
+    return 2
 
 
 def read_options(args: argparse.Namespace) -> dict[str, Any]:

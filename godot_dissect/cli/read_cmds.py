@@ -18,7 +18,7 @@ from ..spec.debugger import MESSAGES as DEBUGGER_MESSAGES
 from .fields import FieldWriter
 from .filter import FilterError, compile_filter
 from .live import LiveCapture, LiveError
-from .options import add_read_options, read_options
+from .options import add_read_options, read_options, usage_error
 
 #: files larger than this get a progress bar on a terminal
 PROGRESS_BYTES = 20 << 20
@@ -148,18 +148,18 @@ def _summary(rec: Record) -> str:
 def run_read(args: argparse.Namespace) -> int:
     problem = _check_options(args)
     if problem:
-        return _usage(problem)
+        return usage_error(problem)
     try:
         keep = _selection(args)
         fields = FieldWriter(args.fields, args.field_options) if args.format == "fields" else None
     except FilterError as e:
-        return _usage(f"-Y: {e}")
+        return usage_error(f"-Y: {e}")
     except ValueError as e:
-        return _usage(str(e))
+        return usage_error(str(e))
     try:
         options = read_options(args)
     except ValueError as e:
-        return _usage(str(e))
+        return usage_error(str(e))
     live = None
     try:
         if args.interface:
@@ -182,22 +182,17 @@ def run_read(args: argparse.Namespace) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except LiveError as e:
-        return _usage(str(e))
+        return usage_error(str(e))
     except FilterError as e:  # a regex search that ran over spec.cli.MAX_MATCH_SECONDS
-        return _usage(f"-Y: {e}")
+        return usage_error(f"-Y: {e}")
     except (CaptureError, OSError) as e:
         failed = live.failure() if live is not None else None
-        return _usage(failed or str(e))
+        return usage_error(failed or str(e))
     finally:
         if live is not None:
             live.__exit__(None, None, None)
     failed = live.failure() if live is not None else None
-    return _usage(failed) if failed else 0
-
-
-def _usage(msg: str) -> int:
-    print(f"godot-dissect: {msg}", file=sys.stderr)
-    return 2
+    return usage_error(failed) if failed else 0
 
 
 def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, fields: FieldWriter | None) -> None:

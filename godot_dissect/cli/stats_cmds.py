@@ -9,7 +9,7 @@ import sys
 
 from ..pcap.packets import CaptureError
 from ..stats.profile import BY, DEFAULT_TABLES, TABLES
-from .options import add_read_options, read_options
+from .options import add_read_options, read_options, usage_error
 
 FORMATS = ("table", "csv", "json", "markdown")
 
@@ -47,22 +47,18 @@ def run_stats(args: argparse.Namespace) -> int:
     names = args.table or list(DEFAULT_TABLES)
     unknown = [n for n in names if n not in TABLES]
     if unknown:
-        print(f"godot-dissect stats: unknown table {', '.join(map(repr, unknown))}; "
-              f"the tables are: {', '.join(TABLES)}", file=sys.stderr)
-        return 2
+        return usage_error(f"unknown table {', '.join(map(repr, unknown))}; the tables are: {', '.join(TABLES)}",
+                           "godot-dissect stats")
     if not args.interval > 0:
-        print("godot-dissect stats: --interval must be > 0 seconds", file=sys.stderr)
-        return 2
+        return usage_error("--interval must be > 0 seconds", "godot-dissect stats")
     try:
         size = _size(args.plot_size) if args.plot else None
     except ValueError as e:
-        print(f"godot-dissect stats: --plot-size {args.plot_size!r}: {e}", file=sys.stderr)
-        return 2
+        return usage_error(f"--plot-size {args.plot_size!r}: {e}", "godot-dissect stats")
     try:
         options = read_options(args)
     except ValueError as e:
-        print(f"godot-dissect stats: {e}", file=sys.stderr)
-        return 2
+        return usage_error(str(e), "godot-dissect stats")
     from ..stats import profile
 
     source = sys.stdin.buffer if args.capture == "-" else args.capture
@@ -70,8 +66,7 @@ def run_stats(args: argparse.Namespace) -> int:
         p = profile(source, interval=args.interval, by=args.by, series=bool(args.plot), tables=tuple(names),
                     **options)
     except (CaptureError, OSError) as e:
-        print(f"godot-dissect stats: {e}", file=sys.stderr)
-        return 2
+        return usage_error(str(e), "godot-dissect stats")
     _print(p, names, args.format)
     if args.plot:
         from ..stats.plot import bandwidth_png

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from ..spec.stats import MAX_ROWS
 from ..stats import Profile
 from ..stats.render import human_bytes
 from .live import LiveCapture, LiveError
-from .options import add_read_options, read_options
+from .options import add_read_options, read_options, usage_error
 
 #: the window of the Up/Down rates, in seconds, and how many bins it is kept in
 RATE_WINDOW = 1.0
@@ -269,22 +268,18 @@ def _reader(state: TopState, source: Any, options: dict[str, Any]) -> Callable[[
 
 def run_top(args: argparse.Namespace) -> int:
     if bool(args.interface) == bool(args.capture):
-        print("godot-dissect: top needs a capture file or -i IFACE (one of them)", file=sys.stderr)
-        return 2
+        return usage_error("top needs a capture file or -i IFACE (one of them)")
     if args.dialect != "auto":
         try:
             get_dialect(args.dialect)
         except (ValueError, KeyError) as e:
-            print(f"godot-dissect: --dialect: {e}", file=sys.stderr)
-            return 2
+            return usage_error(f"--dialect: {e}")
     if args.refresh <= 0:
-        print("godot-dissect: --refresh must be positive", file=sys.stderr)
-        return 2
+        return usage_error("--refresh must be positive")
     try:
         options = read_options(args)
     except ValueError as e:
-        print(f"godot-dissect: {e}", file=sys.stderr)
-        return 2
+        return usage_error(str(e))
     live = None
     try:
         if args.interface:
@@ -296,8 +291,7 @@ def run_top(args: argparse.Namespace) -> int:
             source = args.capture
             name = args.capture
     except LiveError as e:
-        print(f"godot-dissect: {e}", file=sys.stderr)
-        return 2
+        return usage_error(str(e))
     state = TopState(live is not None)
     thread = threading.Thread(target=_reader(state, source, options), daemon=True)
     thread.start()
@@ -314,8 +308,7 @@ def run_top(args: argparse.Namespace) -> int:
             live.__exit__(None, None, None)
     failed = live.failure(wait=1.0) if live is not None else None
     if failed:
-        print(f"godot-dissect: {failed}", file=sys.stderr)
-        return 2
+        return usage_error(failed)
     return 0
 
 

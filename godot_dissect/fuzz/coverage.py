@@ -32,6 +32,7 @@ from ..codec.decoder import decode_prefix
 from ..errors import DecodeError
 from ..pcap.packets import CaptureError
 from ..pcap.reader import read_pcap
+from ..spec.dialects import DIALECTS as SPEC_DIALECTS
 from ..text.parser import from_text
 from ..text.writer import to_text
 from . import hostile
@@ -43,7 +44,7 @@ CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 #: captures longer than this seed the corpus with their first this many bytes (cut captures are fine)
 SEED_BYTES = 64 * 1024
 #: dialects the decode target tries: both families, single and double precision
-DIALECTS = ("godot3", "godot3-double", "godot4", "godot4-double")
+DIALECTS = tuple(name for name, d in SPEC_DIALECTS.items() if not d.doc_only)
 
 
 def _render(value: object, dialect: str) -> None:

@@ -1,5 +1,5 @@
 """How a fuzz case goes on the wire, per framing (``spec.transports``: the length prefix and the
-debugger message shapes).
+debugger message shapes; ``spec.debugger``: the message names).
 
 - ``udp``: one datagram per Variant (``PacketPeerUDP.put_var``);
 - ``stream``: u32 LE length + Variant (``StreamPeer.put_var``, ``PacketPeerStream``);
@@ -14,6 +14,7 @@ raw PDU, replaces the whole message. The wrapping bytes come from the encoder (n
 from __future__ import annotations
 
 from ..codec import encode
+from ..spec.debugger import GODOT3_TO_EDITOR, GODOT4_TO_EDITOR
 from ..spec.dialects import Dialect, get_dialect
 from ..spec.transports import LENGTH_PREFIX, length_prefixed
 from .cases import Case
@@ -21,8 +22,9 @@ from .cases import Case
 FRAMINGS = ("udp", "stream", "debugger3", "debugger4")
 #: framings whose target is a TCP listener
 STREAM_FRAMINGS = ("stream", "debugger3", "debugger4")
-DEBUGGER_NAMES = ("output", "error", "performance", "message:fuzz", "debug_enter", "stack_dump")
-DEBUGGER4_NAMES = ("output", "error", "performance:profile_frame", "scene:scene_tree", "set_pid", "debug_enter")
+#: the message a wrapped case rides in cycles through what a game sends its editor (``spec.debugger``)
+DEBUGGER_NAMES = GODOT3_TO_EDITOR
+DEBUGGER4_NAMES = GODOT4_TO_EDITOR
 
 _U32 = LENGTH_PREFIX
 

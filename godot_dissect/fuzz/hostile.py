@@ -18,35 +18,56 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..codec import encode
 from ..enet import build as enet
 from ..spec import enet as enet_spec
+from ..spec.dialects import Dialect, get_dialect
+from ..spec.transports import (
+    DEBUGGER_PORTS,
+    WS_BINARY,
+    WS_CONTINUATION,
+    WS_FIN,
+    WS_LEN16,
+    WS_LEN16_FIELD,
+    WS_LEN64,
+    WS_LEN64_FIELD,
+)
 from .pcapout import ACK, FIN, PSH, SYN, PcapWriter
 
 #: the port the constructions send Godot traffic to (``read -p``), the debugger's, an ENet port
 PORT = 6000
-DEBUGGER_PORT = 6007
+DEBUGGER_PORT = DEBUGGER_PORTS[0]  # the reader's default: debugger_argc passes no --debugger-port
 ENET_PORT = 6100
 CLIENT, SERVER = ("10.0.0.1", 40000), ("10.0.0.2", PORT)
 
 _U32 = struct.Struct("<I")
-GOOD = bytes.fromhex("04000000" "05000000" "68656c6c6f000000")  # Godot 3/4 String "hello"
-SURROGATE = bytes.fromhex("04000000" "03000000" "eda08000")  # Godot 3 String: UTF-8 of U+D800
+_GODOT3, _GODOT4 = get_dialect("godot3"), get_dialect("godot4")
+_NULL = encode(None, _GODOT3)
+
+
+def _head(d: Dialect, key: str, count: int) -> bytes:
+    """A container or String header (the dialect's type id) with its count or byte length."""
+    return _U32.pack(d.by_key(key).id) + _U32.pack(count)  # type: ignore[union-attr]
+
+
+GOOD = encode("hello", _GODOT3)  # Godot 3/4 String "hello" (the same bytes in both)
+SURROGATE = _head(_GODOT3, "STRING", 3) + b"\xed\xa0\x80\0"  # Godot 3 String: UTF-8 of U+D800 (the encoder refuses it)
 
 
 def variant_array(depth: int) -> bytes:
-    """An Array nested ``depth`` levels (the innermost empty)."""
-    return bytes.fromhex("13000000" "01000000") * depth + bytes.fromhex("13000000" "00000000")
+    """A Godot 3 Array nested ``depth`` levels (the innermost empty)."""
+    return _head(_GODOT3, "ARRAY", 1) * depth + _head(_GODOT3, "ARRAY", 0)
 
 
 def deep_key_dictionary(depth: int) -> bytes:
-    """A Dictionary whose one key is an Array nested ``depth`` levels, twice (equal keys), value null."""
+    """A Godot 3 Dictionary whose one key is an Array nested ``depth`` levels, twice (equal keys), value null."""
     key = variant_array(depth)
-    return bytes.fromhex("12000000" "02000000") + key + b"\0" * 4 + key + b"\0" * 4
+    return _head(_GODOT3, "DICTIONARY", 2) + key + _NULL + key + _NULL
 
 
 def nested_dictionary(depth: int) -> bytes:
     """A Godot 4 Dictionary nested ``depth`` levels as values: {1: {1: ... null}}."""
-    return bytes.fromhex("1b000000" "01000000" "02000000" "01000000") * depth + b"\0" * 4
+    return (_head(_GODOT4, "DICTIONARY", 1) + encode(1, _GODOT4)) * depth + encode(None, _GODOT4)
 
 
 class _Tcp:
@@ -195,14 +216,15 @@ def websocket_unbounded(n: int, path: Path) -> None:
     w = PcapWriter(path)
     tcp = _Tcp(w, CLIENT, SERVER)
     _ws_handshake(tcp)
-    tcp.send(b"\x82\x7f" + struct.pack(">Q", (1 << 63) - 1), c2s=False)
+    tcp.send(bytes((WS_FIN | WS_BINARY, WS_LEN64)) + WS_LEN64_FIELD.pack((1 << 63) - 1), c2s=False)
     for _ in range(n):
         tcp.send(bytes(1024), c2s=False)
     tcp.close()
     tcp2 = _Tcp(w, ("10.0.0.1", 40002), SERVER)
     _ws_handshake(tcp2)
     for i in range(n):  # a binary frame without FIN, then continuation frames without FIN
-        tcp2.send((b"\x02" if i == 0 else b"\x00") + b"\x7e\x04\x00" + bytes(1024), c2s=False)
+        opcode = WS_BINARY if i == 0 else WS_CONTINUATION
+        tcp2.send(bytes((opcode, WS_LEN16)) + WS_LEN16_FIELD.pack(1024) + bytes(1024), c2s=False)
     tcp2.close()
     w.close()
 
@@ -215,10 +237,10 @@ def debugger_argc(n: int, path: Path) -> None:
     def packet(v: bytes) -> bytes:
         return _U32.pack(len(v)) + v
 
-    name = packet(bytes.fromhex("04000000" "06000000") + b"output\0\0")
-    tcp.send(name + packet(_U32.pack(2) + _U32.pack(0x7FFFFFFF)))
+    name = packet(encode("output", _GODOT3))
+    tcp.send(name + packet(encode(0x7FFFFFFF, _GODOT3)))
     for i in range(n):
-        tcp.send(packet(_U32.pack(2) + _U32.pack(i)))
+        tcp.send(packet(encode(i, _GODOT3)))
     tcp.close()
     w.close()
 

@@ -16,16 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from ..pcap.packets import LINK_ETHERNET, TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN
+from ..pcap.pcapng import EPB, IDB, OPT_COMMENT, OPT_END, OPT_TSRESOL, SHB
+
 if TYPE_CHECKING:  # the reader imports this module for capture_hint: no sockets at start-up
     from .target import Event, Target
 
 _SEG = 32768  # bytes of payload per TCP segment
-SYN, FIN, RST, PSH, ACK = 0x02, 0x01, 0x04, 0x08, 0x10
+SYN, FIN, RST, PSH, ACK = TCP_SYN, TCP_FIN, TCP_RST, TCP_PSH, TCP_ACK
 #: the first line of the comment this writer puts in the Section Header Block
 COMMENT_TITLE = "godot-dissect fuzz exchange"
-_SHB, _IDB, _EPB = 0x0A0D0D0A, 1, 6
-_OPT_COMMENT, _OPT_TSRESOL = 1, 9
-_LINK_ETHERNET = 1
+_SHB, _IDB, _EPB = SHB, IDB, EPB
+_OPT_END, _OPT_COMMENT, _OPT_TSRESOL = OPT_END, OPT_COMMENT, OPT_TSRESOL
+_LINK_ETHERNET = LINK_ETHERNET
 
 
 def _option(code: int, value: bytes) -> bytes:
@@ -96,8 +99,8 @@ class PcapWriter:
         shb = struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)
         if comment:
             shb += _option(_OPT_COMMENT, comment.encode("utf-8"))
-        self.f.write(_block(_SHB, shb + _option(0, b"")))
-        idb = struct.pack("<HHI", _LINK_ETHERNET, 0, 262144) + _option(_OPT_TSRESOL, b"\x06") + _option(0, b"")
+        self.f.write(_block(_SHB, shb + _option(_OPT_END, b"")))
+        idb = struct.pack("<HHI", _LINK_ETHERNET, 0, 262144) + _option(_OPT_TSRESOL, b"\x06") + _option(_OPT_END, b"")
         self.f.write(_block(_IDB, idb))
 
     def packet(self, t: float, src: str, dst: str, proto: int, header: bytes, payload: bytes) -> None:

@@ -20,6 +20,8 @@ from ..multiplayer import records, session
 from ..spec import enet as E
 from ..spec import multiplayer as M
 from ..spec import stats, transports
+from ..stats.calls import RPC_COLUMNS
+from ..stats.rows import OTHER
 
 #: the Lua templates, in the order they are appended
 TEMPLATES = ("compression.lua", "enet.lua", "multiplayer.lua", "stats.lua")
@@ -160,7 +162,9 @@ def codec_data() -> dict[str, Any]:
 
 def spec_data() -> dict[str, Any]:
     return {"enet": enet_data(), "mp": mp_data(), "codecs": codec_data(),
-            "stats": {"max_rows": stats.MAX_ROWS, "open_segments": stats.LUA_OPEN_SEGMENTS}}
+            "stats": {"max_rows": stats.MAX_ROWS, "open_segments": stats.LUA_OPEN_SEGMENTS, "other": OTHER,
+                      # the rpc table's text columns: `godot-dissect stats --table rpc` less the times
+                      "rpc_head": [name for name, unit in RPC_COLUMNS if unit != "time"]}}
 
 
 def _canon(v: Any, counts: dict[Any, int] | None = None) -> Any:

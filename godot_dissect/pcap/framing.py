@@ -19,8 +19,9 @@ from ..detect import TYPE_ID_LIMIT
 from ..spec.transports import (
     BODY_ALIGN,
     LENGTH_PREFIX,
-    MAX_HTTP_HEAD,
+    MAX_HTTP_HEAD_HELD,
     MAX_PDU,
+    MAX_RESYNC_CANDIDATES,
     MAX_WS_MESSAGE,
     MIN_BODY,
     PREFIX_SIZE,
@@ -35,10 +36,6 @@ from .tcp import Chunk
 
 __all__ = ["MAX_PDU", "LengthPrefixFramer", "Pdu", "Skipped", "WebSocketFramer", "WireLedger"]
 _U32 = LENGTH_PREFIX
-#: resync candidates (offsets whose claimed PDU body has not all arrived) kept at once; beyond it
-#: the earliest is given up, so a stream where every offset claims a big PDU is scanned in linear
-#: time and holds at most MAX_PDU bytes
-MAX_RESYNC_CANDIDATES = 256
 
 
 #: offsets where a PDU could start: its body's first byte (the type id) below detect.TYPE_ID_LIMIT and
@@ -347,7 +344,7 @@ class WebSocketFramer:
         if not self.handshake_done:
             end = buf.find(b"\r\n\r\n")
             if end < 0:
-                if len(buf) > MAX_HTTP_HEAD * 16:
+                if len(buf) > MAX_HTTP_HEAD_HELD:
                     self._lose(out, "no end of the HTTP upgrade header")
                 return out
             pos = end + 4

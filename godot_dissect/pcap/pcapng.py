@@ -16,8 +16,10 @@ from typing import BinaryIO
 
 MAGIC = b"\x0a\x0d\x0d\x0a"  # Section Header Block type
 _BOM = 0x1A2B3C4D
-_IDB, _PB, _EPB = 1, 2, 6
-_OPT_END, _OPT_TSRESOL, _OPT_TSOFFSET = 0, 9, 14
+SHB = int.from_bytes(MAGIC, "little")
+#: block types (Interface Description, Packet, Enhanced Packet) and option codes (the reader's and fuzz.pcapout's)
+IDB, PB, EPB = 1, 2, 6
+OPT_END, OPT_COMMENT, OPT_TSRESOL, OPT_TSOFFSET = 0, 1, 9, 14
 _SHB_HEAD = 28  # type, length, byte-order magic, version, section length, trailing length
 _PACKET_HEAD = 20  # after type and length: interface, timestamp high/low, captured, original length
 _PIECE = 1 << 20  # bytes read at a time from a big block
@@ -49,17 +51,17 @@ def read(f: BinaryIO, original_length: bool = False) -> tuple[int, Iterator[tupl
         if btype is None:
             raise ValueError(f"offset {at}: IDB not found")
         at += 8 + len(body)
-        if btype == _IDB:
+        if btype == IDB:
             break
     if len(body) < 12:
         raise ValueError(f"offset {idb_at}: interface description block too short")
     link = struct.unpack_from(order + "H", body)[0]
     divisor, offset = 1e6, 0
     for opt_at, code, value in _options(body[8:-4], order, idb_at + 16):
-        if code == _OPT_TSRESOL and value:
+        if code == OPT_TSRESOL and value:
             # MSB clear: a negative power of 10; set: a negative power of 2
             divisor = float((2 if value[0] & 0x80 else 10) ** (value[0] & 0x7F))
-        elif code == _OPT_TSOFFSET:
+        elif code == OPT_TSOFFSET:
             if len(value) != 8:
                 raise ValueError(f"offset {opt_at}: if_tsoffset option of {len(value)} bytes, needs 8")
             offset = struct.unpack(order + "q", value)[0]
@@ -102,7 +104,7 @@ def _options(data: bytes, order: str, at: int) -> Iterator[tuple[int, int, bytes
     pos = 0
     while pos + 4 <= len(data):
         code, n = tlv.unpack_from(data, pos)
-        if code == _OPT_END:
+        if code == OPT_END:
             return
         yield at + pos, code, data[pos + 4:pos + 4 + n]
         pos += 4 + n + (-n & 3)
@@ -119,7 +121,7 @@ def _packets(f: BinaryIO, order: str, divisor: float, offset: int, at: int,
             return
         btype, length = hdr.unpack(h)
         block_at, at = at, at + length
-        if btype != _EPB and btype != _PB:
+        if btype != EPB and btype != PB:
             _body(f, length - 8, block_at)
             continue
         body = _body(f, length - 8, block_at)

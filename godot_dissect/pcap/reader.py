@@ -50,6 +50,7 @@ from ..spec.transports import (
     MAX_CONVERSATIONS,
     MAX_HELD_BYTES,
     MAX_HTTP_HEAD,
+    MAX_HTTP_HEAD_HELD,
     MAX_UDP_HELD,
     WS_BINARY,
     WS_TEXT,
@@ -71,8 +72,6 @@ _DATAGRAM, _ENET, _STREAM, _DEBUGGER, _WEBSOCKET = (Framing.DATAGRAM, Framing.EN
 Item_ = Pdu | Skipped
 #: UDP datagrams shorter than this prove little (a lone 4-byte null): held until a longer one confirms
 MIN_CONFIRMING_DATAGRAM = 8
-#: TCP bytes held before the framing shows (an HTTP upgrade header delivered piece by piece)
-MAX_TCP_HEAD_HELD = 16 * MAX_HTTP_HEAD
 
 
 class PcapReader:
@@ -293,7 +292,7 @@ class PcapReader:
         return b"".join(c.data for d, c, _ in conv.held if d == first and not c.gap)[:self.MAX_HEAD]
 
     def _head_incomplete(self, conv: Conversation) -> bool:
-        if sum(len(c.data) for _, c, _ in conv.held) >= MAX_TCP_HEAD_HELD:
+        if sum(len(c.data) for _, c, _ in conv.held) >= MAX_HTTP_HEAD_HELD:
             return False
         return http_head(self._head(conv)) == "more"
 

@@ -7,12 +7,15 @@ on transports. The vocabulary is open: ``send_message()`` (3.x ``message:NAME``)
 
 from __future__ import annotations
 
-GODOT3_MESSAGES = (
-    # game -> editor
+#: 3.x game -> editor (what a game sends; the fuzzer's debugger framing wraps its cases in these)
+GODOT3_TO_EDITOR = (
     "debug_enter", "debug_exit", "stack_dump", "stack_frame_vars", "output", "error", "performance",
     "profile_sig", "profile_frame", "profile_total", "network_profile", "network_bandwidth", "kill_me",
     "message:scene_tree", "message:inspect_object", "message:video_mem", "message:click_ctrl",
-    # editor -> game
+)
+
+#: 3.x editor -> game
+GODOT3_TO_GAME = (
     "get_stack_dump", "get_stack_frame_vars", "step", "next", "continue", "break", "request_scene_tree",
     "request_video_mem", "inspect_object", "set_object_property", "override_camera_2D:set",
     "override_camera_2D:transform", "override_camera_3D:set", "override_camera_3D:transform", "reload_scripts",
@@ -23,20 +26,27 @@ GODOT3_MESSAGES = (
     "live_restore_node", "live_duplicate_node", "live_reparent_node",
 )
 
-GODOT4_MESSAGES = (
-    # game -> editor
+GODOT3_MESSAGES = GODOT3_TO_EDITOR + GODOT3_TO_GAME
+
+#: 4.x game -> editor
+GODOT4_TO_EDITOR = (
     "set_pid", "debug_enter", "debug_exit", "stack_dump", "stack_frame_vars", "stack_frame_var",
     "evaluation_return", "output", "error", "performance:profile_frame", "performance:profile_names",
     "visual:profile_frame", "servers:profile_frame", "servers:profile_total", "servers:function_signature",
     "servers:memory_usage", "servers:drawn", "scene:scene_tree", "scene:inspect_object", "scene:inspect_objects",
     "scene:click_ctrl", "filesystem:update_file", "request_quit", "multiplayer:rpc", "multiplayer:syncs",
     "multiplayer:bandwidth", "multiplayer:cache",
-    # editor -> game
+)
+
+#: 4.x editor -> game
+GODOT4_TO_GAME = (
     "step", "next", "continue", "break", "get_stack_dump", "get_stack_frame_vars", "reload_scripts",
     "reload_all_scripts", "breakpoint", "set_skip_breakpoints", "evaluate", "profiler:servers", "profiler:visual",
     "servers:memory", "servers:draw", "scene:request_scene_tree", "scene:set_object_property", "scene:save_node",
     "scene:setup_scene", "scene:suspend_changed", "scene:next_frame",
 )
+
+GODOT4_MESSAGES = GODOT4_TO_EDITOR + GODOT4_TO_GAME
 
 #: every known name, in first-seen order
 MESSAGES = tuple(dict.fromkeys(GODOT3_MESSAGES + GODOT4_MESSAGES))

@@ -26,6 +26,10 @@ MAX_SERIES_WINDOWS = 2048
 #: values looked at per message when searching for Objects (deeper or longer: "not fully searched")
 MAX_VALUES_SEARCHED = 10_000
 
+#: Dictionary key orders and conversation directions the variants table remembers (labels are
+#: recomputed beyond)
+KEYSET_CACHE = 4096
+
 #: Ethernet MTU; IPv4 (20) + UDP (8) headers leave this many payload bytes before IP fragmentation
 ETHERNET_MTU = 1500
 UDP_IPV4_OVERHEAD = 28

@@ -96,6 +96,13 @@ MAX_WS_MESSAGE = 1 << 23
 HTTP_STARTS = (b"GET ", b"HTTP")
 #: an HTTP upgrade request/response is looked at up to this many bytes
 MAX_HTTP_HEAD = 4096
+#: TCP bytes held while an HTTP upgrade header has not ended (one delivered piece by piece); beyond it
+#: the direction is no WebSocket the reader waits for
+MAX_HTTP_HEAD_HELD = 16 * MAX_HTTP_HEAD
+#: resync candidates (offsets whose claimed PDU body has not all arrived) kept at once; beyond it
+#: the earliest is given up, so a stream where every offset claims a big PDU is scanned in linear
+#: time and holds at most MAX_PDU bytes
+MAX_RESYNC_CANDIDATES = 256
 
 
 class WsHeader(NamedTuple):

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..records import Record
+from ..records import Record, app_size
 from ..spec.stats import MAX_ROWS
-from .rows import OTHER, Rows, app_size
+from .rows import OTHER, Rows
 
 RPC_COLUMNS = (("sender", None), ("receiver", None), ("node", None), ("kind", None), ("name", None),
                ("transfer", None), ("channel", None), ("relayed", None), ("count", None),

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..enet import parse_datagram
 from ..records import MULTIPLAYER_KINDS, Record
-from ..spec.enet import COMMANDS_BY_NAME, FLAG_ACKNOWLEDGE
+from ..spec.enet import COMMANDS_BY_NAME, CONTROL_CHANNEL, FLAG_ACKNOWLEDGE
 from ..spec.stats import ENET_HELD_DATAGRAMS, ENET_RELIABLE_WINDOW, ENET_SENT_TIMES, MAX_ROWS, MAX_RTT_SAMPLES
 from .rows import OTHER, Rows
 from .traffic import _ep
@@ -40,7 +40,6 @@ ENET_COLUMNS = (("src", None), ("dst", None), ("channel", None), ("datagrams", N
                 ("retransmissions", None), ("fragments", None), ("reassembled", None), ("unreliable", None),
                 ("unsequenced", None), ("acks", None), ("disconnects", None), ("rtt_min_ms", "ms"),
                 ("rtt_median_ms", "ms"), ("rtt_max_ms", "ms"), ("rtt_samples", None))
-CONTROL_CHANNEL = 0xFF
 # row slots
 _DG, _REL, _RETX, _FRAG, _REASM, _UNREL, _UNSEQ, _ACK, _DISC, _RTT, _NRTT = range(11)
 

@@ -26,12 +26,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..records import Record
+from ..records import Record, app_size
 from ..spec import get_dialect
 from ..spec.layouts import FLAG_OBJECT_AS_ID
 from ..spec.stats import MAX_ROWS, MAX_VALUES_SEARCHED, UDP_PAYLOAD_MTU
 from ..values import Object, ObjectID
-from .rows import OTHER, Rows, app_size
+from .rows import OTHER, Rows
 from .traffic import _ep
 
 EXPERT_COLUMNS = (("severity", None), ("category", None), ("src", None), ("dst", None), ("count", None),

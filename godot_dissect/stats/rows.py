@@ -90,7 +90,3 @@ class Windows:
         return low / interval, self.total / (n * interval), high / interval
 
 
-def app_size(rec: Any) -> int:
-    """``Record.app_bytes`` (None: ``len(raw)``, the reader's default)."""
-    a = rec.app_bytes
-    return len(rec.raw) if a is None else a

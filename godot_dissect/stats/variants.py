@@ -11,17 +11,15 @@ keys, the game-state pattern), for the debugger the message name. ``count``, ``a
 
 from __future__ import annotations
 
-from ..records import Record
-from ..spec.stats import MAX_ROWS
-from .rows import OTHER, Rows, app_size
+from ..records import Record, app_size
+from ..spec.stats import KEYSET_CACHE, MAX_ROWS
+from .rows import OTHER, Rows
 from .traffic import _ep
 
 VARIANT_COLUMNS = (("src", None), ("dst", None), ("transport", None), ("kind", None), ("what", None),
                    ("count", None), ("app_bytes", "bytes"), ("wire_bytes", "bytes"))
 #: at most this many characters of a Dictionary's key list go into the row key
 KEYSET_CHARS = 120
-#: Dictionary key orders and conversation directions remembered (labels are recomputed beyond)
-KEYSET_CACHE = 4096
 
 
 def what(rec: Record, keysets: dict[tuple, str] | None = None) -> str:
