@@ -17,7 +17,7 @@ from ..spec import DIALECTS, get_dialect
 from ..spec.debugger import MESSAGES as DEBUGGER_MESSAGES
 from .fields import FieldWriter
 from .filter import FilterError, compile_filter
-from .live import LiveCapture, LiveError
+from .live import LiveError, add_live_options, live_args_problem, start_live
 from .options import add_read_options, read_options, usage_error
 
 #: files larger than this get a progress bar on a terminal
@@ -43,11 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("-c", "--count", type=int, metavar="N", help="stop after N printed records")
     r.add_argument("-l", dest="line_buffered", action="store_true",
                    help="flush after each record (always on a terminal)")
-    r.add_argument("-i", "--interface", metavar="IFACE", help="capture live on this interface (runs dumpcap)")
-    r.add_argument("-f", dest="capture_filter", metavar="FILTER", help="-i: capture filter (libpcap syntax)")
-    r.add_argument("-a", dest="autostop", action="append", metavar="COND",
-                   help="-i: stop after duration:SECONDS or packets:N")
-    r.add_argument("-w", dest="write", metavar="FILE", help="-i: also save the raw capture (pcapng) here")
+    add_live_options(r)
     r.add_argument("-V", "--verbose", action="store_true", help="text: print each value in full")
     r.add_argument("--kind", action="append", help="only these kinds (" + ", ".join(KINDS) + ")")
     r.add_argument("--type", action="append", help="only values of these types (engine names, e.g. Dictionary)")
@@ -83,12 +79,9 @@ def _check_options(args: argparse.Namespace) -> str | None:
             get_dialect(args.dialect)
         except (ValueError, KeyError) as e:
             return f"--dialect: {e}"
-    if args.interface and args.capture:
-        return "give a capture file or -i IFACE, not both"
-    if not args.interface and not args.capture:
-        return "read needs a capture file, - for standard input, or -i IFACE for a live capture"
-    if not args.interface and (args.capture_filter or args.autostop or args.write):
-        return "-f, -a and -w go with -i IFACE (live capture)"
+    problem = live_args_problem(args, "read")
+    if problem:
+        return problem
     if args.count is not None and args.count < 0:
         return "-c must be 0 or more"
     if args.format == "fields" and not args.fields:
@@ -162,12 +155,8 @@ def run_read(args: argparse.Namespace) -> int:
         return usage_error(str(e))
     live = None
     try:
-        if args.interface:
-            live = LiveCapture(args.interface, args.capture_filter, args.autostop, args.write)
-            live.__enter__()
-            source: Any = live.stream
-        else:
-            source = args.capture
+        live = start_live(args)
+        source: Any = live.stream if live is not None else args.capture
         records = read_pcap(source, **options)
         if source != "-" and isinstance(source, str):
             records = _with_progress(records, os.path.getsize(source))

@@ -25,7 +25,7 @@ from ..spec import get_dialect
 from ..spec.stats import MAX_ROWS
 from ..stats import Profile
 from ..stats.render import human_bytes
-from .live import LiveCapture, LiveError
+from .live import LiveError, add_live_options, live_args_problem, start_live
 from .options import add_read_options, read_options, usage_error
 
 #: the window of the Up/Down rates, in seconds, and how many bins it is kept in
@@ -43,11 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "synchronizers, and the most recent errors. Live with -i IFACE (dumpcap), or "
                                    "from a capture file. Ctrl-C ends it.")
     t.add_argument("capture", nargs="?", help="a capture file (or - for standard input) instead of -i")
-    t.add_argument("-i", "--interface", metavar="IFACE", help="capture live on this interface (runs dumpcap)")
-    t.add_argument("-f", dest="capture_filter", metavar="FILTER", help="-i: capture filter (libpcap syntax)")
-    t.add_argument("-a", dest="autostop", action="append", metavar="COND",
-                   help="-i: stop after duration:SECONDS or packets:N")
-    t.add_argument("-w", dest="write", metavar="FILE", help="-i: also save the raw capture (pcapng) here")
+    add_live_options(t)
     add_read_options(t)
     t.add_argument("--refresh", type=float, default=1.0, metavar="S", help="seconds between screens (default 1)")
     t.add_argument("--once", action="store_true",
@@ -267,8 +263,9 @@ def _reader(state: TopState, source: Any, options: dict[str, Any]) -> Callable[[
 
 
 def run_top(args: argparse.Namespace) -> int:
-    if bool(args.interface) == bool(args.capture):
-        return usage_error("top needs a capture file or -i IFACE (one of them)")
+    problem = live_args_problem(args, "top")
+    if problem:
+        return usage_error(problem)
     if args.dialect != "auto":
         try:
             get_dialect(args.dialect)
@@ -282,14 +279,10 @@ def run_top(args: argparse.Namespace) -> int:
         return usage_error(str(e))
     live = None
     try:
-        if args.interface:
-            live = LiveCapture(args.interface, args.capture_filter, args.autostop, args.write)
-            live.__enter__()
-            source: Any = live.stream
-            name = f"live on {args.interface}" + (f" ({args.capture_filter})" if args.capture_filter else "")
-        else:
-            source = args.capture
-            name = args.capture
+        live = start_live(args)
+        source: Any = live.stream if live is not None else args.capture
+        name = args.capture if live is None else (
+            f"live on {args.interface}" + (f" ({args.capture_filter})" if args.capture_filter else ""))
     except LiveError as e:
         return usage_error(str(e))
     state = TopState(live is not None)
