@@ -147,6 +147,43 @@ def test_csv_and_jsonl_exports(tmp_path: Path) -> None:
     assert list(csv["message"]) == [json.loads(line)["message"] for line in read.splitlines()]
 
 
+def test_query_reads_csv_jsonl_and_mixed_datasets(exported: Path, tmp_path: Path) -> None:
+    """`query` over a dataset exported as CSV or JSONL gives the Parquet dataset's rows, and sources of
+    every kind mix: a dataset folder, a lone part file, a capture read on the fly."""
+    for fmt in ("csv", "jsonl"):
+        r = cli("export", *map(str, CAPTURES), "-o", str(tmp_path / fmt), "--format", fmt, "--workers", "1")
+        assert r.returncode == 0, r.stderr
+    order = 'capture, frame, "offset", kind, text'
+    stored = godot_dissect.to_duckdb(str(exported), duckdb.connect()).order(order).fetchall()
+    assert len(stored) == sum(1 for p in CAPTURES for _ in read_pcap(str(p)))
+    for fmt in ("csv", "jsonl"):
+        rel = godot_dissect.to_duckdb(str(tmp_path / fmt), duckdb.connect())
+        assert rel.columns == SCHEMA.names
+        assert rel.order(order).fetchall() == stored, fmt  # every column, nulls and "" apart
+        sql = "SELECT capture, kind, count(*) AS n, sum(length) AS bytes FROM messages GROUP BY ALL ORDER BY ALL"
+        assert cli("query", str(tmp_path / fmt), sql, "--format", "json").stdout == \
+            cli("query", str(exported), sql, "--format", "json").stdout
+    one = CAPTURES[0]
+    sources = [str(tmp_path / "jsonl"), str(tmp_path / "csv" / f"capture={one.name}" / "part-0.csv"), str(one)]
+    r = cli("query", *sources, "SELECT capture, count(*) AS n FROM messages GROUP BY ALL", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    per_capture = collections.Counter(row[-1] for row in stored)
+    expected = {p.name: per_capture[p.name] for p in CAPTURES}
+    expected[one.name] *= 3  # its JSONL part, its CSV part and the capture itself
+    assert {d["capture"]: d["n"] for d in json.loads(r.stdout)} == expected
+    assert len(godot_dissect.to_pandas(str(tmp_path / "jsonl"))) == len(stored)
+    assert godot_dissect.to_polars(str(tmp_path / "csv")).height == len(stored)
+
+
+def test_a_new_export_replaces_the_capture_part_in_another_format(tmp_path: Path) -> None:
+    cap = ROOT / "captures" / "godot3-debugger.pcapng"
+    for fmt in ("parquet", "csv"):
+        assert cli("export", str(cap), "-o", str(tmp_path), "--format", fmt).returncode == 0
+    assert [p.name for p in (tmp_path / f"capture={cap.name}").iterdir()] == ["part-0.csv"]
+    r = cli("query", str(tmp_path), "SELECT count(*) AS n FROM messages", "--format", "csv")
+    assert r.stdout.split() == ["n", str(sum(1 for _ in read_pcap(str(cap))))]
+
+
 def test_bad_files_beside_good_ones(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .arrow import record_batches
-from .layout import part_path, temp_path
+from .layout import other_parts, part_path, temp_path
 from .schema import BATCH_ROWS, FILE_SCHEMA
 
 
@@ -33,8 +33,9 @@ class FileResult:
 def convert(path: str, out: str, fmt: str = "parquet", *, capture: str | None = None, batch_rows: int = BATCH_ROWS,
             read_options: dict[str, Any] | None = None,
             on_batch: Callable[[int], None] | None = None) -> FileResult:
-    """Write ``path``'s messages to ``OUT/capture=NAME/part-0.FMT`` and return the outcome; never
-    raises for a bad capture (the error is in the result) and leaves no partial file behind."""
+    """Write ``path``'s messages to ``OUT/capture=NAME/part-0.FMT`` (replacing the capture's part in
+    any format) and return the outcome; never raises for a bad capture (the error is in the result)
+    and leaves no partial file behind."""
     name = capture if capture is not None else os.path.basename(path)
     final = part_path(out, name, fmt)
     folder = os.path.dirname(final)
@@ -44,6 +45,8 @@ def convert(path: str, out: str, fmt: str = "parquet", *, capture: str | None = 
         os.makedirs(folder, exist_ok=True)
         rows = _write(path, tmp, fmt, batch_rows, read_options or {}, on_batch)
         os.replace(tmp, final)
+        for old in other_parts(out, name, fmt):  # this capture's part from an export in another format
+            os.remove(old)
     except Exception as e:  # noqa: BLE001 - reported per file; the other files go on
         _discard(tmp, folder if made_folder else None)
         return FileResult(path, name, error=_reason(e))
