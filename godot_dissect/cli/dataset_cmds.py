@@ -31,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a Dask distributed scheduler (tcp://HOST:8786) to run the tasks; OUT must be a path "
                         "every worker can write")
     e.add_argument("--batch-rows", type=int, default=None, help="rows per Arrow batch / Parquet row group")
+    e.add_argument("--verbose", "-v", action="store_true",
+                   help="one line per capture on stderr as it finishes: messages, seconds, CPU seconds")
     add_read_options(e)
     e.set_defaults(run=run_export)
 
@@ -66,6 +68,9 @@ def run_export(args: argparse.Namespace) -> int:
             rows += r.rows
             if not r.ok:
                 failed.append((r.path, r.error))
+            elif args.verbose:
+                print(f"godot-dissect: {r.path}: {r.rows} messages in {r.seconds:.2f} s "
+                      f"({r.cpu_seconds:.2f} CPU s)", file=sys.stderr)
             on_file(r)
 
         try:
@@ -84,17 +89,23 @@ def run_export(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _progress(files: int) -> Iterator[tuple[Any, Any]]:
-    """(on_file, on_messages) callbacks: a rich progress bar of files and messages on a terminal."""
+    """(on_file, on_messages) callbacks: a rich progress bar of files and messages on a terminal, drawn
+    by the callbacks themselves (no refresh thread: the process pool may then fork from this process)."""
     if not sys.stderr.isatty():
         yield (lambda r: None), (lambda n: None)
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  transient=True) as bar:
+                  transient=True, auto_refresh=False) as bar:
         file_task = bar.add_task("captures", total=files)
         msg_task = bar.add_task("messages", total=None)
-        yield (lambda r: bar.advance(file_task)), (lambda n: bar.advance(msg_task, n))
+
+        def advance(task: Any, n: int = 1) -> None:
+            bar.advance(task, n)
+            bar.refresh()
+
+        yield (lambda r: advance(file_task)), (lambda n: advance(msg_task, n))
 
 
 def run_query(args: argparse.Namespace) -> int:

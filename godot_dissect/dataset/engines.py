@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
@@ -70,12 +72,29 @@ def _named(paths: Sequence[str]) -> tuple[list[tuple[int, str, str]], list[FileR
     return tasks, results
 
 
-def _run_pool(workers: int, tasks: list[tuple[int, str, str]], out: str, kw: dict[str, Any],
-              done: Callable[[int, FileResult], None]) -> None:
-    # forkserver: a clean parent to fork from (forking this process would copy its threads' locks)
+def load_modules() -> None:
+    """Import what :func:`~.export.convert` imports on its first call (before workers are forked)."""
+    import pyarrow.csv  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+
+    from ..pcap import reader  # noqa: F401
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """Fork the workers from this process where that is safe (Linux, and no other Python thread, such
+    as a progress bar's, whose locks a child would inherit): they start at once with what is loaded
+    here. Else from a fork server, which has to load it all first (half a second)."""
+    if sys.platform == "linux" and threading.active_count() == 1:
+        load_modules()
+        return multiprocessing.get_context("fork")
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["godot_dissect.dataset.worker"])
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx) as pool:
+    return ctx
+
+
+def _run_pool(workers: int, tasks: list[tuple[int, str, str]], out: str, kw: dict[str, Any],
+              done: Callable[[int, FileResult], None]) -> None:
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_pool_context()) as pool:
         futures = {pool.submit(convert, path, out, capture=name, **kw): (i, path, name) for i, path, name in tasks}
         for f in as_completed(futures):
             i, path, name = futures[f]
