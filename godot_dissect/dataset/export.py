@@ -8,8 +8,11 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+
+import pyarrow as pa
 
 from .arrow import record_batches
 from .layout import other_parts, part_path, temp_path
@@ -83,22 +86,27 @@ def _write(path: str, tmp: str, fmt: str, batch_rows: int, read_options: dict[st
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        with pq.ParquetWriter(tmp, FILE_SCHEMA, compression="zstd") as w:
-            for b in batches:
-                w.write_batch(b)
-                rows += b.num_rows
-                _tell(on_batch, b.num_rows)
-        return rows
-    if fmt == "csv":
+        # statistics (min/max per row group) where a filter can use them; not of texts and values
+        stats = [f.name for f in FILE_SCHEMA if f.type != pa.large_string()]
+        writer = pq.ParquetWriter(tmp, FILE_SCHEMA, compression="zstd", write_statistics=stats)
+    elif fmt == "csv":
         import pyarrow.csv as pcsv
 
-        with pcsv.CSVWriter(tmp, FILE_SCHEMA) as w:
-            for b in batches:
-                w.write_batch(b)
-                rows += b.num_rows
-                _tell(on_batch, b.num_rows)
-        return rows
-    raise ValueError(f"unknown format {fmt!r}")
+        writer = pcsv.CSVWriter(tmp, FILE_SCHEMA)
+    else:
+        raise ValueError(f"unknown format {fmt!r}")
+    with writer, ThreadPoolExecutor(1, thread_name_prefix="godot-dissect-writer") as background:
+        # the writer encodes and compresses a batch (without the GIL) while the next one is read
+        pending: Future | None = None
+        for b in batches:
+            if pending is not None:
+                pending.result()
+            pending = background.submit(writer.write_batch, b)
+            rows += b.num_rows
+            _tell(on_batch, b.num_rows)
+        if pending is not None:
+            pending.result()
+    return rows
 
 
 def _tell(on_batch: Callable[[int], None] | None, n: int) -> None:
