@@ -175,6 +175,20 @@ def test_query_reads_csv_jsonl_and_mixed_datasets(exported: Path, tmp_path: Path
     assert godot_dissect.to_polars(str(tmp_path / "csv")).height == len(stored)
 
 
+@pytest.mark.parametrize(("line", "reason"), [
+    ("not json", "Expecting value"),
+    ('{"frame": 1}', "not a record"),
+    ('{"kind": "variant", "frame": "x"}', "convert 'x'"),
+])
+def test_query_a_bad_jsonl_part_is_one_clear_line(tmp_path: Path, line: str, reason: str) -> None:
+    part = tmp_path / "capture=x.pcap" / "part-0.jsonl"
+    part.parent.mkdir()
+    part.write_text(line + "\n")
+    r = cli("query", str(tmp_path), "SELECT count(*) FROM messages")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert str(part) in r.stderr and reason in r.stderr
+
+
 def test_a_new_export_replaces_the_capture_part_in_another_format(tmp_path: Path) -> None:
     cap = ROOT / "captures" / "godot3-debugger.pcapng"
     for fmt in ("parquet", "csv"):

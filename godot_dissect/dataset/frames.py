@@ -121,9 +121,26 @@ def _jsonl_batches(files: list[str], batch_rows: int = BATCH_ROWS) -> Iterator[p
         folder = os.path.basename(os.path.dirname(path))
         capture = capture_of(folder) if folder.startswith(f"{PARTITION}=") else None
         with open(path, encoding="utf-8") as f:
+            first = 1
             while lines := list(itertools.islice(f, batch_rows)):
-                rows = [json_to_row(json.loads(line), capture) for line in lines if line.strip()]
-                yield pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
+                rows = [_jsonl_row(line, capture, f"{path}:{n}") for n, line in enumerate(lines, first) if line.strip()]
+                first += len(lines)
+                number = first - 1
+                try:
+                    batch = pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
+                except (pa.ArrowException, TypeError, ValueError) as e:  # a key of the wrong type
+                    raise ValueError(f"{path}: lines up to {number}: {e}") from None
+                yield batch
+
+
+def _jsonl_row(line: str, capture: str | None, where: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+        if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+            raise ValueError("not a record of `read --format jsonl` (an object with a kind)")
+        return json_to_row(record, capture)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{where}: {e}") from None
 
 
 def _sql_str(s: str) -> str:
