@@ -3,6 +3,7 @@ batch size, not the capture."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Iterator
 from operator import attrgetter
@@ -36,6 +37,9 @@ assert set(_PLAIN) <= set(Record.__slots__), "a plain column that is no record a
 #: so a batch of rows holds no containers for the garbage collector to walk)
 _ATTRS = (*_PLAIN, *_RENAMED_KEYS, "time", "raw", "wire_bytes")
 _row_attrs = attrgetter(*_ATTRS)
+#: ``jsonform.json_text`` of packet fields, minus its guard for deep data: fields nest a few levels (a value in
+#: them is in its JSON form, at most jsonform.VALUE_MAX_DEPTH deep), and ENet records all carry some
+_fields_json = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 _COLUMN_OF = {name: i for i, name in enumerate(_ATTRS)}
 _TYPE, _APP_BYTES, _FIELDS, _HEX, _TEXT, _VALUE = range(len(_ATTRS), len(_ATTRS) + 6)
 
@@ -65,7 +69,7 @@ class _Builder:
             head = rec.json_head()
             hexed = head.get("hex")
             if (f := head.get("fields")) is not None:
-                fields = jsonform.json_text(f)
+                fields = jsonform.escape_surrogates(_fields_json(f))
         key = (kind, rec.dialect, type(rec.value))
         if (type_name := self.types.get(key)) is None:
             type_name = self.types[key] = rec.type
