@@ -226,6 +226,17 @@ def test_bad_files_beside_good_ones(tmp_path: Path) -> None:
                 sum(1 for _ in read_pcap(str(g)))
 
 
+def test_pool_results_come_in_the_order_given(tmp_path: Path) -> None:
+    """The pool starts the biggest captures first; the results still follow the paths given."""
+    from godot_dissect.dataset.engines import export
+
+    paths = sorted(map(str, CAPTURES), key=os.path.getsize)  # smallest first: the pool runs them the other way
+    results = export(paths, str(tmp_path), workers=2)
+    assert [r.path for r in results] == paths and all(r.ok for r in results)
+    assert [r.rows for r in results] == [sum(1 for _ in read_pcap(p)) for p in paths]
+    assert all(r.cpu_seconds > 0 and r.seconds >= r.cpu_seconds / 2 for r in results)
+
+
 def test_same_file_name_twice_is_refused(tmp_path: Path) -> None:
     cap = ROOT / "captures" / "godot3-udp-all-types.pcapng"
     (tmp_path / "b").mkdir()

@@ -46,15 +46,26 @@ def export(paths: Sequence[str], out: str, fmt: str = "parquet", *, workers: int
             on_file(r)
     try:
         if scheduler is not None:
-            _run_dask(scheduler, tasks, out, kw, done)
+            _run_dask(scheduler, _largest_first(tasks), out, kw, done)
         elif in_process:
-            for i, path, name in tasks:
+            for i, path, name in tasks:  # in the order given (the progress of a single capture is streamed)
                 done(i, convert(path, out, capture=name, on_batch=on_messages, **kw))
         else:
-            _run_pool(workers or os.cpu_count() or 1, tasks, out, kw, done)
+            _run_pool(workers or os.cpu_count() or 1, _largest_first(tasks), out, kw, done)
     finally:  # also on Ctrl-C
         remove_temps(out, [name for _, _, name in tasks])  # left by a process that died mid-file
     return [r for r in results if r is not None]
+
+
+def _largest_first(tasks: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
+    """The tasks by decreasing file size: the big captures start first, so a small one, not a big one,
+    is the last to run while the other workers idle (the results keep the order given)."""
+    def size(task: tuple[int, str, str]) -> int:
+        try:
+            return os.path.getsize(task[1])
+        except OSError:
+            return 0  # it fails fast, and reports why
+    return sorted(tasks, key=size, reverse=True)
 
 
 def _named(paths: Sequence[str]) -> tuple[list[tuple[int, str, str]], list[FileResult | None]]:
