@@ -237,6 +237,31 @@ def test_pool_results_come_in_the_order_given(tmp_path: Path) -> None:
     assert all(r.cpu_seconds > 0 and r.seconds >= r.cpu_seconds / 2 for r in results)
 
 
+def test_pool_with_another_thread_alive_forks_from_a_fork_server(tmp_path: Path) -> None:
+    """A process with a second thread (a progress bar, a server) must not fork itself: the pool then
+    starts its workers from a fork server, and the parts are those of a serial run."""
+    import threading
+
+    from godot_dissect.dataset import engines
+    from godot_dissect.dataset.engines import export
+
+    paths = [str(p) for p in CAPTURES[:3]]
+    export(paths, str(tmp_path / "serial"), workers=1)
+    stop = threading.Event()
+    alive = threading.Thread(target=stop.wait, daemon=True)
+    alive.start()
+    try:
+        assert engines._pool_context().get_start_method() == "forkserver"
+        results = export(paths, str(tmp_path / "pool"), workers=2)
+    finally:
+        stop.set()
+        alive.join()
+    assert all(r.ok for r in results)
+    for p in paths:
+        part = f"capture={os.path.basename(p)}/part-0.parquet"
+        assert pq.read_table(tmp_path / "pool" / part).equals(pq.read_table(tmp_path / "serial" / part))
+
+
 def test_same_file_name_twice_is_refused(tmp_path: Path) -> None:
     cap = ROOT / "captures" / "godot3-udp-all-types.pcapng"
     (tmp_path / "b").mkdir()
