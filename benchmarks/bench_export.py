@@ -6,7 +6,9 @@ medians of N rounds:
 2. the exporter's peak RSS on the capture and on 8 copies merged into one (``mergecap -a``): it
    streams in batches, so the 8x file should need no more memory;
 3. 8 copies of the capture as 8 files: ``--workers 2`` against ``--workers 1`` (target >= 1.7x
-   on 2 cores), and through a local Dask cluster (``dask scheduler`` + 2 single-thread workers).
+   on 2 cores), and through a local Dask cluster (``dask scheduler`` + 2 single-thread workers);
+   beside the wall-clock times, the CPU seconds the conversions took per file (``export --verbose``),
+   which other jobs on a shared machine do not change.
 
     python benchmarks/bench_export.py CAPTURE [CAPTURE ...] [--all-types] [--rounds 5] [--pcaptoparquet CMD]
 
