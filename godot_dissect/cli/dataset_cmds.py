@@ -47,12 +47,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..dataset.engines import export
+    from ..dataset.engines import export, load_modules
     from ..dataset.lean import pyarrow_without_pandas
     from ..dataset.schema import BATCH_ROWS
 
     pyarrow_without_pandas()
-    gc.freeze()  # the modules' objects are never garbage: the collector need not walk them again per batch
+    if args.scheduler is None and args.workers != 1 and len(args.captures) > 1:
+        load_modules()  # before the freeze: the pool's workers are forked from here and share the modules
+    # the modules' objects are never garbage: the collector need not walk them again per batch (nor, in a
+    # forked worker, copy the pages it would touch)
+    gc.freeze()
     if args.workers is not None and args.workers < 1:
         return usage_error("--workers must be at least 1")
     try:
