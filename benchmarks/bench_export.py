@@ -6,7 +6,9 @@ medians of N rounds:
 2. the exporter's peak RSS on the capture and on 8 copies merged into one (``mergecap -a``): it
    streams in batches, so the 8x file should need no more memory;
 3. 8 copies of the capture as 8 files: ``--workers 2`` against ``--workers 1`` (target >= 1.7x
-   on 2 cores), and through a local Dask cluster (``dask scheduler`` + 2 single-thread workers).
+   on 2 cores), and through a local Dask cluster (``dask scheduler`` + 2 single-thread workers);
+   beside the wall-clock times, the CPU seconds the conversions took per file (``export --verbose``),
+   which other jobs on a shared machine do not change.
 
     python benchmarks/bench_export.py CAPTURE [CAPTURE ...] [--all-types] [--rounds 5] [--pcaptoparquet CMD]
 
@@ -65,15 +67,22 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def export(paths: list[str], out: Path, *extra: str) -> tuple[float, int]:
-    """Wall-clock seconds and peak RSS (kB) of one ``godot-dissect export`` run, as a user types it."""
+#: CPU seconds the conversions themselves took, summed over the files of each run (``export --verbose``), per side
+FILE_CPU: dict[str, list[float]] = {}
+
+
+def export(paths: list[str], out: Path, *extra: str, side: str = "") -> tuple[float, int]:
+    """Wall-clock seconds and peak RSS (kB) of one ``godot-dissect export`` run, as a user types it; the
+    conversions' CPU seconds (wherever they ran, a Dask worker too) go to FILE_CPU[side]."""
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-c", _READER, "export", *paths, "-o", str(out), *extra],
+    r = subprocess.run([sys.executable, "-c", _READER, "export", *paths, "-o", str(out), "--verbose", *extra],
                        capture_output=True, text=True, env=ENV, cwd=ROOT)
     t = time.perf_counter() - t0
     if r.returncode != 0:
         raise SystemExit(f"export failed:\n{r.stderr}")
+    cpu = [float(line.rsplit("(", 1)[1].split()[0]) for line in r.stderr.splitlines() if line.endswith("CPU s)")]
+    FILE_CPU.setdefault(side, []).append(sum(cpu))
     return t, int(r.stderr.rsplit("peak-rss-kb", 1)[1].split()[0])
 
 
@@ -141,7 +150,7 @@ def bench_capture(path: str, tmp: Path, rounds: int, peer: list[str] | None) -> 
     rss: list[int] = []
 
     def ours() -> float:
-        t, kb = export([path], out, "--workers", "1")
+        t, kb = export([path], out, "--workers", "1", side="one")
         rss.append(kb)
         return t
 
@@ -160,7 +169,8 @@ def bench_capture(path: str, tmp: Path, rounds: int, peer: list[str] | None) -> 
         sides[peer_name] = cpu_timed(peer_name, lambda: timed(lambda: subprocess.run(
             [*peer, "-i", path, "-o", str(peer_out), "-f", "parquet"], check=True, capture_output=True, env=ENV)))
     times = interleaved(rounds, sides)
-    print(f"\n== {Path(path).name}: {size:.1f} MB, {dpkt_headers(path)} UDP/TCP packets")
+    print(f"\n== {Path(path).name}: {size:.1f} MB, {dpkt_headers(path)} UDP/TCP packets (load average after: "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})")
     floor, floor_cpu = statistics.median(times[floor_name]), statistics.median(CPU[floor_name])
     for name, ts in times.items():
         cpu = statistics.median(CPU[name])
@@ -188,24 +198,31 @@ def bench_many(path: str, tmp: Path, rounds: int, dask: bool) -> None:
         if not c.exists():
             shutil.copy(path, c)
         copies.append(str(c))
+    w1, w2, dask_name = "--workers 1", "--workers 2", "--scheduler (local Dask, 2 workers)"
+    FILE_CPU.clear()
+    CPU.clear()
     sides: dict[str, Callable[[], float]] = {
-        "--workers 1": lambda: export(copies, tmp / "w1", "--workers", "1")[0],
-        "--workers 2": lambda: export(copies, tmp / "w2", "--workers", "2")[0],
+        w1: cpu_timed(w1, lambda: export(copies, tmp / "w1", "--workers", "1", side=w1)[0]),
+        w2: cpu_timed(w2, lambda: export(copies, tmp / "w2", "--workers", "2", side=w2)[0]),
     }
     cluster = DaskCluster(tmp) if dask else None
     try:
         if cluster is not None:
-            sides["--scheduler (local Dask, 2 workers)"] = \
-                lambda: export(copies, tmp / "dask", "--scheduler", cluster.address)[0]
+            sides[dask_name] = lambda: export(copies, tmp / "dask", "--scheduler", cluster.address, side=dask_name)[0]
         times = interleaved(rounds, sides)
     finally:
         if cluster is not None:
             cluster.stop()
-    print(f"\n== 8 copies of {Path(path).name} as 8 files ({os.cpu_count()} cores)")
-    one = statistics.median(times["--workers 1"])
+    print(f"\n== 8 copies of {Path(path).name} as 8 files ({os.cpu_count()} cores, load average after: "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})")
+    one = statistics.median(times[w1])
     for name, ts in times.items():
-        print(f"{name}: {fmt(ts)}  speed-up {one / statistics.median(ts):.2f}x")
-    print("target: --workers 2 >= 1.7x --workers 1")
+        line = f"{name}: {fmt(ts)}  speed-up {one / statistics.median(ts):.2f}x; " \
+               f"conversion CPU {statistics.median(FILE_CPU[name]) / len(copies):.2f} s per file"
+        if name in CPU:  # the whole run's processes (the Dask workers are not ours to count)
+            line += f", whole run {statistics.median(CPU[name]):.2f} CPU s"
+        print(line)
+    print("target: --workers 2 >= 1.7x --workers 1 (on an idle machine; the CPU per file says what contention hides)")
 
 
 def main() -> None:

@@ -115,6 +115,10 @@ class Record:
             d["hex"] = self.raw[:256].hex()
         return d
 
+    def json_head(self) -> dict[str, Any]:
+        """Every key of :meth:`to_json` but ``text`` and ``value``, for writers that render those themselves."""
+        return self._head()
+
     def to_jsonl(self) -> str:
         """``json_text(self.to_json())``, written in one go (``jsonform.record_line``)."""
         if self.error is not None:

@@ -147,6 +147,57 @@ def test_csv_and_jsonl_exports(tmp_path: Path) -> None:
     assert list(csv["message"]) == [json.loads(line)["message"] for line in read.splitlines()]
 
 
+def test_query_reads_csv_jsonl_and_mixed_datasets(exported: Path, tmp_path: Path) -> None:
+    """`query` over a dataset exported as CSV or JSONL gives the Parquet dataset's rows, and sources of
+    every kind mix: a dataset folder, a lone part file, a capture read on the fly."""
+    for fmt in ("csv", "jsonl"):
+        r = cli("export", *map(str, CAPTURES), "-o", str(tmp_path / fmt), "--format", fmt, "--workers", "1")
+        assert r.returncode == 0, r.stderr
+    order = ", ".join(f'"{c}"' for c in ("capture", *SCHEMA.names))  # every column: ties cannot come in any order
+    stored = godot_dissect.to_duckdb(str(exported), duckdb.connect()).order(order).fetchall()
+    assert len(stored) == sum(1 for p in CAPTURES for _ in read_pcap(str(p)))
+    for fmt in ("csv", "jsonl"):
+        rel = godot_dissect.to_duckdb(str(tmp_path / fmt), duckdb.connect())
+        assert rel.columns == SCHEMA.names
+        assert rel.order(order).fetchall() == stored, fmt  # every column, nulls and "" apart
+        sql = "SELECT capture, kind, count(*) AS n, sum(length) AS bytes FROM messages GROUP BY ALL ORDER BY ALL"
+        assert cli("query", str(tmp_path / fmt), sql, "--format", "json").stdout == \
+            cli("query", str(exported), sql, "--format", "json").stdout
+    one = CAPTURES[0]
+    sources = [str(tmp_path / "jsonl"), str(tmp_path / "csv" / f"capture={one.name}" / "part-0.csv"), str(one)]
+    r = cli("query", *sources, "SELECT capture, count(*) AS n FROM messages GROUP BY ALL", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    per_capture = collections.Counter(row[-1] for row in stored)
+    expected = {p.name: per_capture[p.name] for p in CAPTURES}
+    expected[one.name] *= 3  # its JSONL part, its CSV part and the capture itself
+    assert {d["capture"]: d["n"] for d in json.loads(r.stdout)} == expected
+    assert len(godot_dissect.to_pandas(str(tmp_path / "jsonl"))) == len(stored)
+    assert godot_dissect.to_polars(str(tmp_path / "csv")).height == len(stored)
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    ("not json", "Expecting value"),
+    ('{"frame": 1}', "not a record"),
+    ('{"kind": "variant", "frame": "x"}', "convert 'x'"),
+])
+def test_query_a_bad_jsonl_part_is_one_clear_line(tmp_path: Path, line: str, reason: str) -> None:
+    part = tmp_path / "capture=x.pcap" / "part-0.jsonl"
+    part.parent.mkdir()
+    part.write_text(line + "\n")
+    r = cli("query", str(tmp_path), "SELECT count(*) FROM messages")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert str(part) in r.stderr and reason in r.stderr
+
+
+def test_a_new_export_replaces_the_capture_part_in_another_format(tmp_path: Path) -> None:
+    cap = ROOT / "captures" / "godot3-debugger.pcapng"
+    for fmt in ("parquet", "csv"):
+        assert cli("export", str(cap), "-o", str(tmp_path), "--format", fmt).returncode == 0
+    assert [p.name for p in (tmp_path / f"capture={cap.name}").iterdir()] == ["part-0.csv"]
+    r = cli("query", str(tmp_path), "SELECT count(*) AS n FROM messages", "--format", "csv")
+    assert r.stdout.split() == ["n", str(sum(1 for _ in read_pcap(str(cap))))]
+
+
 def test_bad_files_beside_good_ones(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()
@@ -173,6 +224,42 @@ def test_bad_files_beside_good_ones(tmp_path: Path) -> None:
         for g in good:
             assert pq.read_table(out / f"capture={g.name}" / "part-0.parquet").num_rows == \
                 sum(1 for _ in read_pcap(str(g)))
+
+
+def test_pool_results_come_in_the_order_given(tmp_path: Path) -> None:
+    """The pool starts the biggest captures first; the results still follow the paths given."""
+    from godot_dissect.dataset.engines import export
+
+    paths = sorted(map(str, CAPTURES), key=os.path.getsize)  # smallest first: the pool runs them the other way
+    results = export(paths, str(tmp_path), workers=2)
+    assert [r.path for r in results] == paths and all(r.ok for r in results)
+    assert [r.rows for r in results] == [sum(1 for _ in read_pcap(p)) for p in paths]
+    assert all(r.cpu_seconds > 0 and r.seconds >= r.cpu_seconds / 2 for r in results)
+
+
+def test_pool_with_another_thread_alive_forks_from_a_fork_server(tmp_path: Path) -> None:
+    """A process with a second thread (a progress bar, a server) must not fork itself: the pool then
+    starts its workers from a fork server, and the parts are those of a serial run."""
+    import threading
+
+    from godot_dissect.dataset import engines
+    from godot_dissect.dataset.engines import export
+
+    paths = [str(p) for p in CAPTURES[:3]]
+    export(paths, str(tmp_path / "serial"), workers=1)
+    stop = threading.Event()
+    alive = threading.Thread(target=stop.wait, daemon=True)
+    alive.start()
+    try:
+        assert engines._pool_context().get_start_method() == "forkserver"
+        results = export(paths, str(tmp_path / "pool"), workers=2)
+    finally:
+        stop.set()
+        alive.join()
+    assert all(r.ok for r in results)
+    for p in paths:
+        part = f"capture={os.path.basename(p)}/part-0.parquet"
+        assert pq.read_table(tmp_path / "pool" / part).equals(pq.read_table(tmp_path / "serial" / part))
 
 
 def test_same_file_name_twice_is_refused(tmp_path: Path) -> None:

@@ -86,11 +86,22 @@ def _same(a: dict[str, object], b: dict[str, object]) -> None:
 
 
 def test_serial_pool_and_dask_give_identical_rows(tmp_path: Path, cluster: Cluster) -> None:
-    args = [str(p) for p in CAPTURES]
+    """Every committed capture, plus a cut capture and a text file: each engine converts the good ones
+    to the same rows and reports each bad one by name with its reason."""
+    cut = CAPTURES[0].read_bytes()
+    (tmp_path / "cut.pcapng").write_bytes(cut[:len(cut) // 2])
+    (tmp_path / "notes.txt").write_text("not a capture\n")
+    args = [str(p) for p in CAPTURES] + [str(tmp_path / "cut.pcapng"), str(tmp_path / "notes.txt")]
+    reports = {}
     for name, extra in (("serial", ["--workers", "1"]), ("pool", ["--workers", "2"]),
                         ("dask", ["--scheduler", cluster.address])):
         r = cli("export", *args, "-o", str(tmp_path / name), *extra)
-        assert r.returncode == 0, (name, r.stderr)
+        assert r.returncode == 1, (name, r.stderr)
+        assert f"{len(CAPTURES)} of {len(args)} captures exported" in r.stderr and "2 failed" in r.stderr
+        reports[name] = sorted(line for line in r.stderr.splitlines() if line.startswith("godot-dissect: /"))
+    assert len(reports["serial"]) == 2
+    assert "cut.pcapng" in reports["serial"][0] and "notes.txt" in reports["serial"][1]
+    assert reports["pool"] == reports["serial"] and reports["dask"] == reports["serial"]
     serial = _parts(tmp_path / "serial")
     assert len(serial) == len(CAPTURES)
     _same(serial, _parts(tmp_path / "pool"))

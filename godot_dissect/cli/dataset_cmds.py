@@ -31,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a Dask distributed scheduler (tcp://HOST:8786) to run the tasks; OUT must be a path "
                         "every worker can write")
     e.add_argument("--batch-rows", type=int, default=None, help="rows per Arrow batch / Parquet row group")
+    e.add_argument("--verbose", "-v", action="store_true",
+                   help="one line per capture on stderr as it finishes: messages, seconds, CPU seconds")
     add_read_options(e)
     e.set_defaults(run=run_export)
 
@@ -45,12 +47,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..dataset.engines import export
+    from ..dataset.engines import export, load_modules
     from ..dataset.lean import pyarrow_without_pandas
     from ..dataset.schema import BATCH_ROWS
 
     pyarrow_without_pandas()
-    gc.freeze()  # the modules' objects are never garbage: the collector need not walk them again per batch
+    if args.scheduler is None and args.workers != 1 and len(args.captures) > 1:
+        load_modules()  # before the freeze: the pool's workers are forked from here and share the modules
+    # the modules' objects are never garbage: the collector need not walk them again per batch (nor, in a
+    # forked worker, copy the pages it would touch)
+    gc.freeze()
     if args.workers is not None and args.workers < 1:
         return usage_error("--workers must be at least 1")
     try:
@@ -66,6 +72,9 @@ def run_export(args: argparse.Namespace) -> int:
             rows += r.rows
             if not r.ok:
                 failed.append((r.path, r.error))
+            elif args.verbose:
+                print(f"godot-dissect: {r.path}: {r.rows} messages in {r.seconds:.2f} s "
+                      f"({r.cpu_seconds:.2f} CPU s)", file=sys.stderr)
             on_file(r)
 
         try:
@@ -84,17 +93,23 @@ def run_export(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _progress(files: int) -> Iterator[tuple[Any, Any]]:
-    """(on_file, on_messages) callbacks: a rich progress bar of files and messages on a terminal."""
+    """(on_file, on_messages) callbacks: a rich progress bar of files and messages on a terminal, drawn
+    by the callbacks themselves (no refresh thread: the process pool may then fork from this process)."""
     if not sys.stderr.isatty():
         yield (lambda r: None), (lambda n: None)
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  transient=True) as bar:
+                  transient=True, auto_refresh=False) as bar:
         file_task = bar.add_task("captures", total=files)
         msg_task = bar.add_task("messages", total=None)
-        yield (lambda r: bar.advance(file_task)), (lambda n: bar.advance(msg_task, n))
+
+        def advance(task: Any, n: int = 1) -> None:
+            bar.advance(task, n)
+            bar.refresh()
+
+        yield (lambda r: advance(file_task)), (lambda n: advance(msg_task, n))
 
 
 def run_query(args: argparse.Namespace) -> int:

@@ -3,68 +3,110 @@ batch size, not the capture."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Iterator
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from .. import jsonform
-from ..records import Record
+from ..records import Record, app_size
 from .schema import BATCH_ROWS, BATCH_TEXT_BYTES, COLUMNS, FILE_SCHEMA, RENAMED, SCHEMA, TIME_TYPE
 
 _TEXT_KINDS = ("text",)  # kinds whose value is already its JSON form (WebSocket text frames)
-_RENDERED = ("fields", "text", "value")  # columns written from the record, not copied from its head
-#: the columns copied from the record's JSON head, each under its own name (after RENAMED)
-_HEAD = tuple(c.name for c in COLUMNS if c.name not in _RENDERED and c.name != "capture")
-assert all(c.key in (c.name, "") for c in COLUMNS if c.name in _HEAD), "a head column named unlike its key"
+#: columns holding a value the record computes (the rest hold the record attribute of their name as is)
+_COMPUTED = ("time", "type", "length", "app_bytes", "wire_bytes", "hex", "fields", "text", "value", "capture")
+#: record attributes whose JSON key is another column in some kinds (rset's method is `name`), and those columns
+_RENAMED_KEYS = tuple({key for keys in RENAMED.values() for key in keys})
+_RENAMED_COLUMNS = tuple({col for keys in RENAMED.values() for col in keys.values()})
+_PLAIN = tuple(c.name for c in COLUMNS
+               if c.name not in _COMPUTED and c.name not in _RENAMED_KEYS and c.name not in _RENAMED_COLUMNS)
+#: besides errors, the kinds whose JSON carries the message's bytes in hex (Record.json_head writes them)
+_HEX_KINDS = ("compressed",)
+#: decimals of time and wire_bytes in the record's JSON (Record.json_head; the shared contract's "3 decimals")
+TIME_DECIMALS, WIRE_DECIMALS = 6, 3
+assert all(c.key == c.name for c in COLUMNS if c.name in _PLAIN), "a plain column named unlike its key"
+assert set(_PLAIN) <= set(Record.__slots__), "a plain column that is no record attribute"
+
+
+#: what a row takes from its record as is: the plain columns, the renamed keys, then what the computed
+#: columns are made of (one C-level call per record; the row keeps no reference to the record's value,
+#: so a batch of rows holds no containers for the garbage collector to walk)
+_ATTRS = (*_PLAIN, *_RENAMED_KEYS, "time", "raw", "wire_bytes")
+_row_attrs = attrgetter(*_ATTRS)
+#: ``jsonform.json_text`` of packet fields, minus its guard for deep data: fields nest a few levels (a value in
+#: them is in its JSON form, at most jsonform.VALUE_MAX_DEPTH deep), and ENet records all carry some
+_fields_json = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+_COLUMN_OF = {name: i for i, name in enumerate(_ATTRS)}
+_TYPE, _APP_BYTES, _FIELDS, _HEX, _TEXT, _VALUE = range(len(_ATTRS), len(_ATTRS) + 6)
 
 
 class _Builder:
-    """Rows as tuples (one C-level map per record), turned into columns once per batch."""
+    """Rows as tuples (a C-level attribute fetch per record, the JSON head only for the rows that carry
+    packet fields or an error), turned into columns once per batch."""
 
     def __init__(self, schema: pa.Schema, capture: str | None) -> None:
         self.schema = schema
         self.capture = capture
-        self.order = _HEAD + _RENDERED
         self.rows: list[tuple] = []
         self.text_bytes = 0
+        # the type name is the dialect's name for the value's Python class, per kind: computed once
+        self.types: dict[tuple[str, str, type], str] = {}
 
     def add(self, rec: Record) -> None:
-        head = rec._head()  # to_json() but text and value, which come from the compiled writers below
-        kind = head["kind"]
-        renamed = RENAMED.get(kind)
-        if renamed:
-            for key, col in renamed.items():
-                if key in head:
-                    head[col] = head.pop(key)
-        fields = head.get("fields")
+        kind = rec.kind
         if rec.error is None:
             text = rec.text()
             value = jsonform.json_text(rec.value) if kind in _TEXT_KINDS else jsonform.dumps(rec.value)
             self.text_bytes += len(text) + len(value)
         else:
             text = value = None
-        self.rows.append((*map(head.get, _HEAD), None if fields is None else jsonform.json_text(fields), text, value))
+        fields = hexed = None
+        if rec.fields or rec.error is not None or kind in _HEX_KINDS:  # as the record's JSON has them
+            head = rec.json_head()
+            hexed = head.get("hex")
+            if (f := head.get("fields")) is not None:
+                fields = jsonform.escape_surrogates(_fields_json(f))
+        key = (kind, rec.dialect, type(rec.value))
+        if (type_name := self.types.get(key)) is None:
+            type_name = self.types[key] = rec.type
+        self.rows.append((*_row_attrs(rec), type_name, app_size(rec), fields, hexed, text, value))
 
     def full(self, batch_rows: int) -> bool:
         return len(self.rows) >= batch_rows or self.text_bytes >= BATCH_TEXT_BYTES
 
     def batch(self) -> pa.RecordBatch:
         n = len(self.rows)
-        columns = dict(zip(self.order, zip(*self.rows, strict=True), strict=True))
+        at = list(zip(*self.rows, strict=True))
         self.rows = []
         self.text_bytes = 0
+        cols: dict[str, Any] = {name: at[i] for name, i in _COLUMN_OF.items() if name in _PLAIN}
+        for key in _RENAMED_KEYS:
+            cols[key] = list(at[_COLUMN_OF[key]])
+        for col in _RENAMED_COLUMNS:
+            cols[col] = [None] * n
+        if any(kind in RENAMED for kind in set(cols["kind"])):  # e.g. an rset's `method` (a property) is `name`
+            for i, kind in enumerate(cols["kind"]):
+                if (renamed := RENAMED.get(kind)) is not None:
+                    for key, col in renamed.items():
+                        cols[col][i], cols[key][i] = cols[key][i], None
+        cols["length"] = list(map(len, at[_COLUMN_OF["raw"]]))
+        cols["wire_bytes"] = [round(w, WIRE_DECIMALS) for w in at[_COLUMN_OF["wire_bytes"]]]
+        cols["type"], cols["app_bytes"], cols["fields"], cols["hex"], cols["text"], cols["value"] = \
+            at[_TYPE], at[_APP_BYTES], at[_FIELDS], at[_HEX], at[_TEXT], at[_VALUE]
         arrays = []
         for f in self.schema:
             if f.name == "capture":
                 arrays.append(pa.array([self.capture] * n, type=f.type))
-            elif f.type == TIME_TYPE:  # JSON seconds (6 decimals) to exact microseconds
-                micros = np.rint(np.asarray(columns[f.name], dtype=np.float64) * 1e6).astype(np.int64)
+            elif f.type == TIME_TYPE:  # the JSON's seconds with 6 decimals, as exact microseconds
+                seconds = [round(t, TIME_DECIMALS) for t in at[_COLUMN_OF[f.name]]]
+                micros = np.rint(np.asarray(seconds, dtype=np.float64) * 1e6).astype(np.int64)
                 arrays.append(pa.array(micros, type=TIME_TYPE))
             else:
-                arrays.append(pa.array(columns[f.name], type=f.type))
+                arrays.append(pa.array(cols[f.name], type=f.type))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 

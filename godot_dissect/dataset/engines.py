@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
@@ -44,15 +46,26 @@ def export(paths: Sequence[str], out: str, fmt: str = "parquet", *, workers: int
             on_file(r)
     try:
         if scheduler is not None:
-            _run_dask(scheduler, tasks, out, kw, done)
+            _run_dask(scheduler, _largest_first(tasks), out, kw, done)
         elif in_process:
-            for i, path, name in tasks:
+            for i, path, name in tasks:  # in the order given (the progress of a single capture is streamed)
                 done(i, convert(path, out, capture=name, on_batch=on_messages, **kw))
         else:
-            _run_pool(workers or os.cpu_count() or 1, tasks, out, kw, done)
+            _run_pool(workers or os.cpu_count() or 1, _largest_first(tasks), out, kw, done)
     finally:  # also on Ctrl-C
         remove_temps(out, [name for _, _, name in tasks])  # left by a process that died mid-file
     return [r for r in results if r is not None]
+
+
+def _largest_first(tasks: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
+    """The tasks by decreasing file size: the big captures start first, so a small one, not a big one,
+    is the last to run while the other workers idle (the results keep the order given)."""
+    def size(task: tuple[int, str, str]) -> int:
+        try:
+            return os.path.getsize(task[1])
+        except OSError:
+            return 0  # it fails fast, and reports why
+    return sorted(tasks, key=size, reverse=True)
 
 
 def _named(paths: Sequence[str]) -> tuple[list[tuple[int, str, str]], list[FileResult | None]]:
@@ -70,12 +83,29 @@ def _named(paths: Sequence[str]) -> tuple[list[tuple[int, str, str]], list[FileR
     return tasks, results
 
 
-def _run_pool(workers: int, tasks: list[tuple[int, str, str]], out: str, kw: dict[str, Any],
-              done: Callable[[int, FileResult], None]) -> None:
-    # forkserver: a clean parent to fork from (forking this process would copy its threads' locks)
+def load_modules() -> None:
+    """Import what :func:`~.export.convert` imports on its first call (before workers are forked)."""
+    import pyarrow.csv  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+
+    from ..pcap import reader  # noqa: F401
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """Fork the workers from this process where that is safe (Linux, and no other Python thread, such
+    as a progress bar's, whose locks a child would inherit): they start at once with what is loaded
+    here. Else from a fork server, which has to load it all first (half a second)."""
+    if sys.platform == "linux" and threading.active_count() == 1:
+        load_modules()
+        return multiprocessing.get_context("fork")
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["godot_dissect.dataset.worker"])
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx) as pool:
+    return ctx
+
+
+def _run_pool(workers: int, tasks: list[tuple[int, str, str]], out: str, kw: dict[str, Any],
+              done: Callable[[int, FileResult], None]) -> None:
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_pool_context()) as pool:
         futures = {pool.submit(convert, path, out, capture=name, **kw): (i, path, name) for i, path, name in tasks}
         for f in as_completed(futures):
             i, path, name = futures[f]

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
 from .arrow import record_batches
-from .layout import part_path, temp_path
+from .layout import other_parts, part_path, temp_path
 from .schema import BATCH_ROWS, FILE_SCHEMA
 
 
@@ -24,6 +28,8 @@ class FileResult:
     rows: int = 0
     output: str | None = None
     error: str | None = None
+    seconds: float = 0.0  # wall-clock time of the conversion, where it ran
+    cpu_seconds: float = 0.0  # CPU time of its process meanwhile, the writer thread's too (contention does not count)
 
     @property
     def ok(self) -> bool:
@@ -33,8 +39,10 @@ class FileResult:
 def convert(path: str, out: str, fmt: str = "parquet", *, capture: str | None = None, batch_rows: int = BATCH_ROWS,
             read_options: dict[str, Any] | None = None,
             on_batch: Callable[[int], None] | None = None) -> FileResult:
-    """Write ``path``'s messages to ``OUT/capture=NAME/part-0.FMT`` and return the outcome; never
-    raises for a bad capture (the error is in the result) and leaves no partial file behind."""
+    """Write ``path``'s messages to ``OUT/capture=NAME/part-0.FMT`` (replacing the capture's part in
+    any format) and return the outcome; never raises for a bad capture (the error is in the result)
+    and leaves no partial file behind."""
+    t0, cpu0 = time.perf_counter(), time.process_time()
     name = capture if capture is not None else os.path.basename(path)
     final = part_path(out, name, fmt)
     folder = os.path.dirname(final)
@@ -44,10 +52,13 @@ def convert(path: str, out: str, fmt: str = "parquet", *, capture: str | None = 
         os.makedirs(folder, exist_ok=True)
         rows = _write(path, tmp, fmt, batch_rows, read_options or {}, on_batch)
         os.replace(tmp, final)
+        for old in other_parts(out, name, fmt):  # this capture's part from an export in another format
+            os.remove(old)
     except Exception as e:  # noqa: BLE001 - reported per file; the other files go on
         _discard(tmp, folder if made_folder else None)
-        return FileResult(path, name, error=_reason(e))
-    return FileResult(path, name, rows, final)
+        return FileResult(path, name, error=_reason(e), seconds=time.perf_counter() - t0,
+                          cpu_seconds=time.process_time() - cpu0)
+    return FileResult(path, name, rows, final, seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - cpu0)
 
 
 def _write(path: str, tmp: str, fmt: str, batch_rows: int, read_options: dict[str, Any],
@@ -75,22 +86,27 @@ def _write(path: str, tmp: str, fmt: str, batch_rows: int, read_options: dict[st
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        with pq.ParquetWriter(tmp, FILE_SCHEMA, compression="zstd") as w:
-            for b in batches:
-                w.write_batch(b)
-                rows += b.num_rows
-                _tell(on_batch, b.num_rows)
-        return rows
-    if fmt == "csv":
+        # statistics (min/max per row group) where a filter can use them; not of texts and values
+        stats = [f.name for f in FILE_SCHEMA if f.type != pa.large_string()]
+        writer = pq.ParquetWriter(tmp, FILE_SCHEMA, compression="zstd", write_statistics=stats)
+    elif fmt == "csv":
         import pyarrow.csv as pcsv
 
-        with pcsv.CSVWriter(tmp, FILE_SCHEMA) as w:
-            for b in batches:
-                w.write_batch(b)
-                rows += b.num_rows
-                _tell(on_batch, b.num_rows)
-        return rows
-    raise ValueError(f"unknown format {fmt!r}")
+        writer = pcsv.CSVWriter(tmp, FILE_SCHEMA)
+    else:
+        raise ValueError(f"unknown format {fmt!r}")
+    with writer, ThreadPoolExecutor(1, thread_name_prefix="godot-dissect-writer") as background:
+        # the writer encodes and compresses a batch (without the GIL) while the next one is read
+        pending: Future | None = None
+        for b in batches:
+            if pending is not None:
+                pending.result()
+            pending = background.submit(writer.write_batch, b)
+            rows += b.num_rows
+            _tell(on_batch, b.num_rows)
+        if pending is not None:
+            pending.result()
+    return rows
 
 
 def _tell(on_batch: Callable[[int], None] | None, n: int) -> None:

@@ -2,23 +2,43 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
-from collections.abc import Iterable
+import secrets
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
 
 from .arrow import reader
-from .layout import dataset_glob, is_dataset
-from .schema import SCHEMA
+from .layout import FORMATS, PARTITION, capture_of, dataset_glob, dataset_parts, is_dataset, part_format
+from .schema import BATCH_ROWS, FILE_SCHEMA, SCHEMA, json_to_row
 
-#: DuckDB's reading of an exported dataset: the capture column comes from the Hive directory names,
-#: always as text (a capture named 2024-05-01 would otherwise become a DATE)
-_DUCKDB_SCAN = "read_parquet({glob}, hive_partitioning = true, hive_types = {{'capture': VARCHAR}})"
+#: DuckDB's options for a dataset's part files: the capture column comes from the Hive directory
+#: names, always as text (a capture named 2024-05-01 would otherwise become a DATE)
+_HIVE = "hive_partitioning = true, hive_types = {'capture': VARCHAR}"
+#: CSV parts as pyarrow's CSVWriter writes them: a header, every column typed by the schema, a null
+#: is an empty field and a quoted empty field an empty string
+_CSV = "header = true, auto_detect = false, allow_quoted_nulls = false, columns = {columns}"
 
 
 def _table(path: str | Iterable[str], **read_options: Any) -> pa.Table:
     return reader(path, **read_options).read_all()
+
+
+def _parquet_only(path: str) -> bool:
+    """A dataset folder of Parquet parts alone (pyarrow and Polars read those themselves)."""
+    parts = dataset_parts(path)
+    return not any(files for fmt, files in parts.items() if fmt != "parquet")
+
+
+def _dataset_table(path: str) -> pa.Table:
+    """A dataset folder with CSV or JSONL parts, through :func:`to_duckdb`."""
+    import duckdb
+
+    with duckdb.connect() as con:
+        return to_duckdb(path, con).to_arrow_table().cast(SCHEMA)
 
 
 def to_pandas(path: str, **read_options: Any) -> Any:
@@ -26,9 +46,10 @@ def to_pandas(path: str, **read_options: Any) -> Any:
     dtypes (nullable integers, UTC microsecond timestamps, exact strings)."""
     import pandas as pd
 
-    if is_dataset(path):
+    if is_dataset(path) and _parquet_only(path):
         return pd.read_parquet(path, dtype_backend="pyarrow")
-    return _table(path, **read_options).to_pandas(types_mapper=pd.ArrowDtype)
+    table = _dataset_table(path) if is_dataset(path) else _table(path, **read_options)
+    return table.to_pandas(types_mapper=pd.ArrowDtype)
 
 
 def to_polars(path: str, **read_options: Any) -> Any:
@@ -37,39 +58,98 @@ def to_polars(path: str, **read_options: Any) -> Any:
         import polars as pl
     except ImportError as e:  # an optional dependency
         raise ImportError("to_polars needs Polars: pip install 'godot-dissect[dataset]'") from e
-    if is_dataset(path):
+    if is_dataset(path) and _parquet_only(path):
         return pl.scan_parquet(dataset_glob(path), hive_partitioning=True,
                                hive_schema={"capture": pl.String}).collect()
-    return pl.from_arrow(_table(path, **read_options))
+    return pl.from_arrow(_dataset_table(path) if is_dataset(path) else _table(path, **read_options))
 
 
 def to_duckdb(path_or_dataset: str | Iterable[str], con: Any = None, **read_options: Any) -> Any:
-    """A DuckDB relation: over an exported dataset folder or Parquet file (read by DuckDB itself),
-    or over captures read now into a temporary table of ``con`` (default: DuckDB's default connection)."""
+    """A DuckDB relation with the columns of :data:`SCHEMA` over exported datasets (folders; their
+    Parquet and CSV parts are read by DuckDB itself, JSONL parts here), part files, and captures (read
+    now), in any mix; the temporary tables live in ``con`` (default: DuckDB's default connection)."""
     import duckdb
 
     con = con if con is not None else duckdb.default_connection()
     paths = [path_or_dataset] if isinstance(path_or_dataset, (str, os.PathLike)) else list(path_or_dataset)
-    paths = [os.fspath(p) for p in paths]
-    parquet = [is_dataset(p) or p.endswith(".parquet") for p in paths]
-    if any(parquet) and not all(parquet):
-        raise ValueError("give exported datasets (folders, .parquet files) or captures, not both")
-    if all(parquet):
-        globs = [dataset_glob(p) if is_dataset(p) else p for p in paths]
-        return con.sql("SELECT * FROM " + _DUCKDB_SCAN.format(glob=_sql_list(globs)))
-    # batch by batch from here, so a capture that fails raises its own error (not one from inside DuckDB)
-    name = f"godot_messages_{id(paths):x}"
+    parts: dict[str, list[str]] = {fmt: [] for fmt in FORMATS}
+    captures: list[str] = []
+    for p in map(os.fspath, paths):
+        if is_dataset(p):
+            for fmt, files in dataset_parts(p).items():
+                parts[fmt] += files
+        elif (fmt := part_format(p)) is not None:
+            parts[fmt].append(p)
+        else:
+            captures.append(p)
+    scans = []
+    if parts["parquet"]:
+        scans.append(f"read_parquet({_sql_list(parts['parquet'])}, {_HIVE})")
+    if parts["csv"]:
+        types = con.from_arrow(FILE_SCHEMA.empty_table())
+        columns = "{" + ", ".join(f"{_sql_str(c)}: {_sql_str(str(t))}" for c, t in zip(types.columns, types.types,
+                                                                                          strict=True)) + "}"
+        scans.append(f"read_csv({_sql_list(parts['csv'])}, {_HIVE}, {_CSV.format(columns=columns)})")
+    if parts["jsonl"] or captures or not scans:
+        # batch by batch from here, so a capture that fails raises its own error (not one from inside DuckDB)
+        scans.append(_read_here(con, _jsonl_batches(parts["jsonl"]), reader(captures, **read_options)))
+    selects = []
+    for scan in scans:
+        have = set(con.sql(f"SELECT * FROM {scan} LIMIT 0").columns)  # a lone part file has no capture folder
+        cols = ", ".join(_sql_name(c) if c in have else f"NULL::VARCHAR AS {_sql_name(c)}" for c in SCHEMA.names)
+        selects.append(f"SELECT {cols} FROM {scan}")
+    return con.sql(" UNION ALL ".join(selects))
+
+
+def _read_here(con: Any, *sources: Iterable[pa.RecordBatch]) -> str:
+    """A temporary table of ``con`` filled with the batches of ``sources``; its name."""
+    name = f"godot_messages_{secrets.token_hex(6)}"
     con.register(name + "_batch", SCHEMA.empty_table())
     con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_batch")
     try:
-        for batch in reader(paths, **read_options):
+        for batch in itertools.chain(*sources):
             con.register(name + "_batch", batch)
             con.execute(f"INSERT INTO {name} SELECT * FROM {name}_batch")
     finally:
         con.unregister(name + "_batch")
-    return con.table(name)
+    return name
+
+
+def _jsonl_batches(files: list[str], batch_rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+    """The rows of JSONL parts (``read --format jsonl`` lines) as batches of :data:`SCHEMA`."""
+    for path in files:
+        folder = os.path.basename(os.path.dirname(path))
+        capture = capture_of(folder) if folder.startswith(f"{PARTITION}=") else None
+        with open(path, encoding="utf-8") as f:
+            first = 1
+            while lines := list(itertools.islice(f, batch_rows)):
+                rows = [_jsonl_row(line, capture, f"{path}:{n}") for n, line in enumerate(lines, first) if line.strip()]
+                first += len(lines)
+                number = first - 1
+                try:
+                    batch = pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
+                except (pa.ArrowException, TypeError, ValueError) as e:  # a key of the wrong type
+                    raise ValueError(f"{path}: lines up to {number}: {e}") from None
+                yield batch
+
+
+def _jsonl_row(line: str, capture: str | None, where: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+        if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+            raise ValueError("not a record of `read --format jsonl` (an object with a kind)")
+        return json_to_row(record, capture)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{where}: {e}") from None
+
+
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _sql_name(s: str) -> str:
+    return '"' + s.replace('"', '""') + '"'
 
 
 def _sql_list(items: list[str]) -> str:
-    quoted = ["'" + s.replace("'", "''") + "'" for s in items]
-    return quoted[0] if len(quoted) == 1 else "[" + ", ".join(quoted) + "]"
+    return "[" + ", ".join(map(_sql_str, items)) + "]"

@@ -47,6 +47,33 @@ def dataset_glob(out: str | os.PathLike) -> str:
     return os.path.join(os.fspath(out), f"{PARTITION}=*", "*.parquet")
 
 
+def part_format(path: str | os.PathLike) -> str | None:
+    """The format of a dataset part file by its name (None: not a part, e.g. a capture)."""
+    ext = os.path.splitext(os.fspath(path))[1][1:].lower()
+    return ext if ext in FORMATS else None
+
+
+def dataset_parts(out: str | os.PathLike) -> dict[str, list[str]]:
+    """The part files of a dataset folder by format (a folder may hold several: ``export`` run with
+    ``--format csv`` into it, or folders of other exports copied in), temporary files left out."""
+    parts: dict[str, list[str]] = {fmt: [] for fmt in FORMATS}
+    out = os.fspath(out)
+    for d in sorted(os.listdir(out)):
+        folder = os.path.join(out, d)
+        if not d.startswith(f"{PARTITION}=") or not os.path.isdir(folder):
+            continue
+        for n in sorted(os.listdir(folder)):
+            fmt = part_format(n)
+            if fmt is not None and not is_temp(n):
+                parts[fmt].append(os.path.join(folder, n))
+    return parts
+
+
+def other_parts(out: str, capture: str, fmt: str) -> list[str]:
+    """Parts of ``capture`` in formats other than ``fmt``: a new export of it replaces them."""
+    return [p for f in FORMATS if f != fmt and os.path.exists(p := part_path(out, capture, f))]
+
+
 def remove_temps(out: str, captures: list[str]) -> list[str]:
     """Delete what writers that died (a killed Dask worker) left under these captures' partitions."""
     removed = []

@@ -103,6 +103,25 @@ def row_to_json(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def json_to_row(record: dict[str, Any], capture: str | None = None) -> dict[str, Any]:
+    """A record's JSON (a line of ``read --format jsonl``) as a row (``{column: Arrow-ready value}``,
+    the time in microseconds): :func:`row_to_json` backwards, e.g. for a JSONL dataset."""
+    from ..jsonform import json_text
+
+    row: dict[str, Any] = {}
+    for c in COLUMNS:
+        key = json_key(c, record["kind"])
+        if key is None or key not in record:
+            v = None
+        elif c.json_text:  # a JSON null too (the value of a message that carries none)
+            v = json_text(record[key])
+        elif (v := record[key]) is not None and c.type == TIME_TYPE:
+            v = round(v * 1e6)  # the JSON's 6 decimals exactly, as the Arrow writer rounds them
+        row[c.name] = v
+    row["capture"] = capture
+    return row
+
+
 def _micros(t: Any) -> int:
     if isinstance(t, int):
         return t
