@@ -9,19 +9,26 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
-from ..multiplayer.records import summary as mp_summary
 from ..pcap.packets import CaptureError
 from ..pcap.reader import read_pcap
 from ..records import KINDS, MULTIPLAYER_KINDS, Record
 from ..spec import DIALECTS, get_dialect
 from ..spec.debugger import MESSAGES as DEBUGGER_MESSAGES
-from .fields import FieldWriter
-from .filter import FilterError, compile_filter
-from .live import LiveCapture, LiveError
 from .options import add_read_options, read_options, usage_error
 
 #: files larger than this get a progress bar on a terminal
 PROGRESS_BYTES = 20 << 20
+
+
+class _NeverRaised(Exception):
+    """Stands for an error class whose module was not needed (so it cannot have been raised)."""
+
+
+def _loaded(module: str, name: str) -> type[Exception]:
+    """``module.name`` if that module of this package is loaded, else _NeverRaised: the display filter
+    (lark) and live capture load only when -Y / -T fields / -i ask for them (start-up time)."""
+    loaded = sys.modules.get(f"{__package__}.{module}")
+    return getattr(loaded, name) if loaded is not None else _NeverRaised
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -111,6 +118,8 @@ def _selection(args: argparse.Namespace) -> Callable[[Record], bool] | None:
         messages = set(args.message)
         tests.append(lambda rec: rec.message in messages)
     if args.filter:
+        from .filter import compile_filter
+
         tests.append(compile_filter(args.filter))
     if not tests:
         return None
@@ -140,6 +149,8 @@ def _summary(rec: Record) -> str:
     if len(text) > 100:
         text = text[:97] + "..."
     if rec.kind in MULTIPLAYER_KINDS:
+        from ..multiplayer.records import summary as mp_summary
+
         return mp_summary(rec.kind, rec.command, rec.node, rec.method, rec.method_id, text, rec.fields, rec.peer)
     head = f"{rec.message} " if rec.message is not None else ""
     return f"{head}{rec.type} {text}" if rec.kind != "text" else f"text {text}"
@@ -151,8 +162,12 @@ def run_read(args: argparse.Namespace) -> int:
         return usage_error(problem)
     try:
         keep = _selection(args)
-        fields = FieldWriter(args.fields, args.field_options) if args.format == "fields" else None
-    except FilterError as e:
+        fields = None
+        if args.format == "fields":
+            from .fields import FieldWriter
+
+            fields = FieldWriter(args.fields, args.field_options)
+    except _loaded("filter", "FilterError") as e:
         return usage_error(f"-Y: {e}")
     except ValueError as e:
         return usage_error(str(e))
@@ -163,6 +178,8 @@ def run_read(args: argparse.Namespace) -> int:
     live = None
     try:
         if args.interface:
+            from .live import LiveCapture
+
             live = LiveCapture(args.interface, args.capture_filter, args.autostop, args.write)
             live.__enter__()
             source: Any = live.stream
@@ -181,9 +198,9 @@ def run_read(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # piped into head: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except LiveError as e:
+    except _loaded("live", "LiveError") as e:
         return usage_error(str(e))
-    except FilterError as e:  # a regex search that ran over spec.cli.MAX_MATCH_SECONDS
+    except _loaded("filter", "FilterError") as e:  # a regex search that ran over spec.cli.MAX_MATCH_SECONDS
         return usage_error(f"-Y: {e}")
     except (CaptureError, OSError) as e:
         failed = live.failure() if live is not None else None
@@ -195,7 +212,7 @@ def run_read(args: argparse.Namespace) -> int:
     return usage_error(failed) if failed else 0
 
 
-def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, fields: FieldWriter | None) -> None:
+def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, fields: Any) -> None:
     seen_evidence: set[tuple] = set()
     if fields is not None:
         if fields.header:
