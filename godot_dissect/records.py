@@ -9,7 +9,7 @@ from . import jsonform
 from .spec import get_dialect
 from .spec.multiplayer import RECORD_KINDS
 from .text.writer import to_text
-from .values import type_key
+from .values import CLASS_KEYS, type_key
 
 
 @dataclass(slots=True)
@@ -58,11 +58,17 @@ class Record:
             return ""
         if self.kind == "text":
             return "text"
+        cls = type(self.value)
+        if (name := _TYPE_NAMES.get((self.dialect, cls))) is not None:
+            return name
         try:
             entry = get_dialect(self.dialect).by_key(type_key(self.value))
         except (TypeError, ValueError):
             return ""
-        return entry.name if entry else ""
+        name = entry.name if entry else ""
+        if cls in CLASS_KEYS:  # type_key depends on the exact class alone: remembered (a bounded table)
+            _TYPE_NAMES[self.dialect, cls] = name
+        return name
 
     def text(self) -> str:
         if self.kind in ("error", "compressed"):
@@ -96,14 +102,7 @@ class Record:
             "length": len(self.raw), "wire_bytes": round(self.wire_bytes, 3),
             "app_bytes": app_size(self),
         }
-        if self.message is not None:
-            d["message"] = self.message
-        if self.thread is not None:
-            d["thread"] = self.thread
-        for k in _MP_FIELDS:
-            if (v := getattr(self, k)) is not None:
-                d[k] = v
-        for k in _ROUTE_FIELDS:
+        for k in _OPTIONAL_HEAD:
             if (v := getattr(self, k)) is not None:
                 d[k] = v
         if self.fields:
@@ -117,6 +116,10 @@ class Record:
 
     def to_jsonl(self) -> str:
         """``json_text(self.to_json())``, written in one go (``jsonform.record_line``)."""
+        if self.error is None and not self.fields and self.kind != "compressed" \
+                and (self.kind != "text" or type(self.value) is str) \
+                and (line := jsonform.record_object_line(self, self.type, self.text(), _OPTIONAL_HEAD)) is not None:
+            return line  # straight from the attributes, by the compiled writer
         if self.error is not None:
             return jsonform.record_line(self._head())
         if self.kind == "text" and type(self.value) is not str:  # value not in its JSON form
@@ -133,6 +136,10 @@ KINDS = ("variant", "debugger", "text", "error", "compressed", *MULTIPLAYER_KIND
 LIST_KINDS = ("rpc", "spawn", "sync")
 _MP_FIELDS = ("node", "method", "method_id", "channel", "peer", "command")
 _ROUTE_FIELDS = ("sender", "receiver", "transfer", "relayed")
+#: the JSON head's keys after app_bytes that are there when not None, in their order
+_OPTIONAL_HEAD = ("message", "thread", *_MP_FIELDS, *_ROUTE_FIELDS)
+#: (dialect, value class) -> the engine's type name (``Record.type``)
+_TYPE_NAMES: dict[tuple[str, type], str] = {}
 
 
 def app_size(rec: Any) -> int:

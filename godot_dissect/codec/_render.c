@@ -1699,6 +1699,117 @@ done:
     return s;
 }
 
+/* round(x, ndigits) of a float as Python computes it (correctly rounded to ndigits decimals, then
+ * the nearest double), then json.dumps's text of it; an int as it is (round leaves ints alone). */
+static int put_rounded(Buf *b, PyObject *v, int ndigits)
+{
+    double x, r;
+    char *s;
+    if (PyLong_CheckExact(v))
+        return put_pyint(b, v);
+    if (!PyFloat_CheckExact(v) || !isfinite(x = PyFloat_AS_DOUBLE(v)))
+        return -1;
+    if ((s = PyOS_double_to_string(x, 'f', ndigits, 0, NULL)) == NULL)
+        return -1;
+    r = PyOS_string_to_double(s, NULL, NULL);
+    PyMem_Free(s);
+    if (r == -1.0 && PyErr_Occurred())
+        return -1;
+    return put_repr(b, r);
+}
+
+/* The record attributes the JSON head starts with, in records.Record._head's order (interned once). */
+enum { RA_FRAME, RA_TIME, RA_SRC, RA_SPORT, RA_DST, RA_DPORT, RA_TRANSPORT, RA_DIRECTION, RA_KIND, RA_DIALECT,
+       RA_OFFSET, RA_RAW, RA_WIRE, RA_APP, RA_VALUE, RA_COUNT };
+static const char *const RECORD_ATTRS[RA_COUNT] = {"frame", "time", "src", "sport", "dst", "dport", "transport",
+    "direction", "kind", "dialect", "offset", "raw", "wire_bytes", "app_bytes", "value"};
+static PyObject *record_attr[RA_COUNT];
+
+static int put_key(Buf *b, const char *key, int first)
+{
+    if (!first && PUT_LIT(b, ", ") < 0)
+        return -1;
+    return (put_ch(b, '"') < 0 || put(b, key, (Py_ssize_t)strlen(key)) < 0) ? -1 : PUT_LIT(b, "\": ");
+}
+
+/* JsonWriter.record(rec, type, text, optional) -> records.Record.to_jsonl() of a record without
+ * error, fields or hex: the fixed head keys read off the record (time rounded to 6 decimals,
+ * wire_bytes to 3, length = len(raw), app_bytes None as len(raw)), `type`, then every attribute
+ * named in the tuple `optional` that is not None, then text and value. None when anything is
+ * not as expected: Python writes that record. */
+static PyObject *JsonWriter_record(JsonWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Buf b;
+    PyObject *rec, *type, *text, *optional, *a[RA_COUNT] = {NULL}, *s = NULL;
+    Py_ssize_t i, rawlen;
+    int rc = -1;
+    if (nargs != 4 || !PyTuple_CheckExact(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "record(rec, type, text, optional)");
+        return NULL;
+    }
+    rec = args[0];
+    type = args[1];
+    text = args[2];
+    optional = args[3];
+    if (!PyUnicode_CheckExact(type) || !PyUnicode_CheckExact(text))
+        Py_RETURN_NONE;
+    if (record_attr[0] == NULL)
+        for (i = 0; i < RA_COUNT; i++)
+            if ((record_attr[i] = PyUnicode_InternFromString(RECORD_ATTRS[i])) == NULL)
+                return NULL;
+    buf_init(&b);
+    for (i = 0; i < RA_COUNT; i++)
+        if ((a[i] = PyObject_GetAttr(rec, record_attr[i])) == NULL)
+            goto done;
+    if (!PyBytes_CheckExact(a[RA_RAW]))
+        goto done;
+    rawlen = PyBytes_GET_SIZE(a[RA_RAW]);
+    if (put_ch(&b, '{') < 0 || put_key(&b, "frame", 1) < 0 || json_plain(&b, a[RA_FRAME]) < 0
+        || put_key(&b, "time", 0) < 0 || put_rounded(&b, a[RA_TIME], 6) < 0
+        || put_key(&b, "src", 0) < 0 || json_plain(&b, a[RA_SRC]) < 0
+        || put_key(&b, "sport", 0) < 0 || json_plain(&b, a[RA_SPORT]) < 0
+        || put_key(&b, "dst", 0) < 0 || json_plain(&b, a[RA_DST]) < 0
+        || put_key(&b, "dport", 0) < 0 || json_plain(&b, a[RA_DPORT]) < 0
+        || put_key(&b, "transport", 0) < 0 || json_plain(&b, a[RA_TRANSPORT]) < 0
+        || put_key(&b, "direction", 0) < 0 || json_plain(&b, a[RA_DIRECTION]) < 0
+        || put_key(&b, "kind", 0) < 0 || json_plain(&b, a[RA_KIND]) < 0
+        || put_key(&b, "dialect", 0) < 0 || json_plain(&b, a[RA_DIALECT]) < 0
+        || put_key(&b, "type", 0) < 0 || json_str(&b, type) < 0
+        || put_key(&b, "offset", 0) < 0 || json_plain(&b, a[RA_OFFSET]) < 0
+        || put_key(&b, "length", 0) < 0 || put_ll(&b, rawlen) < 0
+        || put_key(&b, "wire_bytes", 0) < 0 || put_rounded(&b, a[RA_WIRE], 3) < 0
+        || put_key(&b, "app_bytes", 0) < 0
+        || (a[RA_APP] == Py_None ? put_ll(&b, rawlen) : json_plain(&b, a[RA_APP])) < 0)
+        goto done;
+    for (i = 0; i < PyTuple_GET_SIZE(optional); i++) {
+        PyObject *name = PyTuple_GET_ITEM(optional, i), *v;
+        const char *key;
+        int bad;
+        if (!PyUnicode_CheckExact(name) || (key = PyUnicode_AsUTF8(name)) == NULL
+            || (v = PyObject_GetAttr(rec, name)) == NULL)
+            goto done;
+        bad = v != Py_None && (put_key(&b, key, 0) < 0 || json_plain(&b, v) < 0);
+        Py_DECREF(v);
+        if (bad)
+            goto done;
+    }
+    if (PUT_LIT(&b, ", \"text\": ") < 0 || json_str(&b, text) < 0 || PUT_LIT(&b, ", \"value\": ") < 0
+        || json_value(self, &b, a[RA_VALUE], 0) < 0 || put_ch(&b, '}') < 0)
+        goto done;
+    rc = 0;
+done:
+    if (rc == 0)
+        s = buf_str(&b);
+    buf_free(&b);
+    for (i = 0; i < RA_COUNT; i++)
+        Py_XDECREF(a[i]);
+    if (s == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return s;
+}
+
 static void JsonWriter_dealloc(JsonWriter *self)
 {
     Py_ssize_t i;
@@ -1759,6 +1870,8 @@ static PyMethodDef JsonWriter_methods[] = {
      "render(value) -> the JSON form as JSON text, or None to let jsonform.py do it"},
     {"line", (PyCFunction)(void (*)(void))JsonWriter_line, METH_FASTCALL,
      "line(head, text, value) -> one JSON line of a record, or None to let jsonform.py do it"},
+    {"record", (PyCFunction)(void (*)(void))JsonWriter_record, METH_FASTCALL,
+     "record(rec, type, text, optional) -> Record.to_jsonl() of a plain record, or None to let records.py do it"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -252,6 +252,10 @@ def c_json_line(head: dict[str, Any], text: str | None, value: Any, tables: Json
     return _json(tables).line(head, text, value)
 
 
+def c_json_record(rec: Any, type_name: str, text: str, optional: tuple[str, ...], tables: JsonTables) -> str | None:
+    return _json(tables).record(rec, type_name, text, optional)
+
+
 #: True when the extension is importable (whether or not GODOT_DISSECT_PURE turned it off)
 BUILT = _speedups is not None
 ENABLED = BUILT and sys.byteorder == "little" and os.environ.get("GODOT_DISSECT_PURE", "") in ("", "0")
@@ -263,6 +267,8 @@ fast_text: Callable[[Any, Dialect, TextTables], str | None] | None = c_text if E
 fast_json: Callable[[Any, JsonTables], str | None] | None = c_json if ENABLED else None
 fast_json_line: Callable[[dict[str, Any], str | None, Any, JsonTables], str | None] | None = \
     c_json_line if ENABLED else None
+fast_json_record: Callable[[Any, str, str, tuple[str, ...], JsonTables], str | None] | None = \
+    c_json_record if ENABLED else None
 
 
 def front_door(python_decode: Callable[..., Any]) -> Callable[..., Any]:

@@ -118,11 +118,22 @@ class PcapReader:
         lookup = table.lookup
         check_every = self.max_held_bytes >> 4
         fed = 0  # bytes taken in since the held-bytes budget was last checked
+        datagrams = not self.enet_ports  # ENet ports make every UDP conversation go through _udp's ENet check
+        datagram = self._datagram
         for seg in segments(self.path):
             if tap is not None:
                 tap(seg)
             conv, d = lookup(seg)
             udp = seg.proto == "udp"
+            if udp and conv is not None and conv.state is _DECODING and conv.framing is _DATAGRAM and datagrams:
+                # the common case (what _udp and _emit do for it), without their generators
+                if seg.payload:
+                    yield datagram(conv, d, seg)
+                    fed += len(seg.payload)
+                    if fed > check_every:
+                        fed = 0
+                        yield from self._enforce_budget()
+                continue
             if conv is not None and not udp and seg.flags & TCP_SYN and not seg.flags & TCP_ACK \
                     and self._new_connection(conv, d, seg):
                 table.remove(conv)
@@ -211,6 +222,20 @@ class PcapReader:
                 return
             yield from self._confirm(conv)
         yield from self._message(conv, d, pdu)
+
+    def _datagram(self, conv: Conversation, d: str, seg: Segment) -> Record:
+        """The record of a datagram of a Godot UDP conversation whose dialect is known: ``_emit`` of its Pdu."""
+        data = seg.payload
+        src, dst = (conv.client, conv.server) if d == "c2s" else (conv.server, conv.client)
+        try:
+            value = decode_message(conv, data, self.clear_verdicts)[0]
+        except DecodeError as e:
+            v = conv.verdict
+            return Record(seg.frame, seg.time, src[0], src[1], dst[0], dst[1], conv.transport, d, v.dialect,  # type: ignore[union-attr]
+                          "error", raw=data, error=str(e), evidence=v.evidence, wire_bytes=seg.frame_len)  # type: ignore[union-attr]
+        v = conv.verdict
+        return Record(seg.frame, seg.time, src[0], src[1], dst[0], dst[1], conv.transport, d, v.dialect,  # type: ignore[union-attr]
+                      "variant", value, data, evidence=v.evidence, wire_bytes=seg.frame_len)  # type: ignore[union-attr]
 
     def _confirm(self, conv: Conversation) -> Iterator[Record]:
         """The conversation is Godot: guess its dialect, or (already known) let what it held out."""
