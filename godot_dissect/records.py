@@ -8,7 +8,7 @@ from typing import Any
 from . import jsonform
 from .spec import get_dialect
 from .spec.multiplayer import RECORD_KINDS
-from .text.writer import to_text
+from .text.writer import to_text, to_text_start
 from .values import CLASS_KEYS, type_key
 
 
@@ -80,6 +80,14 @@ class Record:
         if self.value is None and self.kind in MULTIPLAYER_KINDS:  # path cache, peer messages
             return ""
         return to_text(self.value, self.dialect)
+
+    def text_start(self, chars: int) -> str:
+        """``self.text()``, or, when that is longer than ``chars`` characters, a start of it at least
+        ``chars`` long: what a one-line summary needs (the compiled writer stops early)."""
+        if self.kind in ("error", "compressed", "text") or self.kind in LIST_KINDS \
+                or (self.value is None and self.kind in MULTIPLAYER_KINDS):
+            return self.text()
+        return to_text_start(self.value, self.dialect, chars)
 
     def to_json(self) -> dict[str, Any]:
         """The record as a new ``dict`` of plain JSON values (str, int, float, bool, None, list, dict), keyed as

@@ -27,7 +27,7 @@ from godot_dissect.pcap.reader import read_pcap
 from godot_dissect.records import LIST_KINDS
 from godot_dissect.spec import DIALECT_NAMES, get_dialect
 from godot_dissect.text import to_text
-from godot_dissect.text.writer import compiled_writer, f32, writer
+from godot_dissect.text.writer import compiled_writer, f32, to_text_start, writer
 
 from .strategies import i64, leaves, text, values
 
@@ -39,12 +39,12 @@ built = pytest.mark.skipif(not fast.BUILT, reason="the _speedups extension is no
 
 @contextmanager
 def pure_only() -> Iterator[None]:
-    saved = fast.fast_text, fast.fast_json, fast.fast_json_line
-    fast.fast_text = fast.fast_json = fast.fast_json_line = None
+    saved = fast.fast_text, fast.fast_json, fast.fast_json_line, fast.fast_json_record, fast.fast_text_start
+    fast.fast_text = fast.fast_json = fast.fast_json_line = fast.fast_json_record = fast.fast_text_start = None
     try:
         yield
     finally:
-        fast.fast_text, fast.fast_json, fast.fast_json_line = saved
+        fast.fast_text, fast.fast_json, fast.fast_json_line, fast.fast_json_record, fast.fast_text_start = saved
 
 
 def pure_text(v: Any, dialect: str) -> tuple:
@@ -343,9 +343,40 @@ def test_real_captures_render_identically(capture: Path) -> None:
             continue
         for v in shown:
             n += 1
+            check_text_start(v, rec.dialect)
             c = check_text(v, rec.dialect)
             if not text_needs_python(v, rec.dialect):
                 assert c is not None
             check_json(v)
     if n == 0:
         pytest.skip("no Variant value in this capture")
+
+
+# ---- the start of a text (one-line summaries) ---------------------------------------------------
+
+def check_text_start(v: Any, dialect: str) -> None:
+    """``render_start`` gives the whole text (complete) or a start of it within the byte bound, and
+    ``to_text_start`` what a summary needs: the text, or a start of it at least that long (for a value
+    the dialect cannot write, the start may come out before the writer reaches what it cannot write)."""
+    whole = pure_text(v, dialect)
+    if whole[0] != "ok":  # a value with no text in this dialect: no start to check (a summary shows the start)
+        return
+    for nbytes in (0, 1, 7, 64, 404, 4096):
+        got = fast.c_text_start(v, get_dialect(dialect), compiled_writer, nbytes)
+        if got is None:
+            continue
+        text_, complete = got
+        if complete:
+            assert text_ == whole[1]
+        else:
+            assert whole[1].startswith(text_) and len(text_.encode("utf-8", "surrogatepass")) <= nbytes
+    for chars in (1, 40, 101):
+        start = to_text_start(v, dialect, chars)
+        assert whole[1].startswith(start) and (start == whole[1] or len(start) >= chars)
+
+
+@built
+@settings(max_examples=300, deadline=None)
+@given(values(), st.sampled_from(DIALECT_NAMES))
+def test_text_start_is_a_start_of_the_text(v: Any, dialect: str) -> None:
+    check_text_start(v, dialect)

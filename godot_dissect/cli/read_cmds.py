@@ -16,6 +16,8 @@ from ..spec import DIALECTS, get_dialect
 from ..spec.debugger import MESSAGES as DEBUGGER_MESSAGES
 from .options import add_read_options, read_options, usage_error
 
+#: most characters of a value's text on its record's line (longer: cut, with "...")
+SUMMARY_CHARS = 100
 #: files larger than this get a progress bar on a terminal
 PROGRESS_BYTES = 20 << 20
 
@@ -145,9 +147,9 @@ def _summary(rec: Record) -> str:
         return f"[malformed] {rec.command + ' ' if rec.command else ''}{rec.error}"
     if rec.kind == "compressed":
         return f"{rec.command} [compressed] {(rec.fields or {}).get('reason', '')}"
-    text = rec.text().replace("\n", " ")
-    if len(text) > 100:
-        text = text[:97] + "..."
+    text = rec.text_start(SUMMARY_CHARS + 1).replace("\n", " ")
+    if len(text) > SUMMARY_CHARS:
+        text = text[:SUMMARY_CHARS - 3] + "..."
     if rec.kind in MULTIPLAYER_KINDS:
         from ..multiplayer.records import summary as mp_summary
 

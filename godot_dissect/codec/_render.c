@@ -44,6 +44,8 @@ typedef struct {
     char *p;
     Py_ssize_t len, cap;
     int ascii; /* every byte so far is < 0x80: the str is built with one memcpy */
+    int capped; /* the text's start only: the buffer never grows (cap is the bound) ... */
+    int cut;    /* ... and a piece that did not fit stopped the writing */
     char local[BUF_LOCAL];
 } Buf;
 
@@ -53,6 +55,7 @@ static void buf_init(Buf *b)
     b->len = 0;
     b->cap = BUF_LOCAL;
     b->ascii = 1;
+    b->capped = b->cut = 0;
 }
 
 static void buf_free(Buf *b)
@@ -65,6 +68,10 @@ static int buf_grow(Buf *b, Py_ssize_t extra)
 {
     Py_ssize_t want, cap;
     char *np;
+    if (b->capped) {
+        b->cut = 1;
+        return -1;
+    }
     if (extra > PY_SSIZE_T_MAX / 4 - b->len)
         return -1;
     want = b->len + extra;
@@ -1239,6 +1246,36 @@ static PyObject *TextWriter_render(TextWriter *self, PyObject *value)
     return rendered_or_none(&b, text_value(self, &b, value, 0));
 }
 
+/* TextWriter.render_start(value, nbytes) -> (text, complete): the whole text (complete True), or
+ * (False) a start of it of at most nbytes UTF-8 bytes, cut where a piece of output did not fit,
+ * for one-line summaries; None when the writer left the value to the pure one. */
+static PyObject *TextWriter_render_start(TextWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Buf b;
+    Py_ssize_t n;
+    int rc;
+    PyObject *s;
+    if (nargs != 2 || (n = PyLong_AsSsize_t(args[1])) < 0 || n > BUF_LOCAL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "render_start(value, nbytes), 0 <= nbytes <= 4096");
+        return NULL;
+    }
+    buf_init(&b);
+    b.capped = 1;
+    b.cap = n;
+    rc = text_value(self, &b, args[0], 0);
+    if (rc != 0 && !b.cut) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    PyErr_Clear();
+    if ((s = buf_str(&b)) == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("(NO)", s, rc == 0 ? Py_True : Py_False);
+}
+
 static int parse_esc(Esc *esc, PyObject *map)
 {
     PyObject *k, *v;
@@ -1368,6 +1405,8 @@ fail:
 static PyMethodDef TextWriter_methods[] = {
     {"render", (PyCFunction)TextWriter_render, METH_O,
      "render(value) -> the text notation, or None to let text/writer.py do it"},
+    {"render_start", (PyCFunction)(void (*)(void))TextWriter_render_start, METH_FASTCALL,
+     "render_start(value, nbytes) -> (text or its start, complete), or None to let text/writer.py do it"},
     {NULL, NULL, 0, NULL},
 };
 

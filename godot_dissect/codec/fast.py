@@ -238,6 +238,13 @@ def c_text(value: Any, dialect: Dialect, tables: TextTables) -> str | None:
     return w.render(value)
 
 
+def c_text_start(value: Any, dialect: Dialect, tables: TextTables, nbytes: int) -> tuple[str, bool] | None:
+    w = _TEXT.get(dialect.name)
+    if w is None:
+        w = _TEXT[dialect.name] = text_writer(tables(dialect))
+    return w.render_start(value, nbytes)
+
+
 def _json(tables: JsonTables) -> Any:
     if not _JSON:
         _JSON.append(json_writer(*tables()))
@@ -264,6 +271,8 @@ fast_decode_prefix: Callable[[Any, Dialect | str, bool, int, int, int | None], t
 fast_encode: Callable[[Any, Dialect | str], bytes | None] | None
 fast_decode_prefix, fast_encode = (c_decode_prefix, c_encode) if ENABLED else (None, None)
 fast_text: Callable[[Any, Dialect, TextTables], str | None] | None = c_text if ENABLED else None
+fast_text_start: Callable[[Any, Dialect, TextTables, int], tuple[str, bool] | None] | None = \
+    c_text_start if ENABLED else None
 fast_json: Callable[[Any, JsonTables], str | None] | None = c_json if ENABLED else None
 fast_json_line: Callable[[dict[str, Any], str | None, Any, JsonTables], str | None] | None = \
     c_json_line if ENABLED else None

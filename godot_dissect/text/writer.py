@@ -343,3 +343,18 @@ def to_text(value: Any, dialect: Dialect | str = "godot4") -> str:
         return s  # the compiled writer (codec/_render.c); None: it left this value to Python
     return writer(d).write(value)
 
+
+def to_text_start(value: Any, dialect: Dialect | str, chars: int) -> str:
+    """``to_text(value, dialect)``, or, when that is longer than ``chars`` characters, a start of it
+    at least ``chars`` long (one-line summaries: the compiled writer stops early)."""
+    d = get_dialect(dialect)
+    if _fast.fast_text_start is not None and 0 < chars <= _START_MAX_CHARS:
+        got = _fast.fast_text_start(value, d, compiled_writer, 4 * chars)  # a code point is 4 UTF-8 bytes at most
+        if got is not None and (got[1] or len(got[0]) >= chars):
+            return got[0]
+    return to_text(value, d)
+
+
+#: most characters to_text_start asks the compiled writer for (its bound is 4096 bytes)
+_START_MAX_CHARS = 1024
+
