@@ -8,7 +8,7 @@ from typing import Any
 from . import jsonform
 from .spec import get_dialect
 from .spec.multiplayer import RECORD_KINDS
-from .text.writer import to_text, to_text_start
+from .text.writer import text_renderer, to_text, to_text_start
 from .values import CLASS_KEYS, type_key
 
 
@@ -124,10 +124,17 @@ class Record:
 
     def to_jsonl(self) -> str:
         """``json_text(self.to_json())``, written in one go (``jsonform.record_line``)."""
-        if self.error is None and not self.fields and self.kind != "compressed" \
-                and (self.kind != "text" or type(self.value) is str) \
-                and (line := jsonform.record_object_line(self, self.type, self.text(), _OPTIONAL_HEAD)) is not None:
-            return line  # straight from the attributes, by the compiled writer
+        kind = self.kind
+        if self.error is None and not self.fields and kind != "compressed" \
+                and (kind != "text" or type(self.value) is str):
+            # straight from the attributes by the compiled writer, the value's text too when it can
+            text: Any = None
+            if (kind == "variant" or kind == "debugger") and (text := _TEXT_RENDERERS.get(self.dialect)) is None \
+                    and len(_TEXT_RENDERERS) < _MAX_RENDERERS:
+                text = _TEXT_RENDERERS[self.dialect] = text_renderer(self.dialect)
+            line = jsonform.record_object_line(self, self.type, text or self.text(), _OPTIONAL_HEAD)
+            if line is not None:
+                return line
         if self.error is not None:
             return jsonform.record_line(self._head())
         if self.kind == "text" and type(self.value) is not str:  # value not in its JSON form
@@ -146,6 +153,10 @@ _MP_FIELDS = ("node", "method", "method_id", "channel", "peer", "command")
 _ROUTE_FIELDS = ("sender", "receiver", "transfer", "relayed")
 #: the JSON head's keys after app_bytes that are there when not None, in their order
 _OPTIONAL_HEAD = ("message", "thread", *_MP_FIELDS, *_ROUTE_FIELDS)
+#: dialect name -> its compiled text writer (``text.writer.text_renderer``; bounded: a name from the
+#: reader is a dialect's, but a Record can be made with any)
+_TEXT_RENDERERS: dict[str, Any] = {}
+_MAX_RENDERERS = 64
 #: (dialect, value class) -> the engine's type name (``Record.type``)
 _TYPE_NAMES: dict[tuple[str, type], str] = {}
 

@@ -1450,28 +1450,39 @@ typedef struct {
 
 /* json's string escaping with ensure_ascii=False: " \ and the C0 controls; lone surrogates as
  * \udXXX (jsonform.escape_surrogates). */
+static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogates);
+
 static int json_str(Buf *b, PyObject *s)
 {
-    Py_ssize_t n, i = 0;
-    int ascii, rc = -1;
+    Py_ssize_t n;
+    int ascii, rc;
     const unsigned char *p;
     PyObject *tmp;
     if ((p = (const unsigned char *)utf8_any(s, &n, &ascii, &tmp)) == NULL)
         return -1;
     if (!ascii)
         b->ascii = 0;
+    rc = json_utf8(b, p, n, tmp != NULL);
+    Py_XDECREF(tmp);
+    return rc;
+}
+
+/* The JSON string of UTF-8 text p[0:n] (`surrogates`: it may hold lone surrogates, surrogatepass'ed). */
+static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogates)
+{
+    Py_ssize_t i = 0;
     if (put_ch(b, '"') < 0)
-        goto done;
+        return -1;
     while (i < n) { /* room for the worst case, a chunk at a time (a surrogate may end past it) */
         Py_ssize_t end = n - i < ESC_CHUNK ? n : i + ESC_CHUNK;
         char *o;
         if (RESERVE(b, (end - i) * 6 + SURROGATE_ESC) < 0)
-            goto done;
+            return -1;
         o = b->p + b->len;
         for (; i < end; i++) {
             unsigned char c = p[i];
             if (c >= 0x20 && c != '"' && c != '\\') {
-                if (c == 0xED && tmp != NULL && is_surrogate(p, i)) {
+                if (c == 0xED && surrogates && is_surrogate(p, i)) {
                     o = put_surrogate(o, p + i);
                     i += 2;
                 } else {
@@ -1497,10 +1508,7 @@ static int json_str(Buf *b, PyObject *s)
         }
         b->len = o - b->p;
     }
-    rc = put_ch(b, '"');
-done:
-    Py_XDECREF(tmp);
-    return rc;
+    return put_ch(b, '"');
 }
 
 /* jsonform._num: finite floats as repr, the others as the strings "nan", "inf", "-inf" */
@@ -1790,7 +1798,7 @@ static PyObject *JsonWriter_record(JsonWriter *self, PyObject *const *args, Py_s
     type = args[1];
     text = args[2];
     optional = args[3];
-    if (!PyUnicode_CheckExact(type) || !PyUnicode_CheckExact(text))
+    if (!PyUnicode_CheckExact(type) || (!PyUnicode_CheckExact(text) && Py_TYPE(text) != &TextWriterType))
         Py_RETURN_NONE;
     if (record_attr[0] == NULL)
         for (i = 0; i < RA_COUNT; i++)
@@ -1832,8 +1840,28 @@ static PyObject *JsonWriter_record(JsonWriter *self, PyObject *const *args, Py_s
         if (bad)
             goto done;
     }
-    if (PUT_LIT(&b, ", \"text\": ") < 0 || json_str(&b, text) < 0 || PUT_LIT(&b, ", \"value\": ") < 0
-        || json_value(self, &b, a[RA_VALUE], 0) < 0 || put_ch(&b, '}') < 0)
+    if (PUT_LIT(&b, ", \"text\": ") < 0)
+        goto done;
+    if (PyUnicode_CheckExact(text)) {
+        if (json_str(&b, text) < 0)
+            goto done;
+    } else { /* the value's text written here by that TextWriter: no str made for it */
+        Buf t;
+        int bad;
+        buf_init(&t);
+        bad = text_value((TextWriter *)text, &t, a[RA_VALUE], 0) < 0;
+        if (!bad && t.ascii) {
+            bad = json_utf8(&b, (const unsigned char *)t.p, t.len, 0) < 0;
+        } else if (!bad) { /* not ASCII: through a str, as json_str writes one (lone surrogates) */
+            PyObject *ts = buf_str(&t);
+            bad = ts == NULL || json_str(&b, ts) < 0;
+            Py_XDECREF(ts);
+        }
+        buf_free(&t);
+        if (bad)
+            goto done;
+    }
+    if (PUT_LIT(&b, ", \"value\": ") < 0 || json_value(self, &b, a[RA_VALUE], 0) < 0 || put_ch(&b, '}') < 0)
         goto done;
     rc = 0;
 done:

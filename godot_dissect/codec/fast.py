@@ -231,6 +231,14 @@ _TEXT: dict[str, Any] = {}  # dialect name -> TextWriter
 _JSON: list[Any] = []  # the JsonWriter, once built
 
 
+def c_text_writer(dialect: Dialect, tables: TextTables) -> Any:
+    """The cached TextWriter of a dialect (``JsonWriter.record`` writes a record's text with it)."""
+    w = _TEXT.get(dialect.name)
+    if w is None:
+        w = _TEXT[dialect.name] = text_writer(tables(dialect))
+    return w
+
+
 def c_text(value: Any, dialect: Dialect, tables: TextTables) -> str | None:
     w = _TEXT.get(dialect.name)
     if w is None:
@@ -273,6 +281,7 @@ fast_decode_prefix, fast_encode = (c_decode_prefix, c_encode) if ENABLED else (N
 fast_text: Callable[[Any, Dialect, TextTables], str | None] | None = c_text if ENABLED else None
 fast_text_start: Callable[[Any, Dialect, TextTables, int], tuple[str, bool] | None] | None = \
     c_text_start if ENABLED else None
+fast_text_writer: Callable[[Dialect, TextTables], Any] | None = c_text_writer if ENABLED else None
 fast_json: Callable[[Any, JsonTables], str | None] | None = c_json if ENABLED else None
 fast_json_line: Callable[[dict[str, Any], str | None, Any, JsonTables], str | None] | None = \
     c_json_line if ENABLED else None

@@ -344,6 +344,17 @@ def to_text(value: Any, dialect: Dialect | str = "godot4") -> str:
     return writer(d).write(value)
 
 
+def text_renderer(dialect: str) -> Any:
+    """The compiled writer of ``dialect`` as an object the compiled JSON writer takes in place of a
+    text (``jsonform.record_object_line``), or None (not built, turned off, or no such dialect)."""
+    if _fast.fast_text_writer is None:
+        return None
+    try:
+        return _fast.fast_text_writer(get_dialect(dialect), compiled_writer)
+    except ValueError:
+        return None
+
+
 def to_text_start(value: Any, dialect: Dialect | str, chars: int) -> str:
     """``to_text(value, dialect)``, or, when that is longer than ``chars`` characters, a start of it
     at least ``chars`` long (one-line summaries: the compiled writer stops early)."""
