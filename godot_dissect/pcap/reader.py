@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..detect import (
     DialectGuess,
@@ -36,12 +36,8 @@ from ..detect import (
     stream_head,
     websocket_multiplayer,
 )
-from ..enet import looks_like_enet
 from ..errors import DecodeError
 from ..fuzz.pcapout import capture_hint
-from ..multiplayer import MultiplayerSession, RpcNames
-from ..multiplayer.enetflow import EnetConversation, Item
-from ..multiplayer.records import record_fields
 from ..records import Record
 from ..spec import get_dialect
 from ..spec.transports import (
@@ -63,6 +59,12 @@ from .packets import TCP_ACK, TCP_RST, TCP_SYN, Segment, segments
 from .source import Source
 from .tcp import Chunk
 
+if TYPE_CHECKING:
+    from ..multiplayer import MultiplayerSession
+    from ..multiplayer.enetflow import Item
+
+# the ENet and multiplayer packages load when a capture needs them (start-up time): the imports in
+# the functions below are a dictionary lookup once loaded
 __all__ = ["DEBUGGER_PORTS", "PcapReader", "read_pcap"]
 # states and framings as module names: looked up once per packet, they are on the hot path
 _NEW, _UNCONFIRMED, _GUESSING, _DECODING, _IGNORED = (State.NEW, State.UNCONFIRMED, State.GUESSING, State.DECODING,
@@ -93,7 +95,11 @@ class PcapReader:
         self.enet_ports = set(enet_ports)
         self.enet_control = enet_control
         self.enet_compression = enet_compression
-        self.rpc_names = RpcNames.build(rpc_names, project) if (rpc_names or project) else None
+        self.rpc_names = None
+        if rpc_names or project:
+            from ..multiplayer import RpcNames
+
+            self.rpc_names = RpcNames.build(rpc_names, project)
         # a capture written by godot-dissect's fuzzer names its dialect and port (fuzz/pcapout.py)
         hint = capture_hint(path) if dialect == "auto" and not ports and isinstance(path, str) else None
         self.fixed_why = hint.evidence if hint else "chosen by the user"
@@ -256,13 +262,19 @@ class PcapReader:
                 or self._known_port(conv):
             return False
         conv.probes += 1
-        return self.heuristics and looks_like_enet(payload, self.enet_compression)
+        if not self.heuristics:
+            return False
+        from ..enet import looks_like_enet
+
+        return looks_like_enet(payload, self.enet_compression)
 
     # -- ENet -----------------------------------------------------------------------------------
     def _enet(self, conv: Conversation, d: str, seg: Segment) -> Iterator[Record]:
         if conv.enet is None:
             conv.framing, conv.state = _ENET, _UNCONFIRMED
             conv.pending.clear()
+            from ..multiplayer.enetflow import EnetConversation
+
             conv.enet = EnetConversation(lambda major: self._session(major, "enet"), self.enet_control,
                                          self.enet_compression, guess_major=enet_godot_major)
         if not seg.payload:
@@ -275,6 +287,8 @@ class PcapReader:
             conv.state = _DECODING
             conv.verdict = DialectVerdict(conv.enet.session.dialect or "", f"ENet multiplayer: {conv.enet.evidence}",
                                           False)
+        from ..multiplayer.records import record_fields
+
         rec = self._record(conv, it.direction, Pdu(it.frame, it.time, 0, b"", WS_BINARY, it.wire),
                            **record_fields(it.message, it.channel))
         if conv.state is not _DECODING:
@@ -347,6 +361,8 @@ class PcapReader:
     # -- multiplayer -----------------------------------------------------------------------------
     def _session(self, major: int, transport: str) -> MultiplayerSession:
         dialect = self.fixed if self.fixed and get_dialect(self.fixed).family == major else None
+        from ..multiplayer import MultiplayerSession
+
         return MultiplayerSession(major, transport, dialect, self.rpc_names)
 
     def _websocket_first_binary(self, conv: Conversation, d: str, item: Pdu) -> Iterator[Record]:
@@ -368,6 +384,8 @@ class PcapReader:
         if isinstance(item, Skipped) or item.opcode == WS_TEXT:
             yield from self._emit(conv, d, item)
             return
+        from ..multiplayer.records import record_fields
+
         msgs = conv.mp.decode(item.data, d)
         for m in msgs:  # a message's wire bytes are shared by what it decodes to
             yield self._record(conv, d, item, wire_bytes=item.wire / len(msgs), **record_fields(m))
