@@ -7,7 +7,7 @@ from typing import Any
 
 from . import jsonform
 from .spec import get_dialect
-from .spec.multiplayer import RECORD_KINDS
+from .spec.record_kinds import RECORD_KINDS
 from .text.writer import text_renderer, to_text, to_text_start
 from .values import CLASS_KEYS, type_key
 
