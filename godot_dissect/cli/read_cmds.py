@@ -131,6 +131,12 @@ def _selection(args: argparse.Namespace) -> Callable[[Record], bool] | None:
 
 
 def _selected(records: Iterator[Record], keep: Callable[[Record], bool] | None, count: int | None) -> Iterator[Record]:
+    if keep is None and count is None:
+        return records  # every record: no generator in between
+    return _selecting(records, keep, count)
+
+
+def _selecting(records: Iterator[Record], keep: Callable[[Record], bool] | None, count: int | None) -> Iterator[Record]:
     if count == 0:
         return
     n = 0
@@ -231,19 +237,23 @@ def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, f
         finally:  # the array is closed on Ctrl-C too
             out.write("\n]\n")
     elif args.format == "jsonl":
-        for rec in records:
-            out.write(rec.to_jsonl() + "\n")
-            out.record_done()
+        if out.per_record:
+            for rec in records:
+                out.write(rec.to_jsonl() + "\n")
+                out.record_done()
+        else:
+            out.write_lines(rec.to_jsonl() for rec in records)
     else:
         for rec in records:
             arrow = "→" if rec.direction == "c2s" else "←"
             ends = f"{rec.src}:{rec.sport} → {rec.dst}:{rec.dport}"
             out.write(f"{rec.frame:>7} {rec.time:.6f} {ends} {rec.transport} {arrow} {rec.dialect} "
                       f"{rec.kind} {_summary(rec)}\n")
-            key = (rec.transport, *sorted([(rec.src, rec.sport), (rec.dst, rec.dport)]))
-            if args.evidence and key not in seen_evidence:
-                seen_evidence.add(key)
-                out.write(f"        dialect evidence: {rec.evidence}\n")
+            if args.evidence:
+                key = (rec.transport, *sorted([(rec.src, rec.sport), (rec.dst, rec.dport)]))
+                if key not in seen_evidence:
+                    seen_evidence.add(key)
+                    out.write(f"        dialect evidence: {rec.evidence}\n")
             if args.verbose and rec.kind not in ("error", "compressed"):
                 for line in rec.text().splitlines():
                     out.write(f"        {line}\n")
@@ -269,6 +279,23 @@ class _Batched:
         if self.size >= self.limit:
             self.flush()
 
+    def write_lines(self, lines: Iterable[str]) -> None:
+        """Each of ``lines`` and a newline (not flushed per record: for a batched output)."""
+        batch: list[str] = []
+        size = 0
+        try:
+            for line in lines:
+                batch.append(line)
+                size += len(line)
+                if size >= self.limit:
+                    self.write("\n".join(batch) + "\n")
+                    self.flush()
+                    batch.clear()
+                    size = 0
+        finally:  # what was made before a Ctrl-C is kept
+            if batch:
+                self.write("\n".join(batch) + "\n")
+
     def record_done(self) -> None:
         if self.per_record:
             self.flush()
@@ -290,8 +317,11 @@ class _Batched:
 
 def _with_progress(records: Iterator[Record], size: int) -> Iterator[Record]:
     if size < PROGRESS_BYTES or not sys.stderr.isatty():
-        yield from records
-        return
+        return records
+    return _progress(records)
+
+
+def _progress(records: Iterator[Record]) -> Iterator[Record]:
     from rich.progress import Progress
 
     with Progress(transient=True, console=None) as bar:
