@@ -231,17 +231,24 @@ class PcapReader:
 
     def _datagram(self, conv: Conversation, d: str, seg: Segment) -> Record:
         """The record of a datagram of a Godot UDP conversation whose dialect is known: ``_emit`` of its Pdu."""
-        data = seg.payload
+        return self._variant(conv, d, seg.frame, seg.time, seg.payload, seg.frame_len, 0)
+
+    def _variant(self, conv: Conversation, d: str, frame: int, time: float, data: bytes, wire: float,
+                 offset: int) -> Record:
+        """What ``_emit`` makes of one binary message of a conversation that is decoding plain Variants
+        (no multiplayer session, no debugger framing), without its generator."""
         src, dst = (conv.client, conv.server) if d == "c2s" else (conv.server, conv.client)
+        transport = "websocket" if conv.framing is _WEBSOCKET else conv.transport
         try:
             value = decode_message(conv, data, self.clear_verdicts)[0]
         except DecodeError as e:
             v = conv.verdict
-            return Record(seg.frame, seg.time, src[0], src[1], dst[0], dst[1], conv.transport, d, v.dialect,  # type: ignore[union-attr]
-                          "error", raw=data, error=str(e), evidence=v.evidence, wire_bytes=seg.frame_len)  # type: ignore[union-attr]
+            return Record(frame, time, src[0], src[1], dst[0], dst[1], transport, d, v.dialect,  # type: ignore[union-attr]
+                          "error", raw=data, offset=offset, error=str(e), evidence=v.evidence,  # type: ignore[union-attr]
+                          wire_bytes=wire)
         v = conv.verdict
-        return Record(seg.frame, seg.time, src[0], src[1], dst[0], dst[1], conv.transport, d, v.dialect,  # type: ignore[union-attr]
-                      "variant", value, data, evidence=v.evidence, wire_bytes=seg.frame_len)  # type: ignore[union-attr]
+        return Record(frame, time, src[0], src[1], dst[0], dst[1], transport, d, v.dialect,  # type: ignore[union-attr]
+                      "variant", value, data, offset, evidence=v.evidence, wire_bytes=wire)  # type: ignore[union-attr]
 
     def _confirm(self, conv: Conversation) -> Iterator[Record]:
         """The conversation is Godot: guess its dialect, or (already known) let what it held out."""
@@ -321,7 +328,17 @@ class PcapReader:
         if side.framer is None:
             side.framer = (WebSocketFramer() if conv.framing is _WEBSOCKET
                            else LengthPrefixFramer(plausible, aligned=aligned))
-        for item in side.framer.feed(chunk):
+        items = side.framer.feed(chunk)
+        if conv.state is _DECODING and conv.mp is None and conv.framing is not _DEBUGGER:
+            # the common case: Variants of a conversation whose dialect is known (what _message and _emit
+            # do for them, without their generators)
+            for item in items:
+                if type(item) is Pdu and item.opcode == WS_BINARY:
+                    yield self._variant(conv, d, item.frame, item.time, item.data, item.wire, item.offset)
+                else:
+                    yield from self._emit(conv, d, item)
+            return
+        for item in items:
             yield from self._message(conv, d, item)
             if conv.state is _IGNORED:
                 return
