@@ -261,10 +261,11 @@ def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, f
 
 
 class _Batched:
-    """Output joined into ~1 MB writes (thousands of small writes to a pipe cost more than the
-    lines); flushed after every record on a terminal, with -l and in a live capture."""
+    """Output joined into ~64 kB writes (thousands of small writes to a pipe cost more than the
+    lines; a batch of a megabyte or more is a fresh memory mapping each time, whose page faults cost
+    more than the writes saved); flushed after every record on a terminal, with -l and in a live capture."""
 
-    LIMIT = 1 << 20
+    LIMIT = 1 << 16
 
     def __init__(self, out: TextIO, line_buffered: bool = False) -> None:
         self.out = out
