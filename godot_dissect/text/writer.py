@@ -360,9 +360,13 @@ def to_text_start(value: Any, dialect: Dialect | str, chars: int) -> str:
     at least ``chars`` long (one-line summaries: the compiled writer stops early)."""
     d = get_dialect(dialect)
     if _fast.fast_text_start is not None and 0 < chars <= _START_MAX_CHARS:
-        got = _fast.fast_text_start(value, d, compiled_writer, 4 * chars)  # a code point is 4 UTF-8 bytes at most
-        if got is not None and (got[1] or len(got[0]) >= chars):
-            return got[0]
+        # as many bytes as characters (ASCII text, the common case), then room for 4-byte code points
+        for nbytes in (chars, 4 * chars):
+            got = _fast.fast_text_start(value, d, compiled_writer, nbytes)
+            if got is None:
+                break
+            if got[1] or len(got[0]) >= chars:
+                return got[0]
     return to_text(value, d)
 
 
