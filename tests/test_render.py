@@ -231,7 +231,9 @@ _PLAIN = st.one_of(st.none(), st.booleans(), i64, st.integers(-(2**70), 2**70), 
 @built
 @settings(max_examples=1000)
 @given(st.dictionaries(_ANY_TEXT, _PLAIN, max_size=15), st.one_of(st.none(), _ANY_TEXT), values("godot4"),
-       st.one_of(st.none(), st.dictionaries(text, i64, max_size=2), st.lists(i64, max_size=2)))
+       st.one_of(st.none(), st.dictionaries(text, i64, max_size=2), st.lists(i64, max_size=2),
+                 st.recursive(_PLAIN, lambda kids: st.lists(kids, max_size=3) | st.tuples(kids, kids)
+                              | st.dictionaries(_ANY_TEXT, kids, max_size=3), max_leaves=12)))
 def test_record_lines(head: dict, text_: str | None, value: Any, odd: Any) -> None:
     """A record's JSON line in one go = json.dumps of the whole record (record fields of any plain
     JSON type, any text); other field types are left to Python."""

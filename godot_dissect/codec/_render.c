@@ -1687,10 +1687,15 @@ static PyObject *JsonWriter_render(JsonWriter *self, PyObject *value)
     return rendered_or_none(&b, json_value(self, &b, value, 0));
 }
 
-/* A plain JSON scalar as json.dumps writes it (record fields): str, int, finite float, bool, None. */
-static int json_plain(Buf *b, PyObject *v)
+#define PLAIN_MAX_DEPTH 32 /* most levels of plain JSON data in a record's head (packet fields: a few) */
+
+/* Plain JSON data as json.dumps writes it (record fields): str, int, finite float, bool, None, and
+ * lists, tuples and str-keyed dicts of them (packet metadata, already in its JSON form). */
+static int json_plain_at(Buf *b, PyObject *v, int depth)
 {
     PyTypeObject *tp = Py_TYPE(v);
+    Py_ssize_t i, pos = 0;
+    PyObject *k, *x;
     if (tp == &PyUnicode_Type)
         return json_str(b, v);
     if (tp == &PyLong_Type)
@@ -1701,7 +1706,31 @@ static int json_plain(Buf *b, PyObject *v)
         return v == Py_True ? PUT_LIT(b, "true") : PUT_LIT(b, "false");
     if (v == Py_None)
         return PUT_LIT(b, "null");
+    if (depth >= PLAIN_MAX_DEPTH)
+        return -1;
+    if (tp == &PyList_Type || tp == &PyTuple_Type) {
+        if (put_ch(b, '[') < 0)
+            return -1;
+        for (i = 0; i < PySequence_Fast_GET_SIZE(v); i++) /* a list may change under a call: re-read its size */
+            if ((i && PUT_LIT(b, ", ") < 0) || json_plain_at(b, PySequence_Fast_GET_ITEM(v, i), depth + 1) < 0)
+                return -1;
+        return put_ch(b, ']');
+    }
+    if (tp == &PyDict_Type) {
+        if (put_ch(b, '{') < 0)
+            return -1;
+        for (i = 0; PyDict_Next(v, &pos, &k, &x); i++)
+            if ((i && PUT_LIT(b, ", ") < 0) || !PyUnicode_CheckExact(k) || json_str(b, k) < 0
+                || PUT_LIT(b, ": ") < 0 || json_plain_at(b, x, depth + 1) < 0)
+                return -1;
+        return put_ch(b, '}');
+    }
     return -1;
+}
+
+static int json_plain(Buf *b, PyObject *v)
+{
+    return json_plain_at(b, v, 0);
 }
 
 /* JsonWriter.line(head, text, value) -> json.dumps({**head, "text": text, "value": to_json(value)},
