@@ -129,9 +129,8 @@ class Record:
                 and (kind != "text" or type(self.value) is str):
             # straight from the attributes by the compiled writer, the value's text too when it can
             text: Any = None
-            if (kind == "variant" or kind == "debugger") and (text := _TEXT_RENDERERS.get(self.dialect)) is None \
-                    and len(_TEXT_RENDERERS) < _MAX_RENDERERS:
-                text = _TEXT_RENDERERS[self.dialect] = text_renderer(self.dialect)
+            if kind == "variant" or kind == "debugger":
+                text = compiled_text_writer(self.dialect)
             line = jsonform.record_object_line(self, self.type, text or self.text(), _OPTIONAL_HEAD)
             if line is not None:
                 return line
@@ -159,6 +158,16 @@ _TEXT_RENDERERS: dict[str, Any] = {}
 _MAX_RENDERERS = 64
 #: (dialect, value class) -> the engine's type name (``Record.type``)
 _TYPE_NAMES: dict[tuple[str, type], str] = {}
+
+
+def compiled_text_writer(dialect: str) -> Any:
+    """The compiled text writer of a record's dialect (``text.writer.text_renderer``: its
+    ``summary_line`` writes ``read``'s text line of a Variant record, and ``jsonform.record_object_line``
+    takes it in place of the text), or None (not built, turned off, no such dialect)."""
+    w = _TEXT_RENDERERS.get(dialect)
+    if w is None and len(_TEXT_RENDERERS) < _MAX_RENDERERS:
+        w = _TEXT_RENDERERS[dialect] = text_renderer(dialect)
+    return w
 
 
 def app_size(rec: Any) -> int:

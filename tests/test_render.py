@@ -39,12 +39,15 @@ built = pytest.mark.skipif(not fast.BUILT, reason="the _speedups extension is no
 
 @contextmanager
 def pure_only() -> Iterator[None]:
-    saved = fast.fast_text, fast.fast_json, fast.fast_json_line, fast.fast_json_record, fast.fast_text_start
-    fast.fast_text = fast.fast_json = fast.fast_json_line = fast.fast_json_record = fast.fast_text_start = None
+    names = ("fast_text", "fast_json", "fast_json_line", "fast_json_record", "fast_text_start", "fast_text_writer")
+    saved = [getattr(fast, n) for n in names]
+    for n in names:
+        setattr(fast, n, None)
     try:
         yield
     finally:
-        fast.fast_text, fast.fast_json, fast.fast_json_line, fast.fast_json_record, fast.fast_text_start = saved
+        for n, v in zip(names, saved, strict=True):
+            setattr(fast, n, v)
 
 
 def pure_text(v: Any, dialect: str) -> tuple:

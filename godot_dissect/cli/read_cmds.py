@@ -11,11 +11,14 @@ from typing import Any, TextIO
 
 from ..pcap.packets import CaptureError
 from ..pcap.reader import read_pcap
-from ..records import KINDS, MULTIPLAYER_KINDS, Record
+from ..records import KINDS, MULTIPLAYER_KINDS, Record, compiled_text_writer
 from ..spec import DIALECTS, get_dialect
 from ..spec.debugger import MESSAGES as DEBUGGER_MESSAGES
 from .options import add_read_options, read_options, usage_error
 
+#: text lines: what stands between a record's two ends, and the arrow of each direction
+ENDS = "→"
+ARROWS = {"c2s": "→", "s2c": "←"}
 #: most characters of a value's text on its record's line (longer: cut, with "...")
 SUMMARY_CHARS = 100
 #: files larger than this get a progress bar on a terminal
@@ -244,11 +247,17 @@ def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, f
         else:
             out.write_lines(rec.to_jsonl() for rec in records)
     else:
+        arrows = (ENDS, ARROWS["c2s"], ARROWS["s2c"])
         for rec in records:
-            arrow = "→" if rec.direction == "c2s" else "←"
-            ends = f"{rec.src}:{rec.sport} → {rec.dst}:{rec.dport}"
-            out.write(f"{rec.frame:>7} {rec.time:.6f} {ends} {rec.transport} {arrow} {rec.dialect} "
-                      f"{rec.kind} {_summary(rec)}\n")
+            kind = rec.kind
+            if (kind == "variant" or kind == "debugger") and (w := compiled_text_writer(rec.dialect)) is not None \
+                    and (line := w.summary_line(rec, rec.type, SUMMARY_CHARS, arrows)) is not None:
+                out.write(line)  # the line below, written by the compiled text writer (codec/_render.c)
+            else:
+                arrow = ARROWS[rec.direction]
+                ends = f"{rec.src}:{rec.sport} {ENDS} {rec.dst}:{rec.dport}"
+                out.write(f"{rec.frame:>7} {rec.time:.6f} {ends} {rec.transport} {arrow} {rec.dialect} "
+                          f"{kind} {_summary(rec)}\n")
             if args.evidence:
                 key = (rec.transport, *sorted([(rec.src, rec.sport), (rec.dst, rec.dport)]))
                 if key not in seen_evidence:

@@ -1276,6 +1276,147 @@ static PyObject *TextWriter_render_start(TextWriter *self, PyObject *const *args
     return Py_BuildValue("(NO)", s, rc == 0 ? Py_True : Py_False);
 }
 
+/* An ASCII str attribute of a record, written as it is; -1 (bail) for anything else. */
+static int put_ascii_attr(Buf *b, PyObject *rec, const char *name)
+{
+    PyObject *v = PyObject_GetAttrString(rec, name);
+    int rc = -1;
+    if (v != NULL && PyUnicode_CheckExact(v) && PyUnicode_IS_ASCII(v))
+        rc = put(b, (const char *)PyUnicode_DATA(v), PyUnicode_GET_LENGTH(v));
+    Py_XDECREF(v);
+    return rc;
+}
+
+/* An int attribute of a record as str() writes it, right-aligned in `width` columns. */
+static int put_int_attr(Buf *b, PyObject *rec, const char *name, int width)
+{
+    PyObject *v = PyObject_GetAttrString(rec, name);
+    Py_ssize_t start = b->len, n;
+    int rc = -1;
+    if (v != NULL && PyLong_CheckExact(v) && put_pyint(b, v) == 0) {
+        n = b->len - start;
+        rc = 0;
+        if (n < width) { /* shift right, pad with spaces */
+            if (RESERVE(b, width - n) < 0) {
+                rc = -1;
+            } else {
+                memmove(b->p + start + (width - n), b->p + start, (size_t)n);
+                memset(b->p + start, ' ', (size_t)(width - n));
+                b->len += width - n;
+            }
+        }
+    }
+    Py_XDECREF(v);
+    return rc;
+}
+
+/* A str as it is (its UTF-8), e.g. an arrow. */
+static int put_raw_str(Buf *b, PyObject *s)
+{
+    Py_ssize_t n;
+    int ascii;
+    const char *p = utf8_of(s, &n, &ascii);
+    if (p == NULL)
+        return -1;
+    if (!ascii)
+        b->ascii = 0;
+    return put(b, p, n);
+}
+
+#define SUMMARY_SLACK 256 /* bytes a summary's text is written beyond what it shows (see below) */
+
+/* TextWriter.summary_line(rec, type, chars, arrows) -> the default `read` output line of a plain
+ * Variant record (read_cmds._write and _summary):
+ *     f"{frame:>7} {time:.6f} {src}:{sport} {ends} {dst}:{dport} {transport} {arrow} {dialect} {kind} "
+ *     f"{message + ' ' if message is not None else ''}{type} {text}\n"
+ * where text is the value's text with newlines as spaces, cut to chars - 3 characters and "..."
+ * when longer than chars; arrows = (ends, the c2s arrow, the s2c arrow). None when anything but
+ * the arrows is not ASCII or not as expected: Python writes that line. */
+static PyObject *TextWriter_summary_line(TextWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Buf b, t;
+    PyObject *rec, *type, *arrows, *v = NULL, *tm = NULL, *dir = NULL, *msg = NULL, *s = NULL;
+    Py_ssize_t chars, i;
+    char *num;
+    int rc = -1, complete, cut, c2s;
+    if (nargs != 4 || !PyTuple_CheckExact(args[3]) || PyTuple_GET_SIZE(args[3]) != 3) {
+        PyErr_SetString(PyExc_TypeError, "summary_line(rec, type, chars, arrows)");
+        return NULL;
+    }
+    rec = args[0];
+    type = args[1];
+    arrows = args[3];
+    chars = PyLong_AsSsize_t(args[2]);
+    if (chars < 3 || chars >= BUF_LOCAL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "summary_line: 3 <= chars < 4096");
+        return NULL;
+    }
+    for (i = 0; i < 3; i++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(arrows, i)))
+            Py_RETURN_NONE;
+    if (!PyUnicode_CheckExact(type) || !PyUnicode_IS_ASCII(type))
+        Py_RETURN_NONE;
+    buf_init(&b);
+    buf_init(&t);
+    /* the value's text, at most chars + 1 bytes of it; ASCII only, so that a byte is a character */
+    if ((v = PyObject_GetAttrString(rec, "value")) == NULL)
+        goto done;
+    t.capped = 1; /* room beyond what is shown: a writer reserves for the worst case before it writes */
+    t.cap = chars + 1 + SUMMARY_SLACK < BUF_LOCAL ? chars + 1 + SUMMARY_SLACK : BUF_LOCAL;
+    complete = text_value(self, &t, v, 0) == 0;
+    PyErr_Clear();
+    if (!t.ascii || (!complete && (!t.cut || t.len <= chars)))
+        goto done; /* not ASCII, not written here, or cut before it was long enough to show */
+    cut = t.len > chars;
+    if ((tm = PyObject_GetAttrString(rec, "time")) == NULL || !PyFloat_CheckExact(tm)
+        || (dir = PyObject_GetAttrString(rec, "direction")) == NULL || !PyUnicode_CheckExact(dir)
+        || (msg = PyObject_GetAttrString(rec, "message")) == NULL)
+        goto done;
+    c2s = PyUnicode_CompareWithASCIIString(dir, "c2s") == 0;
+    if (put_int_attr(&b, rec, "frame", 7) < 0 || put_ch(&b, ' ') < 0)
+        goto done;
+    if ((num = PyOS_double_to_string(PyFloat_AS_DOUBLE(tm), 'f', 6, 0, NULL)) == NULL)
+        goto done;
+    i = put(&b, num, (Py_ssize_t)strlen(num));
+    PyMem_Free(num);
+    if (i < 0 || put_ch(&b, ' ') < 0
+        || put_ascii_attr(&b, rec, "src") < 0 || put_ch(&b, ':') < 0 || put_int_attr(&b, rec, "sport", 0) < 0
+        || put_ch(&b, ' ') < 0 || put_raw_str(&b, PyTuple_GET_ITEM(arrows, 0)) < 0 || put_ch(&b, ' ') < 0
+        || put_ascii_attr(&b, rec, "dst") < 0 || put_ch(&b, ':') < 0 || put_int_attr(&b, rec, "dport", 0) < 0
+        || put_ch(&b, ' ') < 0 || put_ascii_attr(&b, rec, "transport") < 0 || put_ch(&b, ' ') < 0
+        || put_raw_str(&b, PyTuple_GET_ITEM(arrows, c2s ? 1 : 2)) < 0 || put_ch(&b, ' ') < 0
+        || put_ascii_attr(&b, rec, "dialect") < 0 || put_ch(&b, ' ') < 0
+        || put_ascii_attr(&b, rec, "kind") < 0 || put_ch(&b, ' ') < 0)
+        goto done;
+    if (msg != Py_None && (put_ascii_attr(&b, rec, "message") < 0 || put_ch(&b, ' ') < 0))
+        goto done;
+    if (put(&b, (const char *)PyUnicode_DATA(type), PyUnicode_GET_LENGTH(type)) < 0 || put_ch(&b, ' ') < 0)
+        goto done;
+    if (cut)
+        t.len = chars - 3;
+    for (i = 0; i < t.len; i++)
+        if (t.p[i] == '\n')
+            t.p[i] = ' ';
+    if (put(&b, t.p, t.len) < 0 || (cut && PUT_LIT(&b, "...") < 0) || put_ch(&b, '\n') < 0)
+        goto done;
+    rc = 0;
+done:
+    if (rc == 0)
+        s = buf_str(&b);
+    buf_free(&b);
+    buf_free(&t);
+    Py_XDECREF(v);
+    Py_XDECREF(tm);
+    Py_XDECREF(dir);
+    Py_XDECREF(msg);
+    if (s == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return s;
+}
+
 static int parse_esc(Esc *esc, PyObject *map)
 {
     PyObject *k, *v;
@@ -1405,6 +1546,8 @@ fail:
 static PyMethodDef TextWriter_methods[] = {
     {"render", (PyCFunction)TextWriter_render, METH_O,
      "render(value) -> the text notation, or None to let text/writer.py do it"},
+    {"summary_line", (PyCFunction)(void (*)(void))TextWriter_summary_line, METH_FASTCALL,
+     "summary_line(rec, type, chars, arrows) -> read's text line of a Variant record, or None to let Python write it"},
     {"render_start", (PyCFunction)(void (*)(void))TextWriter_render_start, METH_FASTCALL,
      "render_start(value, nbytes) -> (text or its start, complete), or None to let text/writer.py do it"},
     {NULL, NULL, 0, NULL},
