@@ -385,3 +385,29 @@ def check_text_start(v: Any, dialect: str) -> None:
 @given(values(), st.sampled_from(DIALECT_NAMES))
 def test_text_start_is_a_start_of_the_text(v: Any, dialect: str) -> None:
     check_text_start(v, dialect)
+
+
+@built
+@settings(max_examples=400, deadline=None)
+@given(values(), st.sampled_from(DIALECT_NAMES), st.sampled_from(("c2s", "s2c")), st.one_of(st.none(), text),
+       st.floats(0, 2e9), st.integers(1, 10**9), st.lists(st.text("ab\n", max_size=4), min_size=10, max_size=30))
+def test_summary_line_is_the_text_line(v: Any, dialect: str, direction: str, message: str | None, t: float,
+                                       frame: int, around_the_cut: list[str]) -> None:
+    """``TextWriter.summary_line`` writes what ``read_cmds.text_line`` writes with the pure writers (or
+    leaves the record to it): values of any shape, and Arrays of short strings with newlines whose
+    text is around the cut at 100 characters."""
+    from godot_dissect.cli.read_cmds import ARROWS, ENDS, SUMMARY_CHARS, text_line
+    from godot_dissect.records import Record, compiled_text_writer
+
+    for value in (v, around_the_cut):
+        rec = Record(frame, t, "10.0.0.1", 4242, "10.0.0.2", 50000, "udp", direction, dialect,
+                     "variant" if message is None else "debugger", value, b"", message=message)
+        with pure_only():
+            try:
+                want = text_line(rec)
+            except Exception:  # noqa: BLE001 - no text for this value in this dialect: nothing to compare
+                continue
+        got = compiled_text_writer(dialect).summary_line(rec, rec.type, SUMMARY_CHARS,
+                                                         (ENDS, ARROWS["c2s"], ARROWS["s2c"]))
+        if got is not None:
+            assert got == want

@@ -151,6 +151,13 @@ def _selecting(records: Iterator[Record], keep: Callable[[Record], bool] | None,
                 return
 
 
+def text_line(rec: Record) -> str:
+    """A record's line in the default text output (the reference for ``summary_line`` in ``codec/_render.c``)."""
+    ends = f"{rec.src}:{rec.sport} {ENDS} {rec.dst}:{rec.dport}"
+    return (f"{rec.frame:>7} {rec.time:.6f} {ends} {rec.transport} {ARROWS[rec.direction]} {rec.dialect} "
+            f"{rec.kind} {_summary(rec)}\n")
+
+
 def _summary(rec: Record) -> str:
     if rec.kind == "error":
         return f"[malformed] {rec.command + ' ' if rec.command else ''}{rec.error}"
@@ -254,10 +261,7 @@ def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, f
                     and (line := w.summary_line(rec, rec.type, SUMMARY_CHARS, arrows)) is not None:
                 out.write(line)  # the line below, written by the compiled text writer (codec/_render.c)
             else:
-                arrow = ARROWS[rec.direction]
-                ends = f"{rec.src}:{rec.sport} {ENDS} {rec.dst}:{rec.dport}"
-                out.write(f"{rec.frame:>7} {rec.time:.6f} {ends} {rec.transport} {arrow} {rec.dialect} "
-                          f"{kind} {_summary(rec)}\n")
+                out.write(text_line(rec))
             if args.evidence:
                 key = (rec.transport, *sorted([(rec.src, rec.sport), (rec.dst, rec.dport)]))
                 if key not in seen_evidence:
