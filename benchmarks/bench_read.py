@@ -4,6 +4,10 @@ of an empty capture).
 
     python benchmarks/bench_read.py [CAPTURE ...] [--rounds N]   # default: makes a load capture (Godot 3.2.3)
 
+A TCP-heavy capture of the same engine traffic (the README's second shape): the TCP stream of a
+bigger load capture, ``python tools/captures/make_captures.py --load 100000 --load-out L.pcapng``
+then ``tshark -r L.pcapng -Y tcp -w load-tcp.pcapng`` (20,001 length-prefixed messages).
+
 Rounds are interleaved (dpkt, jsonl, text, empty, dpkt, ...) and every figure is the median over
 the rounds with min-max, wall clock first, then the CPU time (user + system) the same runs used,
 which a loaded machine disturbs less. The reader runs as the command a user types, as installed
@@ -59,8 +63,9 @@ _PYCACHE = tempfile.mkdtemp(prefix="bench-read-pyc-")
 _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPYCACHEPREFIX": _PYCACHE}
 
 
-#: the environment as given, for the start-up figure without a bytecode cache (if it says so)
-_ENV_AS_IS = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+#: the environment as given, for the start-up figure without a bytecode cache (if it says so): the
+#: cache is an empty directory, so that __pycache__ directories an earlier run wrote are not read
+_ENV_AS_IS = os.environ | {"PYTHONPYCACHEPREFIX": tempfile.mkdtemp(prefix="bench-read-nopyc-")}
 
 
 def run_reader(path: str, *fmt: str, env: dict[str, str] = _ENV) -> tuple[float, float, int, int, str]:
