@@ -44,8 +44,9 @@ typedef struct {
     char *p;
     Py_ssize_t len, cap;
     int ascii; /* every byte so far is < 0x80: the str is built with one memcpy */
-    int capped; /* the text's start only: the buffer never grows (cap is the bound) ... */
-    int cut;    /* ... and a piece that did not fit stopped the writing */
+    Py_ssize_t capped; /* > 0: the text's start only: writing stops at the first piece that does not
+                        * fit once this many bytes are written ... */
+    int cut;           /* ... which it did */
     char local[BUF_LOCAL];
 } Buf;
 
@@ -69,8 +70,14 @@ static int buf_grow(Buf *b, Py_ssize_t extra)
     Py_ssize_t want, cap;
     char *np;
     if (b->capped) {
-        b->cut = 1;
-        return -1;
+        if (b->len >= b->capped) {
+            b->cut = 1;
+            return -1;
+        }
+        if (b->p == b->local && b->len + extra <= BUF_LOCAL) { /* room for this piece only: checked again after */
+            b->cap = b->len + extra;
+            return 0;
+        }
     }
     if (extra > PY_SSIZE_T_MAX / 4 - b->len)
         return -1;
@@ -1247,21 +1254,21 @@ static PyObject *TextWriter_render(TextWriter *self, PyObject *value)
 }
 
 /* TextWriter.render_start(value, nbytes) -> (text, complete): the whole text (complete True), or
- * (False) a start of it of at most nbytes UTF-8 bytes, cut where a piece of output did not fit,
- * for one-line summaries; None when the writer left the value to the pure one. */
+ * (False) a start of it of at least nbytes UTF-8 bytes, cut at the first piece of output written
+ * past them, for one-line summaries; None when the writer left the value to the pure one. */
 static PyObject *TextWriter_render_start(TextWriter *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Buf b;
     Py_ssize_t n;
     int rc;
     PyObject *s;
-    if (nargs != 2 || (n = PyLong_AsSsize_t(args[1])) < 0 || n > BUF_LOCAL) {
+    if (nargs != 2 || (n = PyLong_AsSsize_t(args[1])) < 1 || n > BUF_LOCAL) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "render_start(value, nbytes), 0 <= nbytes <= 4096");
+            PyErr_SetString(PyExc_TypeError, "render_start(value, nbytes), 1 <= nbytes <= 4096");
         return NULL;
     }
     buf_init(&b);
-    b.capped = 1;
+    b.capped = n;
     b.cap = n;
     rc = text_value(self, &b, args[0], 0);
     if (rc != 0 && !b.cut) {
@@ -1323,8 +1330,6 @@ static int put_raw_str(Buf *b, PyObject *s)
     return put(b, p, n);
 }
 
-#define SUMMARY_SLACK 256 /* bytes a summary's text is written beyond what it shows (see below) */
-
 /* TextWriter.summary_line(rec, type, chars, arrows) -> the default `read` output line of a plain
  * Variant record (read_cmds._write and _summary):
  *     f"{frame:>7} {time:.6f} {src}:{sport} {ends} {dst}:{dport} {transport} {arrow} {dialect} {kind} "
@@ -1362,12 +1367,11 @@ static PyObject *TextWriter_summary_line(TextWriter *self, PyObject *const *args
     /* the value's text, at most chars + 1 bytes of it; ASCII only, so that a byte is a character */
     if ((v = PyObject_GetAttrString(rec, "value")) == NULL)
         goto done;
-    t.capped = 1; /* room beyond what is shown: a writer reserves for the worst case before it writes */
-    t.cap = chars + 1 + SUMMARY_SLACK < BUF_LOCAL ? chars + 1 + SUMMARY_SLACK : BUF_LOCAL;
+    t.capped = t.cap = chars + 1;
     complete = text_value(self, &t, v, 0) == 0;
     PyErr_Clear();
-    if (!t.ascii || (!complete && (!t.cut || t.len <= chars)))
-        goto done; /* not ASCII, not written here, or cut before it was long enough to show */
+    if (!t.ascii || (!complete && !t.cut))
+        goto done; /* not ASCII, or not written here */
     cut = t.len > chars;
     if ((tm = PyObject_GetAttrString(rec, "time")) == NULL || !PyFloat_CheckExact(tm)
         || (dir = PyObject_GetAttrString(rec, "direction")) == NULL || !PyUnicode_CheckExact(dir)
@@ -1393,7 +1397,7 @@ static PyObject *TextWriter_summary_line(TextWriter *self, PyObject *const *args
         goto done;
     if (put(&b, (const char *)PyUnicode_DATA(type), PyUnicode_GET_LENGTH(type)) < 0 || put_ch(&b, ' ') < 0)
         goto done;
-    if (cut)
+    if (cut) /* (a cut text has more than chars bytes) */
         t.len = chars - 3;
     for (i = 0; i < t.len; i++)
         if (t.p[i] == '\n')

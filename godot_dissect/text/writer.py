@@ -360,9 +360,8 @@ def to_text_start(value: Any, dialect: Dialect | str, chars: int) -> str:
     at least ``chars`` long (one-line summaries: the compiled writer stops early)."""
     d = get_dialect(dialect)
     if _fast.fast_text_start is not None and 0 < chars <= _START_MAX_CHARS:
-        # as many bytes as characters (ASCII text, the common case) and room for the writer's worst-case
-        # reservations, then room for 4-byte code points
-        for nbytes in (min(chars + _START_SLACK, 4 * chars), 4 * chars):
+        # as many bytes as characters (ASCII text, the common case), then room for 4-byte code points
+        for nbytes in (chars, 4 * chars):
             got = _fast.fast_text_start(value, d, compiled_writer, nbytes)
             if got is None:
                 break
@@ -373,6 +372,4 @@ def to_text_start(value: Any, dialect: Dialect | str, chars: int) -> str:
 
 #: most characters to_text_start asks the compiled writer for (its bound is 4096 bytes)
 _START_MAX_CHARS = 1024
-#: bytes beyond ``chars`` of the first try (a writer reserves room for a string's worst case before writing it)
-_START_SLACK = 256
 
