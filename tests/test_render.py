@@ -411,3 +411,26 @@ def test_summary_line_is_the_text_line(v: Any, dialect: str, direction: str, mes
                                                          (ENDS, ARROWS["c2s"], ARROWS["s2c"]))
         if got is not None:
             assert got == want
+
+
+_TIMES = st.one_of(st.floats(-1e12, 1e12, allow_nan=False), st.integers(0, 2 * 10**15).map(lambda n: n / 1e6),
+                   st.integers(0, 2 * 10**15).map(lambda n: (n + 0.5) / 1e6),
+                   st.integers(0, 10**12).map(lambda n: n / 1e3), st.integers(0, 10**12).map(lambda n: (n + 0.5) / 1e3),
+                   st.integers(0, 2**40))
+
+
+@built
+@settings(max_examples=2000, deadline=None)
+@given(_TIMES, _TIMES)
+def test_record_rounds_time_and_wire_bytes_as_python(t: float, wire: float) -> None:
+    """``JsonWriter.record`` writes ``round(time, 6)`` and ``round(wire_bytes, 3)`` as json.dumps does
+    (its shortcut when the value already has that few decimals, halfway cases, big and negative values)."""
+    from godot_dissect.records import Record
+
+    rec = Record(1, t, "10.0.0.1", 1, "10.0.0.2", 2, "udp", "c2s", "godot4", "variant", 7, b"\x02\x00\x00\x00",
+                 wire_bytes=wire)
+    line = rec.to_jsonl()
+    with pure_only():
+        assert line == rec.to_jsonl()
+    head = json.loads(line)
+    assert head["time"] == round(t, 6) and head["wire_bytes"] == round(wire, 3)

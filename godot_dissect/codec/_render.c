@@ -1932,6 +1932,21 @@ static int put_rounded(Buf *b, PyObject *v, int ndigits)
         return put_pyint(b, v);
     if (!PyFloat_CheckExact(v) || !isfinite(x = PyFloat_AS_DOUBLE(v)))
         return -1;
+    if (x == 0)
+        return put_repr(b, x); /* round(±0.0, n) is itself */
+    if (ryu_ready && ndigits >= 0 && ndigits <= 15) {
+        /* x's shortest digits end at most ndigits after the point and the doubles near x are closer
+         * than 10**-ndigits: the decimal x rounds to is those digits, and the double nearest to them is
+         * x (they are its shortest repr), so round(x, ndigits) == x (the capture times, byte shares) */
+        static const double tenths[16] = {1, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11,
+                                          1e-12, 1e-13, 1e-14, 1e-15};
+        uint64_t m;
+        int e10;
+        double ax = fabs(x);
+        ryu(ax, &m, &e10);
+        if (-e10 <= ndigits && nextafter(ax, INFINITY) - ax < tenths[ndigits])
+            return put_repr(b, x);
+    }
     if ((s = PyOS_double_to_string(x, 'f', ndigits, 0, NULL)) == NULL)
         return -1;
     r = PyOS_string_to_double(s, NULL, NULL);
