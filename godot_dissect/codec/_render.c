@@ -23,6 +23,7 @@
  * containers cannot change under the walker; recursion is bounded by RENDER_MAX_DEPTH.
  */
 #include "_speedups.h"
+#include <structmember.h>
 
 #include <float.h>
 #include <math.h>
@@ -1922,6 +1923,31 @@ done:
     return s;
 }
 
+/* round(x, ndigits) as Python computes it (the exact binary value of x rounded half-even to ndigits
+ * decimals, then the double nearest that decimal) without a decimal conversion, for |x| * 10**ndigits
+ * below 2**52: x * 10**ndigits is exactly hi + lo (fma), |lo| <= ulp(hi) / 2 and 0.5 is a multiple of
+ * ulp(hi), so hi's fraction alone says which side of a half the product is, lo only breaks a tie;
+ * n / 10**ndigits of the integer n is then correctly rounded, as the decimal's nearest double is.
+ * 0: not in that range (the caller converts). */
+static int round_exact(double x, int ndigits, double *out)
+{
+    static const double p10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+                                   1e15};
+    double ax = fabs(x), scale, hi, lo, f, g, n;
+    if (ndigits < 0 || ndigits > 15 || !isfinite(x))
+        return 0;
+    scale = p10[ndigits];
+    hi = ax * scale;
+    if (!(hi < 4503599627370496.0)) /* 2**52 */
+        return 0;
+    lo = fma(ax, scale, -hi);
+    f = floor(hi);
+    g = hi - f;
+    n = (g > 0.5 || (g == 0.5 && (lo > 0 || (lo == 0 && fmod(f, 2.0) != 0)))) ? f + 1 : f;
+    *out = copysign(n / scale, x);
+    return 1;
+}
+
 /* round(x, ndigits) of a float as Python computes it (correctly rounded to ndigits decimals, then
  * the nearest double), then json.dumps's text of it; an int as it is (round leaves ints alone). */
 static int put_rounded(Buf *b, PyObject *v, int ndigits)
@@ -1932,21 +1958,8 @@ static int put_rounded(Buf *b, PyObject *v, int ndigits)
         return put_pyint(b, v);
     if (!PyFloat_CheckExact(v) || !isfinite(x = PyFloat_AS_DOUBLE(v)))
         return -1;
-    if (x == 0)
-        return put_repr(b, x); /* round(±0.0, n) is itself */
-    if (ryu_ready && ndigits >= 0 && ndigits <= 15) {
-        /* x's shortest digits end at most ndigits after the point and the doubles near x are closer
-         * than 10**-ndigits: the decimal x rounds to is those digits, and the double nearest to them is
-         * x (they are its shortest repr), so round(x, ndigits) == x (the capture times, byte shares) */
-        static const double tenths[16] = {1, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11,
-                                          1e-12, 1e-13, 1e-14, 1e-15};
-        uint64_t m;
-        int e10;
-        double ax = fabs(x);
-        ryu(ax, &m, &e10);
-        if (-e10 <= ndigits && nextafter(ax, INFINITY) - ax < tenths[ndigits])
-            return put_repr(b, x);
-    }
+    if (round_exact(x, ndigits, &r))
+        return put_repr(b, r);
     if ((s = PyOS_double_to_string(x, 'f', ndigits, 0, NULL)) == NULL)
         return -1;
     r = PyOS_string_to_double(s, NULL, NULL);
@@ -1962,6 +1975,43 @@ enum { RA_FRAME, RA_TIME, RA_SRC, RA_SPORT, RA_DST, RA_DPORT, RA_TRANSPORT, RA_D
 static const char *const RECORD_ATTRS[RA_COUNT] = {"frame", "time", "src", "sport", "dst", "dport", "transport",
     "direction", "kind", "dialect", "offset", "raw", "wire_bytes", "app_bytes", "value"};
 static PyObject *record_attr[RA_COUNT];
+
+/* Where a class with __slots__ keeps an attribute: the offset of its member (T_OBJECT_EX), or -1
+ * (a property, a __dict__ attribute, anything else: read with getattr). */
+static Py_ssize_t slot_offset(PyTypeObject *tp, PyObject *name)
+{
+    PyObject *d = _PyType_Lookup(tp, name); /* borrowed */
+    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type))
+        return -1;
+    if (((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX
+        || (((PyMemberDescrObject *)d)->d_member->flags & READ_RESTRICTED))
+        return -1;
+    return ((PyMemberDescrObject *)d)->d_member->offset;
+}
+
+/* The record class last seen and its attributes' slot offsets (records are of one class). */
+static PyTypeObject *record_type;
+static Py_ssize_t record_offset[RA_COUNT];
+
+/* rec.<attribute i> (a new reference), from its slot when the class has one, else getattr. */
+static PyObject *record_get(PyObject *rec, int i)
+{
+    PyObject *v;
+    if (Py_TYPE(rec) != record_type) {
+        int k;
+        Py_INCREF(Py_TYPE(rec));
+        Py_XSETREF(record_type, Py_TYPE(rec)); /* kept: the offsets go with it */
+        for (k = 0; k < RA_COUNT; k++)
+            record_offset[k] = slot_offset(record_type, record_attr[k]);
+    }
+    if (record_offset[i] < 0)
+        return PyObject_GetAttr(rec, record_attr[i]);
+    v = *(PyObject **)((char *)rec + record_offset[i]);
+    if (v == NULL)
+        return PyObject_GetAttr(rec, record_attr[i]); /* unset: getattr raises what Python raises */
+    Py_INCREF(v);
+    return v;
+}
 
 static int put_key(Buf *b, const char *key, int first)
 {
@@ -1997,7 +2047,7 @@ static PyObject *JsonWriter_record(JsonWriter *self, PyObject *const *args, Py_s
                 return NULL;
     buf_init(&b);
     for (i = 0; i < RA_COUNT; i++)
-        if ((a[i] = PyObject_GetAttr(rec, record_attr[i])) == NULL)
+        if ((a[i] = record_get(rec, (int)i)) == NULL)
             goto done;
     if (!PyBytes_CheckExact(a[RA_RAW]))
         goto done;
