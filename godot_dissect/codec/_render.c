@@ -1993,6 +1993,30 @@ static Py_ssize_t slot_offset(PyTypeObject *tp, PyObject *name)
 static PyTypeObject *record_type;
 static Py_ssize_t record_offset[RA_COUNT];
 
+#define OPTIONAL_MAX 32 /* optional head attributes whose slots are remembered */
+static PyObject *optional_names; /* the tuple of names last seen (kept), for record_type */
+static Py_ssize_t optional_offset[OPTIONAL_MAX];
+
+/* rec.<optional[i]> (a new reference), as record_get does it. */
+static PyObject *record_optional(PyObject *rec, PyObject *optional, Py_ssize_t i)
+{
+    PyObject *v, *name = PyTuple_GET_ITEM(optional, i);
+    Py_ssize_t k, n = PyTuple_GET_SIZE(optional);
+    if (Py_TYPE(rec) != record_type || n > OPTIONAL_MAX)
+        return PyObject_GetAttr(rec, name);
+    if (optional != optional_names) {
+        Py_INCREF(optional);
+        Py_XSETREF(optional_names, optional);
+        for (k = 0; k < n; k++)
+            optional_offset[k] = PyUnicode_CheckExact(PyTuple_GET_ITEM(optional, k))
+                ? slot_offset(record_type, PyTuple_GET_ITEM(optional, k)) : -1;
+    }
+    if (optional_offset[i] < 0 || (v = *(PyObject **)((char *)rec + optional_offset[i])) == NULL)
+        return PyObject_GetAttr(rec, name);
+    Py_INCREF(v);
+    return v;
+}
+
 /* rec.<attribute i> (a new reference), from its slot when the class has one, else getattr. */
 static PyObject *record_get(PyObject *rec, int i)
 {
@@ -2001,6 +2025,7 @@ static PyObject *record_get(PyObject *rec, int i)
         int k;
         Py_INCREF(Py_TYPE(rec));
         Py_XSETREF(record_type, Py_TYPE(rec)); /* kept: the offsets go with it */
+        Py_CLEAR(optional_names);
         for (k = 0; k < RA_COUNT; k++)
             record_offset[k] = slot_offset(record_type, record_attr[k]);
     }
@@ -2074,7 +2099,7 @@ static PyObject *JsonWriter_record(JsonWriter *self, PyObject *const *args, Py_s
         const char *key;
         int bad;
         if (!PyUnicode_CheckExact(name) || (key = PyUnicode_AsUTF8(name)) == NULL
-            || (v = PyObject_GetAttr(rec, name)) == NULL)
+            || (v = record_optional(rec, optional, i)) == NULL)
             goto done;
         bad = v != Py_None && (put_key(&b, key, 0) < 0 || json_plain(&b, v) < 0);
         Py_DECREF(v);
