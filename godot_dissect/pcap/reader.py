@@ -55,7 +55,7 @@ from .assembly import godot3_start, godot4_message
 from .conversations import Conversation, ConversationTable, Framing, State
 from .decode import decode_message
 from .framing import LengthPrefixFramer, Pdu, Skipped, WebSocketFramer
-from .packets import TCP_ACK, TCP_RST, TCP_SYN, Segment, segments
+from .packets import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment, segments
 from .source import Source
 from .tcp import Chunk
 
@@ -151,6 +151,8 @@ class PcapReader:
                 conv, d = self._new(seg)
             if conv.state is _IGNORED:
                 continue
+            if not udp and not seg.payload and not seg.flags & (TCP_SYN | TCP_FIN | TCP_RST):
+                continue  # a bare ACK of a known conversation: nothing for the TCP stage (tcp.add ignores it)
             if udp:
                 yield from self._udp(conv, d, seg)
             else:
