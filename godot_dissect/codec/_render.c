@@ -11,6 +11,12 @@
  * a JSON form that might nest deeper than the JsonWriter's max_depth (jsonform writes it flat), and
  * any internal error (the exception is cleared).  Lone surrogates are written as \udXXX by both.
  *
+ * For `read`, whole lines in one call each (the reader's hot path; Python stays their reference):
+ * JsonWriter.record(rec, type, text or TextWriter, optional) = records.Record.to_jsonl() of a record
+ * without error or packet fields (its attributes read from their slots), JsonWriter.line(head, text,
+ * value) for the rest; TextWriter.summary_line(rec, ...) = read_cmds.text_line(rec) of a Variant
+ * record, writing only the start of the value's text it shows (as TextWriter.render_start does).
+ *
  * Nothing Godot-specific is written here: type names, the punctuation of each engine family
  * (Style), escape tables, which classes print as a constant, float widths and type ranks for key
  * order all arrive from Python.  What is here is the algorithms: the engines' float formatting

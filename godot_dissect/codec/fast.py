@@ -6,6 +6,8 @@ the C code bailed out (every error, and the rare shapes listed at the top of ``_
 the pure codec has to do the whole job. ``fast_text(value, dialect, tables)`` and
 ``fast_json(value, tables)`` do the same for ``text.to_text`` and ``jsonform.dumps`` (``_render.c``;
 its writers are built from the tables the pure writers pass in, so this module imports neither).
+``fast_json_record``, ``fast_text_start`` and ``fast_text_writer`` serve ``read``'s lines (a record's
+JSON line from its attributes, the start of a value's text, the TextWriter that writes a text line).
 All are None when the extension is not built, on big-endian hosts, or when ``GODOT_DISSECT_PURE``
 is set (non-empty, not ``0``) at import: this is the one place that chooses C or pure.
 
