@@ -371,6 +371,14 @@ def record_line(head: dict[str, Any], text: str | None = None, value: Any = None
     return json_text(head)  # the value is within VALUE_MAX_DEPTH: no deep_recursion needed
 
 
+def record_object_line(rec: Any, type_name: str, text: str, optional: tuple[str, ...]) -> str | None:
+    """``records.Record.to_jsonl`` of a record without error, fields or hex, written by the compiled
+    writer straight from its attributes (``optional``: the head's keys present when not None), or
+    None (not built, or it left the record to Python)."""
+    fast = _fast.fast_json_record
+    return fast(rec, type_name, text, optional, c_tables) if fast is not None else None
+
+
 def loads(text: str) -> Any:
     with deep_recursion():
         return _from(json.loads(text))

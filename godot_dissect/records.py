@@ -7,9 +7,9 @@ from typing import Any
 
 from . import jsonform
 from .spec import get_dialect
-from .spec.multiplayer import RECORD_KINDS
-from .text.writer import to_text
-from .values import type_key
+from .spec.record_kinds import RECORD_KINDS
+from .text.writer import text_renderer, to_text, to_text_start
+from .values import CLASS_KEYS, type_key
 
 
 @dataclass(slots=True)
@@ -58,11 +58,17 @@ class Record:
             return ""
         if self.kind == "text":
             return "text"
+        cls = type(self.value)
+        if (name := _TYPE_NAMES.get((self.dialect, cls))) is not None:
+            return name
         try:
             entry = get_dialect(self.dialect).by_key(type_key(self.value))
         except (TypeError, ValueError):
             return ""
-        return entry.name if entry else ""
+        name = entry.name if entry else ""
+        if cls in CLASS_KEYS:  # type_key depends on the exact class alone: remembered (a bounded table)
+            _TYPE_NAMES[self.dialect, cls] = name
+        return name
 
     def text(self) -> str:
         if self.kind in ("error", "compressed"):
@@ -74,6 +80,14 @@ class Record:
         if self.value is None and self.kind in MULTIPLAYER_KINDS:  # path cache, peer messages
             return ""
         return to_text(self.value, self.dialect)
+
+    def text_start(self, chars: int) -> str:
+        """``self.text()``, or, when that is longer than ``chars`` characters, a start of it at least
+        ``chars`` long: what a one-line summary needs (the compiled writer stops early)."""
+        if self.kind in ("error", "compressed", "text") or self.kind in LIST_KINDS \
+                or (self.value is None and self.kind in MULTIPLAYER_KINDS):
+            return self.text()
+        return to_text_start(self.value, self.dialect, chars)
 
     def to_json(self) -> dict[str, Any]:
         """The record as a new ``dict`` of plain JSON values (str, int, float, bool, None, list, dict), keyed as
@@ -96,14 +110,7 @@ class Record:
             "length": len(self.raw), "wire_bytes": round(self.wire_bytes, 3),
             "app_bytes": app_size(self),
         }
-        if self.message is not None:
-            d["message"] = self.message
-        if self.thread is not None:
-            d["thread"] = self.thread
-        for k in _MP_FIELDS:
-            if (v := getattr(self, k)) is not None:
-                d[k] = v
-        for k in _ROUTE_FIELDS:
+        for k in _OPTIONAL_HEAD:
             if (v := getattr(self, k)) is not None:
                 d[k] = v
         if self.fields:
@@ -121,6 +128,16 @@ class Record:
 
     def to_jsonl(self) -> str:
         """``json_text(self.to_json())``, written in one go (``jsonform.record_line``)."""
+        kind = self.kind
+        if self.error is None and not self.fields and kind != "compressed" \
+                and (kind != "text" or type(self.value) is str):
+            # straight from the attributes by the compiled writer, the value's text too when it can
+            text: Any = None
+            if kind == "variant" or kind == "debugger":
+                text = compiled_text_writer(self.dialect)
+            line = jsonform.record_object_line(self, self.type, text or self.text(), _OPTIONAL_HEAD)
+            if line is not None:
+                return line
         if self.error is not None:
             return jsonform.record_line(self._head())
         if self.kind == "text" and type(self.value) is not str:  # value not in its JSON form
@@ -137,6 +154,24 @@ KINDS = ("variant", "debugger", "text", "error", "compressed", *MULTIPLAYER_KIND
 LIST_KINDS = ("rpc", "spawn", "sync")
 _MP_FIELDS = ("node", "method", "method_id", "channel", "peer", "command")
 _ROUTE_FIELDS = ("sender", "receiver", "transfer", "relayed")
+#: the JSON head's keys after app_bytes that are there when not None, in their order
+_OPTIONAL_HEAD = ("message", "thread", *_MP_FIELDS, *_ROUTE_FIELDS)
+#: dialect name -> its compiled text writer (``text.writer.text_renderer``; bounded: a name from the
+#: reader is a dialect's, but a Record can be made with any)
+_TEXT_RENDERERS: dict[str, Any] = {}
+_MAX_RENDERERS = 64
+#: (dialect, value class) -> the engine's type name (``Record.type``)
+_TYPE_NAMES: dict[tuple[str, type], str] = {}
+
+
+def compiled_text_writer(dialect: str) -> Any:
+    """The compiled text writer of a record's dialect (``text.writer.text_renderer``: its
+    ``summary_line`` writes ``read``'s text line of a Variant record, and ``jsonform.record_object_line``
+    takes it in place of the text), or None (not built, turned off, no such dialect)."""
+    w = _TEXT_RENDERERS.get(dialect)
+    if w is None and len(_TEXT_RENDERERS) < _MAX_RENDERERS:
+        w = _TEXT_RENDERERS[dialect] = text_renderer(dialect)
+    return w
 
 
 def app_size(rec: Any) -> int:

@@ -147,3 +147,50 @@ def test_damaged_blocks_are_reported_with_their_offset() -> None:
     struct.pack_into("<I", bad, at + 4, 13)
     with pytest.raises(ValueError, match=f"offset {at}: bad pcapng block length 13"):
         ours(bytes(bad))
+
+
+class _ReadOnly:
+    """A stream with read() only (no read1): the reader takes its blocks one exact read at a time."""
+
+    def __init__(self, data: bytes) -> None:
+        self.f = io.BytesIO(data)
+
+    def read(self, n: int = -1) -> bytes:
+        return self.f.read(n)
+
+
+def _outcome(stream: object) -> tuple:
+    """Every packet (time, frame, original length) until the end or an error, and the error."""
+    got: list = []
+    try:
+        link, packets = pcapng.read(stream, original_length=True)  # type: ignore[arg-type]
+        for p in packets:
+            got.append(p)
+    except (ValueError, EOFError) as e:
+        return got, (type(e), str(e))
+    return got, None
+
+
+def _same_both_ways(data: bytes) -> None:
+    assert _outcome(io.BytesIO(data)) == _outcome(_ReadOnly(data))
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_blocks_cut_from_chunks_read_as_block_by_block(path: Path) -> None:
+    """The reader cuts blocks out of 64 kB chunks when the stream has read1 (files, pipes, gzip) and
+    reads them one by one otherwise: the same packets and the same errors, for the committed captures
+    cut short anywhere in their first blocks and at every block boundary."""
+    data = path.read_bytes()
+    _same_both_ways(data)
+    for cut in [*range(0, min(len(data), 700), 3), *range(len(data) - 300, len(data))]:
+        _same_both_ways(data[:cut])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_damaged_blocks_read_the_same_both_ways(data: st.DataObject) -> None:
+    """A committed capture with one byte changed in its first blocks: the same outcome both ways."""
+    raw = bytearray(CAPTURES[0].read_bytes()[:4000])
+    at = data.draw(st.integers(0, len(raw) - 1))
+    raw[at] = data.draw(st.integers(0, 255))
+    _same_both_ways(bytes(raw))

@@ -27,7 +27,7 @@ from godot_dissect.pcap.reader import read_pcap
 from godot_dissect.records import LIST_KINDS
 from godot_dissect.spec import DIALECT_NAMES, get_dialect
 from godot_dissect.text import to_text
-from godot_dissect.text.writer import compiled_writer, f32, writer
+from godot_dissect.text.writer import compiled_writer, f32, to_text_start, writer
 
 from .strategies import i64, leaves, text, values
 
@@ -39,12 +39,15 @@ built = pytest.mark.skipif(not fast.BUILT, reason="the _speedups extension is no
 
 @contextmanager
 def pure_only() -> Iterator[None]:
-    saved = fast.fast_text, fast.fast_json, fast.fast_json_line
-    fast.fast_text = fast.fast_json = fast.fast_json_line = None
+    names = ("fast_text", "fast_json", "fast_json_line", "fast_json_record", "fast_text_start", "fast_text_writer")
+    saved = [getattr(fast, n) for n in names]
+    for n in names:
+        setattr(fast, n, None)
     try:
         yield
     finally:
-        fast.fast_text, fast.fast_json, fast.fast_json_line = saved
+        for n, v in zip(names, saved, strict=True):
+            setattr(fast, n, v)
 
 
 def pure_text(v: Any, dialect: str) -> tuple:
@@ -231,7 +234,9 @@ _PLAIN = st.one_of(st.none(), st.booleans(), i64, st.integers(-(2**70), 2**70), 
 @built
 @settings(max_examples=1000)
 @given(st.dictionaries(_ANY_TEXT, _PLAIN, max_size=15), st.one_of(st.none(), _ANY_TEXT), values("godot4"),
-       st.one_of(st.none(), st.dictionaries(text, i64, max_size=2), st.lists(i64, max_size=2)))
+       st.one_of(st.none(), st.dictionaries(text, i64, max_size=2), st.lists(i64, max_size=2),
+                 st.recursive(_PLAIN, lambda kids: st.lists(kids, max_size=3) | st.tuples(kids, kids)
+                              | st.dictionaries(_ANY_TEXT, kids, max_size=3), max_leaves=12)))
 def test_record_lines(head: dict, text_: str | None, value: Any, odd: Any) -> None:
     """A record's JSON line in one go = json.dumps of the whole record (record fields of any plain
     JSON type, any text); other field types are left to Python."""
@@ -343,9 +348,89 @@ def test_real_captures_render_identically(capture: Path) -> None:
             continue
         for v in shown:
             n += 1
+            check_text_start(v, rec.dialect)
             c = check_text(v, rec.dialect)
             if not text_needs_python(v, rec.dialect):
                 assert c is not None
             check_json(v)
     if n == 0:
         pytest.skip("no Variant value in this capture")
+
+
+# ---- the start of a text (one-line summaries) ---------------------------------------------------
+
+def check_text_start(v: Any, dialect: str) -> None:
+    """``render_start`` gives the whole text (complete) or a start of it at least that many bytes long, and
+    ``to_text_start`` what a summary needs: the text, or a start of it at least that long (for a value
+    the dialect cannot write, the start may come out before the writer reaches what it cannot write)."""
+    whole = pure_text(v, dialect)
+    if whole[0] != "ok":  # a value with no text in this dialect: no start to check (a summary shows the start)
+        return
+    for nbytes in (1, 7, 64, 404, 4096):
+        got = fast.c_text_start(v, get_dialect(dialect), compiled_writer, nbytes)
+        if got is None:
+            continue
+        text_, complete = got
+        if complete:
+            assert text_ == whole[1]
+        else:
+            assert whole[1].startswith(text_) and len(text_.encode("utf-8", "surrogatepass")) >= nbytes
+    for chars in (1, 40, 101):
+        start = to_text_start(v, dialect, chars)
+        assert whole[1].startswith(start) and (start == whole[1] or len(start) >= chars)
+
+
+@built
+@settings(max_examples=300, deadline=None)
+@given(values(), st.sampled_from(DIALECT_NAMES))
+def test_text_start_is_a_start_of_the_text(v: Any, dialect: str) -> None:
+    check_text_start(v, dialect)
+
+
+@built
+@settings(max_examples=400, deadline=None)
+@given(values(), st.sampled_from(DIALECT_NAMES), st.sampled_from(("c2s", "s2c")), st.one_of(st.none(), text),
+       st.floats(0, 2e9), st.integers(1, 10**9), st.lists(st.text("ab\n", max_size=4), min_size=10, max_size=30))
+def test_summary_line_is_the_text_line(v: Any, dialect: str, direction: str, message: str | None, t: float,
+                                       frame: int, around_the_cut: list[str]) -> None:
+    """``TextWriter.summary_line`` writes what ``read_cmds.text_line`` writes with the pure writers (or
+    leaves the record to it): values of any shape, and Arrays of short strings with newlines whose
+    text is around the cut at 100 characters."""
+    from godot_dissect.cli.read_cmds import ARROWS, ENDS, SUMMARY_CHARS, text_line
+    from godot_dissect.records import Record, compiled_text_writer
+
+    for value in (v, around_the_cut):
+        rec = Record(frame, t, "10.0.0.1", 4242, "10.0.0.2", 50000, "udp", direction, dialect,
+                     "variant" if message is None else "debugger", value, b"", message=message)
+        with pure_only():
+            try:
+                want = text_line(rec)
+            except Exception:  # noqa: BLE001 - no text for this value in this dialect: nothing to compare
+                continue
+        got = compiled_text_writer(dialect).summary_line(rec, rec.type, SUMMARY_CHARS,
+                                                         (ENDS, ARROWS["c2s"], ARROWS["s2c"]))
+        if got is not None:
+            assert got == want
+
+
+_TIMES = st.one_of(st.floats(-1e12, 1e12, allow_nan=False), st.integers(0, 2 * 10**15).map(lambda n: n / 1e6),
+                   st.integers(0, 2 * 10**15).map(lambda n: (n + 0.5) / 1e6),
+                   st.integers(0, 10**12).map(lambda n: n / 1e3), st.integers(0, 10**12).map(lambda n: (n + 0.5) / 1e3),
+                   st.integers(0, 2**40))
+
+
+@built
+@settings(max_examples=2000, deadline=None)
+@given(_TIMES, _TIMES)
+def test_record_rounds_time_and_wire_bytes_as_python(t: float, wire: float) -> None:
+    """``JsonWriter.record`` writes ``round(time, 6)`` and ``round(wire_bytes, 3)`` as json.dumps does
+    (its shortcut when the value already has that few decimals, halfway cases, big and negative values)."""
+    from godot_dissect.records import Record
+
+    rec = Record(1, t, "10.0.0.1", 1, "10.0.0.2", 2, "udp", "c2s", "godot4", "variant", 7, b"\x02\x00\x00\x00",
+                 wire_bytes=wire)
+    line = rec.to_jsonl()
+    with pure_only():
+        assert line == rec.to_jsonl()
+    head = json.loads(line)
+    assert head["time"] == round(t, 6) and head["wire_bytes"] == round(wire, 3)

@@ -3,31 +3,47 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
-from ..spec import DIALECTS
-from . import codec_cmds, dataset_cmds, fuzz_cmds, lua_cmds, read_cmds, spec_cmds, stats_cmds, top
+#: the module that registers each subcommand, in the order ``--help`` lists them: a command imports
+#: only its own module (start-up time: ``read`` does not load the dataset, fuzz or Lua code)
+COMMANDS = {
+    "read": "read_cmds", "decode": "codec_cmds", "encode": "codec_cmds", "dialects": "spec_cmds",
+    "types": "spec_cmds", "fuzz": "fuzz_cmds", "replay": "fuzz_cmds", "lua": "lua_cmds", "stats": "stats_cmds",
+    "export": "dataset_cmds", "query": "dataset_cmds", "top": "top",
+}
 
 
 def dialect_help() -> str:
+    from ..spec import DIALECTS
+
     return "; ".join(f"{d.name}: {d.title}" for d in DIALECTS.values())
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_module(name: str) -> ModuleType:
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or (``command``: a subcommand's name) only what that subcommand needs."""
     p = argparse.ArgumentParser(
         prog="godot-dissect",
         description="Make Godot Engine network traffic visible and testable.",
         epilog="dialects: " + dialect_help(),
     )
     sub = p.add_subparsers(dest="command", required=True)
-    for module in (read_cmds, codec_cmds, spec_cmds, fuzz_cmds, lua_cmds, stats_cmds, dataset_cmds, top):
-        module.register(sub)
+    names = [COMMANDS[command]] if command in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    for name in names:
+        command_module(name).register(sub)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     try:
         return int(args.run(args) or 0)
     except BrokenPipeError:  # e.g. piped into head

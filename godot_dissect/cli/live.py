@@ -147,28 +147,9 @@ def describe_failure(interface: str, code: int, stderr: list[str]) -> str:
 
 
 
-def add_live_options(parser: argparse.ArgumentParser) -> None:
-    """``-i/-f/-a/-w``: the live-capture options of every command that reads a capture (tshark's letters)."""
-    parser.add_argument("-i", "--interface", metavar="IFACE", help="capture live on this interface (runs dumpcap)")
-    parser.add_argument("-f", dest="capture_filter", metavar="FILTER", help="-i: capture filter (libpcap syntax)")
-    parser.add_argument("-a", dest="autostop", action="append", metavar="COND",
-                        help="-i: stop after duration:SECONDS or packets:N")
-    parser.add_argument("-w", dest="write", metavar="FILE", help="-i: also save the raw capture (pcapng) here")
-
-
-def live_args_problem(args: argparse.Namespace, command: str) -> str | None:
-    """A usage error line when the capture file / ``-i`` choice or the ``-i``-only options do not fit."""
-    if args.interface and args.capture:
-        return "give a capture file or -i IFACE, not both"
-    if not args.interface and not args.capture:
-        return f"{command} needs a capture file or -i IFACE for a live capture (- reads standard input)"
-    if not args.interface and (args.capture_filter or args.autostop or args.write):
-        return "-f, -a and -w go with -i IFACE (live capture)"
-    return None
-
-
 def start_live(args: argparse.Namespace) -> LiveCapture | None:
-    """The running dumpcap for ``-i`` (entered; the caller exits it), or None when reading a file.
+    """The running dumpcap for ``-i`` (entered; the caller exits it), or None when reading a file
+    (the options: ``options.add_live_options``).
 
     Raises LiveError when dumpcap cannot start."""
     if not args.interface:

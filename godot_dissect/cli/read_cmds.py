@@ -9,19 +9,31 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
-from ..multiplayer.records import summary as mp_summary
 from ..pcap.packets import CaptureError
 from ..pcap.reader import read_pcap
-from ..records import KINDS, MULTIPLAYER_KINDS, Record
+from ..records import KINDS, MULTIPLAYER_KINDS, Record, compiled_text_writer
 from ..spec import DIALECTS, get_dialect
 from ..spec.debugger import MESSAGES as DEBUGGER_MESSAGES
-from .fields import FieldWriter
-from .filter import FilterError, compile_filter
-from .live import LiveError, add_live_options, live_args_problem, start_live
-from .options import add_read_options, read_options, usage_error
+from .options import add_live_options, add_read_options, live_args_problem, read_options, usage_error
 
+#: text lines: what stands between a record's two ends, and the arrow of each direction
+ENDS = "→"
+ARROWS = {"c2s": "→", "s2c": "←"}
+#: most characters of a value's text on its record's line (longer: cut, with "...")
+SUMMARY_CHARS = 100
 #: files larger than this get a progress bar on a terminal
 PROGRESS_BYTES = 20 << 20
+
+
+class _NeverRaised(Exception):
+    """Stands for an error class whose module was not needed (so it cannot have been raised)."""
+
+
+def _loaded(module: str, name: str) -> type[Exception]:
+    """``module.name`` if that module of this package is loaded, else _NeverRaised: the display filter
+    (lark) and live capture load only when -Y / -T fields / -i ask for them (start-up time)."""
+    loaded = sys.modules.get(f"{__package__}.{module}")
+    return getattr(loaded, name) if loaded is not None else _NeverRaised
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -104,6 +116,8 @@ def _selection(args: argparse.Namespace) -> Callable[[Record], bool] | None:
         messages = set(args.message)
         tests.append(lambda rec: rec.message in messages)
     if args.filter:
+        from .filter import compile_filter
+
         tests.append(compile_filter(args.filter))
     if not tests:
         return None
@@ -113,6 +127,12 @@ def _selection(args: argparse.Namespace) -> Callable[[Record], bool] | None:
 
 
 def _selected(records: Iterator[Record], keep: Callable[[Record], bool] | None, count: int | None) -> Iterator[Record]:
+    if keep is None and count is None:
+        return records  # every record: no generator in between
+    return _selecting(records, keep, count)
+
+
+def _selecting(records: Iterator[Record], keep: Callable[[Record], bool] | None, count: int | None) -> Iterator[Record]:
     if count == 0:
         return
     n = 0
@@ -124,15 +144,24 @@ def _selected(records: Iterator[Record], keep: Callable[[Record], bool] | None, 
                 return
 
 
+def text_line(rec: Record) -> str:
+    """A record's line in the default text output (the reference for ``summary_line`` in ``codec/_render.c``)."""
+    ends = f"{rec.src}:{rec.sport} {ENDS} {rec.dst}:{rec.dport}"
+    return (f"{rec.frame:>7} {rec.time:.6f} {ends} {rec.transport} {ARROWS[rec.direction]} {rec.dialect} "
+            f"{rec.kind} {_summary(rec)}\n")
+
+
 def _summary(rec: Record) -> str:
     if rec.kind == "error":
         return f"[malformed] {rec.command + ' ' if rec.command else ''}{rec.error}"
     if rec.kind == "compressed":
         return f"{rec.command} [compressed] {(rec.fields or {}).get('reason', '')}"
-    text = rec.text().replace("\n", " ")
-    if len(text) > 100:
-        text = text[:97] + "..."
+    text = rec.text_start(SUMMARY_CHARS + 1).replace("\n", " ")
+    if len(text) > SUMMARY_CHARS:
+        text = text[:SUMMARY_CHARS - 3] + "..."
     if rec.kind in MULTIPLAYER_KINDS:
+        from ..multiplayer.records import summary as mp_summary
+
         return mp_summary(rec.kind, rec.command, rec.node, rec.method, rec.method_id, text, rec.fields, rec.peer)
     head = f"{rec.message} " if rec.message is not None else ""
     return f"{head}{rec.type} {text}" if rec.kind != "text" else f"text {text}"
@@ -144,8 +173,12 @@ def run_read(args: argparse.Namespace) -> int:
         return usage_error(problem)
     try:
         keep = _selection(args)
-        fields = FieldWriter(args.fields, args.field_options) if args.format == "fields" else None
-    except FilterError as e:
+        fields = None
+        if args.format == "fields":
+            from .fields import FieldWriter
+
+            fields = FieldWriter(args.fields, args.field_options)
+    except _loaded("filter", "FilterError") as e:
         return usage_error(f"-Y: {e}")
     except ValueError as e:
         return usage_error(str(e))
@@ -155,7 +188,10 @@ def run_read(args: argparse.Namespace) -> int:
         return usage_error(str(e))
     live = None
     try:
-        live = start_live(args)
+        if args.interface:
+            from .live import start_live
+
+            live = start_live(args)
         source: Any = live.stream if live is not None else args.capture
         records = read_pcap(source, **options)
         if source != "-" and isinstance(source, str):
@@ -170,9 +206,9 @@ def run_read(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # piped into head: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except LiveError as e:
+    except _loaded("live", "LiveError") as e:
         return usage_error(str(e))
-    except FilterError as e:  # a regex search that ran over spec.cli.MAX_MATCH_SECONDS
+    except _loaded("filter", "FilterError") as e:  # a regex search that ran over spec.cli.MAX_MATCH_SECONDS
         return usage_error(f"-Y: {e}")
     except (CaptureError, OSError) as e:
         failed = live.failure() if live is not None else None
@@ -184,7 +220,7 @@ def run_read(args: argparse.Namespace) -> int:
     return usage_error(failed) if failed else 0
 
 
-def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, fields: FieldWriter | None) -> None:
+def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, fields: Any) -> None:
     seen_evidence: set[tuple] = set()
     if fields is not None:
         if fields.header:
@@ -201,19 +237,26 @@ def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, f
         finally:  # the array is closed on Ctrl-C too
             out.write("\n]\n")
     elif args.format == "jsonl":
-        for rec in records:
-            out.write(rec.to_jsonl() + "\n")
-            out.record_done()
+        if out.per_record:
+            for rec in records:
+                out.write(rec.to_jsonl() + "\n")
+                out.record_done()
+        else:
+            out.write_lines(rec.to_jsonl() for rec in records)
     else:
+        arrows = (ENDS, ARROWS["c2s"], ARROWS["s2c"])
         for rec in records:
-            arrow = "→" if rec.direction == "c2s" else "←"
-            ends = f"{rec.src}:{rec.sport} → {rec.dst}:{rec.dport}"
-            out.write(f"{rec.frame:>7} {rec.time:.6f} {ends} {rec.transport} {arrow} {rec.dialect} "
-                      f"{rec.kind} {_summary(rec)}\n")
-            key = (rec.transport, *sorted([(rec.src, rec.sport), (rec.dst, rec.dport)]))
-            if args.evidence and key not in seen_evidence:
-                seen_evidence.add(key)
-                out.write(f"        dialect evidence: {rec.evidence}\n")
+            kind = rec.kind
+            if (kind == "variant" or kind == "debugger") and (w := compiled_text_writer(rec.dialect)) is not None \
+                    and (line := w.summary_line(rec, rec.type, SUMMARY_CHARS, arrows)) is not None:
+                out.write(line)  # the line below, written by the compiled text writer (codec/_render.c)
+            else:
+                out.write(text_line(rec))
+            if args.evidence:
+                key = (rec.transport, *sorted([(rec.src, rec.sport), (rec.dst, rec.dport)]))
+                if key not in seen_evidence:
+                    seen_evidence.add(key)
+                    out.write(f"        dialect evidence: {rec.evidence}\n")
             if args.verbose and rec.kind not in ("error", "compressed"):
                 for line in rec.text().splitlines():
                     out.write(f"        {line}\n")
@@ -221,10 +264,11 @@ def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, f
 
 
 class _Batched:
-    """Output joined into ~1 MB writes (thousands of small writes to a pipe cost more than the
-    lines); flushed after every record on a terminal, with -l and in a live capture."""
+    """Output joined into ~64 kB writes (thousands of small writes to a pipe cost more than the
+    lines; a batch of a megabyte or more is a fresh memory mapping each time, whose page faults cost
+    more than the writes saved); flushed after every record on a terminal, with -l and in a live capture."""
 
-    LIMIT = 1 << 20
+    LIMIT = 1 << 16
 
     def __init__(self, out: TextIO, line_buffered: bool = False) -> None:
         self.out = out
@@ -238,6 +282,23 @@ class _Batched:
         self.size += len(s)
         if self.size >= self.limit:
             self.flush()
+
+    def write_lines(self, lines: Iterable[str]) -> None:
+        """Each of ``lines`` and a newline (not flushed per record: for a batched output)."""
+        batch: list[str] = []
+        size = 0
+        try:
+            for line in lines:
+                batch.append(line)
+                size += len(line)
+                if size >= self.limit:
+                    self.write("\n".join(batch) + "\n")
+                    self.flush()
+                    batch.clear()
+                    size = 0
+        finally:  # what was made before a Ctrl-C is kept
+            if batch:
+                self.write("\n".join(batch) + "\n")
 
     def record_done(self) -> None:
         if self.per_record:
@@ -260,8 +321,11 @@ class _Batched:
 
 def _with_progress(records: Iterator[Record], size: int) -> Iterator[Record]:
     if size < PROGRESS_BYTES or not sys.stderr.isatty():
-        yield from records
-        return
+        return records
+    return _progress(records)
+
+
+def _progress(records: Iterator[Record]) -> Iterator[Record]:
     from rich.progress import Progress
 
     with Progress(transient=True, console=None) as bar:

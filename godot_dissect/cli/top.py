@@ -25,8 +25,8 @@ from ..spec import get_dialect
 from ..spec.stats import MAX_ROWS
 from ..stats import Profile
 from ..stats.render import human_bytes
-from .live import LiveError, add_live_options, live_args_problem, start_live
-from .options import add_read_options, read_options, usage_error
+from .live import LiveError, start_live
+from .options import add_live_options, add_read_options, live_args_problem, read_options, usage_error
 
 #: the window of the Up/Down rates, in seconds, and how many bins it is kept in
 RATE_WINDOW = 1.0

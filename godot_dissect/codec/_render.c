@@ -11,6 +11,12 @@
  * a JSON form that might nest deeper than the JsonWriter's max_depth (jsonform writes it flat), and
  * any internal error (the exception is cleared).  Lone surrogates are written as \udXXX by both.
  *
+ * For `read`, whole lines in one call each (the reader's hot path; Python stays their reference):
+ * JsonWriter.record(rec, type, text or TextWriter, optional) = records.Record.to_jsonl() of a record
+ * without error or packet fields (its attributes read from their slots), JsonWriter.line(head, text,
+ * value) for the rest; TextWriter.summary_line(rec, ...) = read_cmds.text_line(rec) of a Variant
+ * record, writing only the start of the value's text it shows (as TextWriter.render_start does).
+ *
  * Nothing Godot-specific is written here: type names, the punctuation of each engine family
  * (Style), escape tables, which classes print as a constant, float widths and type ranks for key
  * order all arrive from Python.  What is here is the algorithms: the engines' float formatting
@@ -23,6 +29,7 @@
  * containers cannot change under the walker; recursion is bounded by RENDER_MAX_DEPTH.
  */
 #include "_speedups.h"
+#include <structmember.h>
 
 #include <float.h>
 #include <math.h>
@@ -44,6 +51,9 @@ typedef struct {
     char *p;
     Py_ssize_t len, cap;
     int ascii; /* every byte so far is < 0x80: the str is built with one memcpy */
+    Py_ssize_t capped; /* > 0: the text's start only: writing stops at the first piece that does not
+                        * fit once this many bytes are written ... */
+    int cut;           /* ... which it did */
     char local[BUF_LOCAL];
 } Buf;
 
@@ -53,6 +63,7 @@ static void buf_init(Buf *b)
     b->len = 0;
     b->cap = BUF_LOCAL;
     b->ascii = 1;
+    b->capped = b->cut = 0;
 }
 
 static void buf_free(Buf *b)
@@ -65,6 +76,16 @@ static int buf_grow(Buf *b, Py_ssize_t extra)
 {
     Py_ssize_t want, cap;
     char *np;
+    if (b->capped) {
+        if (b->len >= b->capped) {
+            b->cut = 1;
+            return -1;
+        }
+        if (b->p == b->local && b->len + extra <= BUF_LOCAL) { /* room for this piece only: checked again after */
+            b->cap = b->len + extra;
+            return 0;
+        }
+    }
     if (extra > PY_SSIZE_T_MAX / 4 - b->len)
         return -1;
     want = b->len + extra;
@@ -1239,6 +1260,174 @@ static PyObject *TextWriter_render(TextWriter *self, PyObject *value)
     return rendered_or_none(&b, text_value(self, &b, value, 0));
 }
 
+/* TextWriter.render_start(value, nbytes) -> (text, complete): the whole text (complete True), or
+ * (False) a start of it of at least nbytes UTF-8 bytes, cut at the first piece of output written
+ * past them, for one-line summaries; None when the writer left the value to the pure one. */
+static PyObject *TextWriter_render_start(TextWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Buf b;
+    Py_ssize_t n;
+    int rc;
+    PyObject *s;
+    if (nargs != 2 || (n = PyLong_AsSsize_t(args[1])) < 1 || n > BUF_LOCAL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "render_start(value, nbytes), 1 <= nbytes <= 4096");
+        return NULL;
+    }
+    buf_init(&b);
+    b.capped = n;
+    b.cap = n;
+    rc = text_value(self, &b, args[0], 0);
+    if (rc != 0 && !b.cut) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    PyErr_Clear();
+    if ((s = buf_str(&b)) == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("(NO)", s, rc == 0 ? Py_True : Py_False);
+}
+
+/* An ASCII str attribute of a record, written as it is; -1 (bail) for anything else. */
+static int put_ascii_attr(Buf *b, PyObject *rec, const char *name)
+{
+    PyObject *v = PyObject_GetAttrString(rec, name);
+    int rc = -1;
+    if (v != NULL && PyUnicode_CheckExact(v) && PyUnicode_IS_ASCII(v))
+        rc = put(b, (const char *)PyUnicode_DATA(v), PyUnicode_GET_LENGTH(v));
+    Py_XDECREF(v);
+    return rc;
+}
+
+/* An int attribute of a record as str() writes it, right-aligned in `width` columns. */
+static int put_int_attr(Buf *b, PyObject *rec, const char *name, int width)
+{
+    PyObject *v = PyObject_GetAttrString(rec, name);
+    Py_ssize_t start = b->len, n;
+    int rc = -1;
+    if (v != NULL && PyLong_CheckExact(v) && put_pyint(b, v) == 0) {
+        n = b->len - start;
+        rc = 0;
+        if (n < width) { /* shift right, pad with spaces */
+            if (RESERVE(b, width - n) < 0) {
+                rc = -1;
+            } else {
+                memmove(b->p + start + (width - n), b->p + start, (size_t)n);
+                memset(b->p + start, ' ', (size_t)(width - n));
+                b->len += width - n;
+            }
+        }
+    }
+    Py_XDECREF(v);
+    return rc;
+}
+
+/* A str as it is (its UTF-8), e.g. an arrow. */
+static int put_raw_str(Buf *b, PyObject *s)
+{
+    Py_ssize_t n;
+    int ascii;
+    const char *p = utf8_of(s, &n, &ascii);
+    if (p == NULL)
+        return -1;
+    if (!ascii)
+        b->ascii = 0;
+    return put(b, p, n);
+}
+
+/* TextWriter.summary_line(rec, type, chars, arrows) -> the default `read` output line of a plain
+ * Variant record (read_cmds._write and _summary):
+ *     f"{frame:>7} {time:.6f} {src}:{sport} {ends} {dst}:{dport} {transport} {arrow} {dialect} {kind} "
+ *     f"{message + ' ' if message is not None else ''}{type} {text}\n"
+ * where text is the value's text with newlines as spaces, cut to chars - 3 characters and "..."
+ * when longer than chars; arrows = (ends, the c2s arrow, the s2c arrow). None when anything but
+ * the arrows is not ASCII or not as expected: Python writes that line. */
+static PyObject *TextWriter_summary_line(TextWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Buf b, t;
+    PyObject *rec, *type, *arrows, *v = NULL, *tm = NULL, *dir = NULL, *msg = NULL, *s = NULL;
+    Py_ssize_t chars, i;
+    char *num;
+    int rc = -1, complete, cut, c2s;
+    if (nargs != 4 || !PyTuple_CheckExact(args[3]) || PyTuple_GET_SIZE(args[3]) != 3) {
+        PyErr_SetString(PyExc_TypeError, "summary_line(rec, type, chars, arrows)");
+        return NULL;
+    }
+    rec = args[0];
+    type = args[1];
+    arrows = args[3];
+    chars = PyLong_AsSsize_t(args[2]);
+    if (chars < 3 || chars >= BUF_LOCAL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "summary_line: 3 <= chars < 4096");
+        return NULL;
+    }
+    for (i = 0; i < 3; i++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(arrows, i)))
+            Py_RETURN_NONE;
+    if (!PyUnicode_CheckExact(type) || !PyUnicode_IS_ASCII(type))
+        Py_RETURN_NONE;
+    buf_init(&b);
+    buf_init(&t);
+    /* the value's text, at most chars + 1 bytes of it; ASCII only, so that a byte is a character */
+    if ((v = PyObject_GetAttrString(rec, "value")) == NULL)
+        goto done;
+    t.capped = t.cap = chars + 1;
+    complete = text_value(self, &t, v, 0) == 0;
+    PyErr_Clear();
+    if (!t.ascii || (!complete && !t.cut))
+        goto done; /* not ASCII, or not written here */
+    cut = t.len > chars;
+    if ((tm = PyObject_GetAttrString(rec, "time")) == NULL || !PyFloat_CheckExact(tm)
+        || (dir = PyObject_GetAttrString(rec, "direction")) == NULL || !PyUnicode_CheckExact(dir)
+        || (msg = PyObject_GetAttrString(rec, "message")) == NULL)
+        goto done;
+    c2s = PyUnicode_CompareWithASCIIString(dir, "c2s") == 0;
+    if (put_int_attr(&b, rec, "frame", 7) < 0 || put_ch(&b, ' ') < 0)
+        goto done;
+    if ((num = PyOS_double_to_string(PyFloat_AS_DOUBLE(tm), 'f', 6, 0, NULL)) == NULL)
+        goto done;
+    i = put(&b, num, (Py_ssize_t)strlen(num));
+    PyMem_Free(num);
+    if (i < 0 || put_ch(&b, ' ') < 0
+        || put_ascii_attr(&b, rec, "src") < 0 || put_ch(&b, ':') < 0 || put_int_attr(&b, rec, "sport", 0) < 0
+        || put_ch(&b, ' ') < 0 || put_raw_str(&b, PyTuple_GET_ITEM(arrows, 0)) < 0 || put_ch(&b, ' ') < 0
+        || put_ascii_attr(&b, rec, "dst") < 0 || put_ch(&b, ':') < 0 || put_int_attr(&b, rec, "dport", 0) < 0
+        || put_ch(&b, ' ') < 0 || put_ascii_attr(&b, rec, "transport") < 0 || put_ch(&b, ' ') < 0
+        || put_raw_str(&b, PyTuple_GET_ITEM(arrows, c2s ? 1 : 2)) < 0 || put_ch(&b, ' ') < 0
+        || put_ascii_attr(&b, rec, "dialect") < 0 || put_ch(&b, ' ') < 0
+        || put_ascii_attr(&b, rec, "kind") < 0 || put_ch(&b, ' ') < 0)
+        goto done;
+    if (msg != Py_None && (put_ascii_attr(&b, rec, "message") < 0 || put_ch(&b, ' ') < 0))
+        goto done;
+    if (put(&b, (const char *)PyUnicode_DATA(type), PyUnicode_GET_LENGTH(type)) < 0 || put_ch(&b, ' ') < 0)
+        goto done;
+    if (cut) /* (a cut text has more than chars bytes) */
+        t.len = chars - 3;
+    for (i = 0; i < t.len; i++)
+        if (t.p[i] == '\n')
+            t.p[i] = ' ';
+    if (put(&b, t.p, t.len) < 0 || (cut && PUT_LIT(&b, "...") < 0) || put_ch(&b, '\n') < 0)
+        goto done;
+    rc = 0;
+done:
+    if (rc == 0)
+        s = buf_str(&b);
+    buf_free(&b);
+    buf_free(&t);
+    Py_XDECREF(v);
+    Py_XDECREF(tm);
+    Py_XDECREF(dir);
+    Py_XDECREF(msg);
+    if (s == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return s;
+}
+
 static int parse_esc(Esc *esc, PyObject *map)
 {
     PyObject *k, *v;
@@ -1368,6 +1557,10 @@ fail:
 static PyMethodDef TextWriter_methods[] = {
     {"render", (PyCFunction)TextWriter_render, METH_O,
      "render(value) -> the text notation, or None to let text/writer.py do it"},
+    {"summary_line", (PyCFunction)(void (*)(void))TextWriter_summary_line, METH_FASTCALL,
+     "summary_line(rec, type, chars, arrows) -> read's text line of a Variant record, or None to let Python write it"},
+    {"render_start", (PyCFunction)(void (*)(void))TextWriter_render_start, METH_FASTCALL,
+     "render_start(value, nbytes) -> (text or its start, complete), or None to let text/writer.py do it"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1411,28 +1604,39 @@ typedef struct {
 
 /* json's string escaping with ensure_ascii=False: " \ and the C0 controls; lone surrogates as
  * \udXXX (jsonform.escape_surrogates). */
+static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogates);
+
 static int json_str(Buf *b, PyObject *s)
 {
-    Py_ssize_t n, i = 0;
-    int ascii, rc = -1;
+    Py_ssize_t n;
+    int ascii, rc;
     const unsigned char *p;
     PyObject *tmp;
     if ((p = (const unsigned char *)utf8_any(s, &n, &ascii, &tmp)) == NULL)
         return -1;
     if (!ascii)
         b->ascii = 0;
+    rc = json_utf8(b, p, n, tmp != NULL);
+    Py_XDECREF(tmp);
+    return rc;
+}
+
+/* The JSON string of UTF-8 text p[0:n] (`surrogates`: it may hold lone surrogates, surrogatepass'ed). */
+static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogates)
+{
+    Py_ssize_t i = 0;
     if (put_ch(b, '"') < 0)
-        goto done;
+        return -1;
     while (i < n) { /* room for the worst case, a chunk at a time (a surrogate may end past it) */
         Py_ssize_t end = n - i < ESC_CHUNK ? n : i + ESC_CHUNK;
         char *o;
         if (RESERVE(b, (end - i) * 6 + SURROGATE_ESC) < 0)
-            goto done;
+            return -1;
         o = b->p + b->len;
         for (; i < end; i++) {
             unsigned char c = p[i];
             if (c >= 0x20 && c != '"' && c != '\\') {
-                if (c == 0xED && tmp != NULL && is_surrogate(p, i)) {
+                if (c == 0xED && surrogates && is_surrogate(p, i)) {
                     o = put_surrogate(o, p + i);
                     i += 2;
                 } else {
@@ -1458,10 +1662,7 @@ static int json_str(Buf *b, PyObject *s)
         }
         b->len = o - b->p;
     }
-    rc = put_ch(b, '"');
-done:
-    Py_XDECREF(tmp);
-    return rc;
+    return put_ch(b, '"');
 }
 
 /* jsonform._num: finite floats as repr, the others as the strings "nan", "inf", "-inf" */
@@ -1640,10 +1841,15 @@ static PyObject *JsonWriter_render(JsonWriter *self, PyObject *value)
     return rendered_or_none(&b, json_value(self, &b, value, 0));
 }
 
-/* A plain JSON scalar as json.dumps writes it (record fields): str, int, finite float, bool, None. */
-static int json_plain(Buf *b, PyObject *v)
+#define PLAIN_MAX_DEPTH 32 /* most levels of plain JSON data in a record's head (packet fields: a few) */
+
+/* Plain JSON data as json.dumps writes it (record fields): str, int, finite float, bool, None, and
+ * lists, tuples and str-keyed dicts of them (packet metadata, already in its JSON form). */
+static int json_plain_at(Buf *b, PyObject *v, int depth)
 {
     PyTypeObject *tp = Py_TYPE(v);
+    Py_ssize_t i, pos = 0;
+    PyObject *k, *x;
     if (tp == &PyUnicode_Type)
         return json_str(b, v);
     if (tp == &PyLong_Type)
@@ -1654,7 +1860,31 @@ static int json_plain(Buf *b, PyObject *v)
         return v == Py_True ? PUT_LIT(b, "true") : PUT_LIT(b, "false");
     if (v == Py_None)
         return PUT_LIT(b, "null");
+    if (depth >= PLAIN_MAX_DEPTH)
+        return -1;
+    if (tp == &PyList_Type || tp == &PyTuple_Type) {
+        if (put_ch(b, '[') < 0)
+            return -1;
+        for (i = 0; i < PySequence_Fast_GET_SIZE(v); i++) /* a list may change under a call: re-read its size */
+            if ((i && PUT_LIT(b, ", ") < 0) || json_plain_at(b, PySequence_Fast_GET_ITEM(v, i), depth + 1) < 0)
+                return -1;
+        return put_ch(b, ']');
+    }
+    if (tp == &PyDict_Type) {
+        if (put_ch(b, '{') < 0)
+            return -1;
+        for (i = 0; PyDict_Next(v, &pos, &k, &x); i++)
+            if ((i && PUT_LIT(b, ", ") < 0) || !PyUnicode_CheckExact(k) || json_str(b, k) < 0
+                || PUT_LIT(b, ": ") < 0 || json_plain_at(b, x, depth + 1) < 0)
+                return -1;
+        return put_ch(b, '}');
+    }
     return -1;
+}
+
+static int json_plain(Buf *b, PyObject *v)
+{
+    return json_plain_at(b, v, 0);
 }
 
 /* JsonWriter.line(head, text, value) -> json.dumps({**head, "text": text, "value": to_json(value)},
@@ -1692,6 +1922,226 @@ static PyObject *JsonWriter_line(JsonWriter *self, PyObject *const *args, Py_ssi
         s = buf_str(&b);
 done:
     buf_free(&b);
+    if (s == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return s;
+}
+
+/* round(x, ndigits) as Python computes it (the exact binary value of x rounded half-even to ndigits
+ * decimals, then the double nearest that decimal) without a decimal conversion, for |x| * 10**ndigits
+ * below 2**52: x * 10**ndigits is exactly hi + lo (fma), |lo| <= ulp(hi) / 2 and 0.5 is a multiple of
+ * ulp(hi), so hi's fraction alone says which side of a half the product is, lo only breaks a tie;
+ * n / 10**ndigits of the integer n is then correctly rounded, as the decimal's nearest double is.
+ * 0: not in that range (the caller converts). */
+static int round_exact(double x, int ndigits, double *out)
+{
+    static const double p10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+                                   1e15};
+    double ax = fabs(x), scale, hi, lo, f, g, n;
+    if (ndigits < 0 || ndigits > 15 || !isfinite(x))
+        return 0;
+    scale = p10[ndigits];
+    hi = ax * scale;
+    if (!(hi < 4503599627370496.0)) /* 2**52 */
+        return 0;
+    lo = fma(ax, scale, -hi);
+    f = floor(hi);
+    g = hi - f;
+    n = (g > 0.5 || (g == 0.5 && (lo > 0 || (lo == 0 && fmod(f, 2.0) != 0)))) ? f + 1 : f;
+    *out = copysign(n / scale, x);
+    return 1;
+}
+
+/* round(x, ndigits) of a float as Python computes it (correctly rounded to ndigits decimals, then
+ * the nearest double), then json.dumps's text of it; an int as it is (round leaves ints alone). */
+static int put_rounded(Buf *b, PyObject *v, int ndigits)
+{
+    double x, r;
+    char *s;
+    if (PyLong_CheckExact(v))
+        return put_pyint(b, v);
+    if (!PyFloat_CheckExact(v) || !isfinite(x = PyFloat_AS_DOUBLE(v)))
+        return -1;
+    if (round_exact(x, ndigits, &r))
+        return put_repr(b, r);
+    if ((s = PyOS_double_to_string(x, 'f', ndigits, 0, NULL)) == NULL)
+        return -1;
+    r = PyOS_string_to_double(s, NULL, NULL);
+    PyMem_Free(s);
+    if (r == -1.0 && PyErr_Occurred())
+        return -1;
+    return put_repr(b, r);
+}
+
+/* The record attributes the JSON head starts with, in records.Record._head's order (interned once). */
+enum { RA_FRAME, RA_TIME, RA_SRC, RA_SPORT, RA_DST, RA_DPORT, RA_TRANSPORT, RA_DIRECTION, RA_KIND, RA_DIALECT,
+       RA_OFFSET, RA_RAW, RA_WIRE, RA_APP, RA_VALUE, RA_COUNT };
+static const char *const RECORD_ATTRS[RA_COUNT] = {"frame", "time", "src", "sport", "dst", "dport", "transport",
+    "direction", "kind", "dialect", "offset", "raw", "wire_bytes", "app_bytes", "value"};
+static PyObject *record_attr[RA_COUNT];
+
+/* Where a class with __slots__ keeps an attribute: the offset of its member (T_OBJECT_EX), or -1
+ * (a property, a __dict__ attribute, anything else: read with getattr). */
+static Py_ssize_t slot_offset(PyTypeObject *tp, PyObject *name)
+{
+    PyObject *d = _PyType_Lookup(tp, name); /* borrowed */
+    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type))
+        return -1;
+    if (((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX
+        || (((PyMemberDescrObject *)d)->d_member->flags & READ_RESTRICTED))
+        return -1;
+    return ((PyMemberDescrObject *)d)->d_member->offset;
+}
+
+/* The record class last seen and its attributes' slot offsets (records are of one class). */
+static PyTypeObject *record_type;
+static Py_ssize_t record_offset[RA_COUNT];
+
+#define OPTIONAL_MAX 32 /* optional head attributes whose slots are remembered */
+static PyObject *optional_names; /* the tuple of names last seen (kept), for record_type */
+static Py_ssize_t optional_offset[OPTIONAL_MAX];
+
+/* rec.<optional[i]> (a new reference), as record_get does it. */
+static PyObject *record_optional(PyObject *rec, PyObject *optional, Py_ssize_t i)
+{
+    PyObject *v, *name = PyTuple_GET_ITEM(optional, i);
+    Py_ssize_t k, n = PyTuple_GET_SIZE(optional);
+    if (Py_TYPE(rec) != record_type || n > OPTIONAL_MAX)
+        return PyObject_GetAttr(rec, name);
+    if (optional != optional_names) {
+        Py_INCREF(optional);
+        Py_XSETREF(optional_names, optional);
+        for (k = 0; k < n; k++)
+            optional_offset[k] = PyUnicode_CheckExact(PyTuple_GET_ITEM(optional, k))
+                ? slot_offset(record_type, PyTuple_GET_ITEM(optional, k)) : -1;
+    }
+    if (optional_offset[i] < 0 || (v = *(PyObject **)((char *)rec + optional_offset[i])) == NULL)
+        return PyObject_GetAttr(rec, name);
+    Py_INCREF(v);
+    return v;
+}
+
+/* rec.<attribute i> (a new reference), from its slot when the class has one, else getattr. */
+static PyObject *record_get(PyObject *rec, int i)
+{
+    PyObject *v;
+    if (Py_TYPE(rec) != record_type) {
+        int k;
+        Py_INCREF(Py_TYPE(rec));
+        Py_XSETREF(record_type, Py_TYPE(rec)); /* kept: the offsets go with it */
+        Py_CLEAR(optional_names);
+        for (k = 0; k < RA_COUNT; k++)
+            record_offset[k] = slot_offset(record_type, record_attr[k]);
+    }
+    if (record_offset[i] < 0)
+        return PyObject_GetAttr(rec, record_attr[i]);
+    v = *(PyObject **)((char *)rec + record_offset[i]);
+    if (v == NULL)
+        return PyObject_GetAttr(rec, record_attr[i]); /* unset: getattr raises what Python raises */
+    Py_INCREF(v);
+    return v;
+}
+
+static int put_key(Buf *b, const char *key, int first)
+{
+    if (!first && PUT_LIT(b, ", ") < 0)
+        return -1;
+    return (put_ch(b, '"') < 0 || put(b, key, (Py_ssize_t)strlen(key)) < 0) ? -1 : PUT_LIT(b, "\": ");
+}
+
+/* JsonWriter.record(rec, type, text, optional) -> records.Record.to_jsonl() of a record without
+ * error, fields or hex: the fixed head keys read off the record (time rounded to 6 decimals,
+ * wire_bytes to 3, length = len(raw), app_bytes None as len(raw)), `type`, then every attribute
+ * named in the tuple `optional` that is not None, then text and value. None when anything is
+ * not as expected: Python writes that record. */
+static PyObject *JsonWriter_record(JsonWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Buf b;
+    PyObject *rec, *type, *text, *optional, *a[RA_COUNT] = {NULL}, *s = NULL;
+    Py_ssize_t i, rawlen;
+    int rc = -1;
+    if (nargs != 4 || !PyTuple_CheckExact(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "record(rec, type, text, optional)");
+        return NULL;
+    }
+    rec = args[0];
+    type = args[1];
+    text = args[2];
+    optional = args[3];
+    if (!PyUnicode_CheckExact(type) || (!PyUnicode_CheckExact(text) && Py_TYPE(text) != &TextWriterType))
+        Py_RETURN_NONE;
+    if (record_attr[0] == NULL)
+        for (i = 0; i < RA_COUNT; i++)
+            if ((record_attr[i] = PyUnicode_InternFromString(RECORD_ATTRS[i])) == NULL)
+                return NULL;
+    buf_init(&b);
+    for (i = 0; i < RA_COUNT; i++)
+        if ((a[i] = record_get(rec, (int)i)) == NULL)
+            goto done;
+    if (!PyBytes_CheckExact(a[RA_RAW]))
+        goto done;
+    rawlen = PyBytes_GET_SIZE(a[RA_RAW]);
+    if (put_ch(&b, '{') < 0 || put_key(&b, "frame", 1) < 0 || json_plain(&b, a[RA_FRAME]) < 0
+        || put_key(&b, "time", 0) < 0 || put_rounded(&b, a[RA_TIME], 6) < 0
+        || put_key(&b, "src", 0) < 0 || json_plain(&b, a[RA_SRC]) < 0
+        || put_key(&b, "sport", 0) < 0 || json_plain(&b, a[RA_SPORT]) < 0
+        || put_key(&b, "dst", 0) < 0 || json_plain(&b, a[RA_DST]) < 0
+        || put_key(&b, "dport", 0) < 0 || json_plain(&b, a[RA_DPORT]) < 0
+        || put_key(&b, "transport", 0) < 0 || json_plain(&b, a[RA_TRANSPORT]) < 0
+        || put_key(&b, "direction", 0) < 0 || json_plain(&b, a[RA_DIRECTION]) < 0
+        || put_key(&b, "kind", 0) < 0 || json_plain(&b, a[RA_KIND]) < 0
+        || put_key(&b, "dialect", 0) < 0 || json_plain(&b, a[RA_DIALECT]) < 0
+        || put_key(&b, "type", 0) < 0 || json_str(&b, type) < 0
+        || put_key(&b, "offset", 0) < 0 || json_plain(&b, a[RA_OFFSET]) < 0
+        || put_key(&b, "length", 0) < 0 || put_ll(&b, rawlen) < 0
+        || put_key(&b, "wire_bytes", 0) < 0 || put_rounded(&b, a[RA_WIRE], 3) < 0
+        || put_key(&b, "app_bytes", 0) < 0
+        || (a[RA_APP] == Py_None ? put_ll(&b, rawlen) : json_plain(&b, a[RA_APP])) < 0)
+        goto done;
+    for (i = 0; i < PyTuple_GET_SIZE(optional); i++) {
+        PyObject *name = PyTuple_GET_ITEM(optional, i), *v;
+        const char *key;
+        int bad;
+        if (!PyUnicode_CheckExact(name) || (key = PyUnicode_AsUTF8(name)) == NULL
+            || (v = record_optional(rec, optional, i)) == NULL)
+            goto done;
+        bad = v != Py_None && (put_key(&b, key, 0) < 0 || json_plain(&b, v) < 0);
+        Py_DECREF(v);
+        if (bad)
+            goto done;
+    }
+    if (PUT_LIT(&b, ", \"text\": ") < 0)
+        goto done;
+    if (PyUnicode_CheckExact(text)) {
+        if (json_str(&b, text) < 0)
+            goto done;
+    } else { /* the value's text written here by that TextWriter: no str made for it */
+        Buf t;
+        int bad;
+        buf_init(&t);
+        bad = text_value((TextWriter *)text, &t, a[RA_VALUE], 0) < 0;
+        if (!bad && t.ascii) {
+            bad = json_utf8(&b, (const unsigned char *)t.p, t.len, 0) < 0;
+        } else if (!bad) { /* not ASCII: through a str, as json_str writes one (lone surrogates) */
+            PyObject *ts = buf_str(&t);
+            bad = ts == NULL || json_str(&b, ts) < 0;
+            Py_XDECREF(ts);
+        }
+        buf_free(&t);
+        if (bad)
+            goto done;
+    }
+    if (PUT_LIT(&b, ", \"value\": ") < 0 || json_value(self, &b, a[RA_VALUE], 0) < 0 || put_ch(&b, '}') < 0)
+        goto done;
+    rc = 0;
+done:
+    if (rc == 0)
+        s = buf_str(&b);
+    buf_free(&b);
+    for (i = 0; i < RA_COUNT; i++)
+        Py_XDECREF(a[i]);
     if (s == NULL) {
         PyErr_Clear();
         Py_RETURN_NONE;
@@ -1759,6 +2209,8 @@ static PyMethodDef JsonWriter_methods[] = {
      "render(value) -> the JSON form as JSON text, or None to let jsonform.py do it"},
     {"line", (PyCFunction)(void (*)(void))JsonWriter_line, METH_FASTCALL,
      "line(head, text, value) -> one JSON line of a record, or None to let jsonform.py do it"},
+    {"record", (PyCFunction)(void (*)(void))JsonWriter_record, METH_FASTCALL,
+     "record(rec, type, text, optional) -> Record.to_jsonl() of a plain record, or None to let records.py do it"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -6,6 +6,8 @@ the C code bailed out (every error, and the rare shapes listed at the top of ``_
 the pure codec has to do the whole job. ``fast_text(value, dialect, tables)`` and
 ``fast_json(value, tables)`` do the same for ``text.to_text`` and ``jsonform.dumps`` (``_render.c``;
 its writers are built from the tables the pure writers pass in, so this module imports neither).
+``fast_json_record``, ``fast_text_start`` and ``fast_text_writer`` serve ``read``'s lines (a record's
+JSON line from its attributes, the start of a value's text, the TextWriter that writes a text line).
 All are None when the extension is not built, on big-endian hosts, or when ``GODOT_DISSECT_PURE``
 is set (non-empty, not ``0``) at import: this is the one place that chooses C or pure.
 
@@ -231,11 +233,26 @@ _TEXT: dict[str, Any] = {}  # dialect name -> TextWriter
 _JSON: list[Any] = []  # the JsonWriter, once built
 
 
+def c_text_writer(dialect: Dialect, tables: TextTables) -> Any:
+    """The cached TextWriter of a dialect (``JsonWriter.record`` writes a record's text with it)."""
+    w = _TEXT.get(dialect.name)
+    if w is None:
+        w = _TEXT[dialect.name] = text_writer(tables(dialect))
+    return w
+
+
 def c_text(value: Any, dialect: Dialect, tables: TextTables) -> str | None:
     w = _TEXT.get(dialect.name)
     if w is None:
         w = _TEXT[dialect.name] = text_writer(tables(dialect))
     return w.render(value)
+
+
+def c_text_start(value: Any, dialect: Dialect, tables: TextTables, nbytes: int) -> tuple[str, bool] | None:
+    w = _TEXT.get(dialect.name)
+    if w is None:
+        w = _TEXT[dialect.name] = text_writer(tables(dialect))
+    return w.render_start(value, nbytes)
 
 
 def _json(tables: JsonTables) -> Any:
@@ -252,6 +269,10 @@ def c_json_line(head: dict[str, Any], text: str | None, value: Any, tables: Json
     return _json(tables).line(head, text, value)
 
 
+def c_json_record(rec: Any, type_name: str, text: str, optional: tuple[str, ...], tables: JsonTables) -> str | None:
+    return _json(tables).record(rec, type_name, text, optional)
+
+
 #: True when the extension is importable (whether or not GODOT_DISSECT_PURE turned it off)
 BUILT = _speedups is not None
 ENABLED = BUILT and sys.byteorder == "little" and os.environ.get("GODOT_DISSECT_PURE", "") in ("", "0")
@@ -260,9 +281,14 @@ fast_decode_prefix: Callable[[Any, Dialect | str, bool, int, int, int | None], t
 fast_encode: Callable[[Any, Dialect | str], bytes | None] | None
 fast_decode_prefix, fast_encode = (c_decode_prefix, c_encode) if ENABLED else (None, None)
 fast_text: Callable[[Any, Dialect, TextTables], str | None] | None = c_text if ENABLED else None
+fast_text_start: Callable[[Any, Dialect, TextTables, int], tuple[str, bool] | None] | None = \
+    c_text_start if ENABLED else None
+fast_text_writer: Callable[[Dialect, TextTables], Any] | None = c_text_writer if ENABLED else None
 fast_json: Callable[[Any, JsonTables], str | None] | None = c_json if ENABLED else None
 fast_json_line: Callable[[dict[str, Any], str | None, Any, JsonTables], str | None] | None = \
     c_json_line if ENABLED else None
+fast_json_record: Callable[[Any, str, str, tuple[str, ...], JsonTables], str | None] | None = \
+    c_json_record if ENABLED else None
 
 
 def front_door(python_decode: Callable[..., Any]) -> Callable[..., Any]:

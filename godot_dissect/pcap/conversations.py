@@ -78,7 +78,8 @@ class Conversation:
     @property
     def closed(self) -> bool:
         """Both directions ended (FIN or RST each way)."""
-        return self.sides is not None and all(s.tcp.closed for s in self.sides.values())
+        sides = self.sides
+        return sides is not None and sides["c2s"].tcp.closed and sides["s2c"].tcp.closed
 
     @property
     def quiet(self) -> bool:

@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 from ..codec import decode_prefix
+from ..codec import fast as _fast
 from ..detect import reconsider
 from ..errors import DecodeError
 from ..spec.transports import MAX_DEPTH
@@ -21,6 +22,14 @@ def decode_message(conv: Conversation, body: bytes, elsewhere: Counter[str]) -> 
     """(value, dialect) of ``body`` (``conv.verdict`` is set); raises DecodeError when no dialect
     switch helps."""
     verdict = conv.verdict
+    fast = _fast.fast_decode_prefix  # the compiled decoder straight away (None: off; it returns None to hand over)
+    if fast is not None:
+        try:
+            res = fast(body, verdict.dialect, True, MAX_DEPTH, 0, None)  # type: ignore[union-attr]
+        except RecursionError:  # decode_prefix below knows what to do
+            res = None
+        if res is not None:
+            return res[0], verdict.dialect  # type: ignore[union-attr]
     try:
         return decode_prefix(body, verdict.dialect,  # type: ignore[union-attr]
                               allow_objects=True, max_depth=MAX_DEPTH)[0], verdict.dialect

@@ -11,7 +11,7 @@ grow with the file), big ones in pieces (a claimed length allocates nothing the 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 MAGIC = b"\x0a\x0d\x0d\x0a"  # Section Header Block type
@@ -23,6 +23,7 @@ OPT_END, OPT_COMMENT, OPT_TSRESOL, OPT_TSOFFSET = 0, 1, 9, 14
 _SHB_HEAD = 28  # type, length, byte-order magic, version, section length, trailing length
 _PACKET_HEAD = 20  # after type and length: interface, timestamp high/low, captured, original length
 _PIECE = 1 << 20  # bytes read at a time from a big block
+_CHUNK = 1 << 16  # bytes asked for at a time when blocks are cut out of chunks (less than malloc's mmap threshold)
 
 
 def read(f: BinaryIO, original_length: bool = False) -> tuple[int, Iterator[tuple]]:
@@ -112,6 +113,66 @@ def _options(data: bytes, order: str, at: int) -> Iterator[tuple[int, int, bytes
 
 def _packets(f: BinaryIO, order: str, divisor: float, offset: int, at: int,
              original_length: bool) -> Iterator[tuple]:
+    read1 = getattr(f, "read1", None)
+    if read1 is None:  # a stream that can only read exactly: block by block
+        return _packets_exact(f, order, divisor, offset, at, original_length)
+    return _packets_chunked(read1, order, divisor, offset, at, original_length)
+
+
+def _more(read1: Callable[[int], bytes], buf: bytes, pos: int, need: int) -> bytes:
+    """``buf[pos:]`` and what the stream has after it, until at least ``need`` bytes or its end. ``read1``
+    returns what is there (a pipe: what has arrived, blocking only for the first byte), so a live
+    capture is read as it comes; a claimed length reads no more than the stream holds, in pieces."""
+    parts = [buf[pos:]]
+    have = len(buf) - pos
+    while have < need:
+        part = read1(min(max(need - have, _CHUNK), _PIECE))
+        if not part:
+            break
+        parts.append(part)
+        have += len(part)
+    return b"".join(parts)
+
+
+def _packets_chunked(read1: Callable[[int], bytes], order: str, divisor: float, offset: int, at: int,
+                     original_length: bool) -> Iterator[tuple]:
+    """``_packets_exact``'s packets and errors, the blocks cut out of chunks (fewer calls per packet)."""
+    hdr = struct.Struct(order + "II")
+    pkt = struct.Struct(order + "4xIIII")
+    buf, pos = b"", 0
+    while True:
+        if len(buf) - pos < 8:
+            buf, pos = _more(read1, buf, pos, 8), 0
+            if len(buf) < 8:
+                return
+        btype, length = hdr.unpack_from(buf, pos)
+        block_at, at = at, at + length
+        if length < 12 or length % 4:
+            raise ValueError(f"offset {block_at}: bad pcapng block length {length}")
+        end = pos + length
+        if len(buf) < end:
+            buf, pos = _more(read1, buf, pos, length), 0
+            end = length
+        if btype != EPB and btype != PB:
+            if len(buf) < end:  # a block cut short that holds no packet: the end, as for a whole one
+                return
+            pos = end
+            continue
+        if len(buf) < end or length - 8 < _PACKET_HEAD + 4:
+            got = min(len(buf) - pos, length)
+            raise EOFError(f"offset {block_at}: pcapng packet block cut short ({got} of {length} bytes)")
+        high, low, caplen, orig = pkt.unpack_from(buf, pos + 8)
+        start = pos + 8 + _PACKET_HEAD
+        frame = buf[start:min(start + caplen, end)]
+        pos = end
+        if original_length:
+            yield offset + (((high << 32) | low) / divisor), frame, orig
+        else:
+            yield offset + (((high << 32) | low) / divisor), frame
+
+
+def _packets_exact(f: BinaryIO, order: str, divisor: float, offset: int, at: int,
+                   original_length: bool) -> Iterator[tuple]:
     hdr = struct.Struct(order + "II")
     pkt = struct.Struct(order + "4xIIII")  # timestamp high, low, captured length, original length
     read = f.read

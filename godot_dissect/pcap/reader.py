@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..detect import (
     DialectGuess,
@@ -36,12 +36,8 @@ from ..detect import (
     stream_head,
     websocket_multiplayer,
 )
-from ..enet import looks_like_enet
 from ..errors import DecodeError
 from ..fuzz.pcapout import capture_hint
-from ..multiplayer import MultiplayerSession, RpcNames
-from ..multiplayer.enetflow import EnetConversation, Item
-from ..multiplayer.records import record_fields
 from ..records import Record
 from ..spec import get_dialect
 from ..spec.transports import (
@@ -59,10 +55,16 @@ from .assembly import godot3_start, godot4_message
 from .conversations import Conversation, ConversationTable, Framing, State
 from .decode import decode_message
 from .framing import LengthPrefixFramer, Pdu, Skipped, WebSocketFramer
-from .packets import TCP_ACK, TCP_RST, TCP_SYN, Segment, segments
+from .packets import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment, segments
 from .source import Source
 from .tcp import Chunk
 
+if TYPE_CHECKING:
+    from ..multiplayer import MultiplayerSession
+    from ..multiplayer.enetflow import Item
+
+# the ENet and multiplayer packages load when a capture needs them (start-up time): the imports in
+# the functions below are a dictionary lookup once loaded
 __all__ = ["DEBUGGER_PORTS", "PcapReader", "read_pcap"]
 # states and framings as module names: looked up once per packet, they are on the hot path
 _NEW, _UNCONFIRMED, _GUESSING, _DECODING, _IGNORED = (State.NEW, State.UNCONFIRMED, State.GUESSING, State.DECODING,
@@ -93,7 +95,11 @@ class PcapReader:
         self.enet_ports = set(enet_ports)
         self.enet_control = enet_control
         self.enet_compression = enet_compression
-        self.rpc_names = RpcNames.build(rpc_names, project) if (rpc_names or project) else None
+        self.rpc_names = None
+        if rpc_names or project:
+            from ..multiplayer import RpcNames
+
+            self.rpc_names = RpcNames.build(rpc_names, project)
         # a capture written by godot-dissect's fuzzer names its dialect and port (fuzz/pcapout.py)
         hint = capture_hint(path) if dialect == "auto" and not ports and isinstance(path, str) else None
         self.fixed_why = hint.evidence if hint else "chosen by the user"
@@ -118,11 +124,22 @@ class PcapReader:
         lookup = table.lookup
         check_every = self.max_held_bytes >> 4
         fed = 0  # bytes taken in since the held-bytes budget was last checked
+        datagrams = not self.enet_ports  # ENet ports make every UDP conversation go through _udp's ENet check
+        datagram = self._datagram
         for seg in segments(self.path):
             if tap is not None:
                 tap(seg)
             conv, d = lookup(seg)
             udp = seg.proto == "udp"
+            if udp and conv is not None and conv.state is _DECODING and conv.framing is _DATAGRAM and datagrams:
+                # the common case (what _udp and _emit do for it), without their generators
+                if seg.payload:
+                    yield datagram(conv, d, seg)
+                    fed += len(seg.payload)
+                    if fed > check_every:
+                        fed = 0
+                        yield from self._enforce_budget()
+                continue
             if conv is not None and not udp and seg.flags & TCP_SYN and not seg.flags & TCP_ACK \
                     and self._new_connection(conv, d, seg):
                 table.remove(conv)
@@ -134,6 +151,8 @@ class PcapReader:
                 conv, d = self._new(seg)
             if conv.state is _IGNORED:
                 continue
+            if not udp and not seg.payload and not seg.flags & (TCP_SYN | TCP_FIN | TCP_RST):
+                continue  # a bare ACK of a known conversation: nothing for the TCP stage (tcp.add ignores it)
             if udp:
                 yield from self._udp(conv, d, seg)
             else:
@@ -212,6 +231,27 @@ class PcapReader:
             yield from self._confirm(conv)
         yield from self._message(conv, d, pdu)
 
+    def _datagram(self, conv: Conversation, d: str, seg: Segment) -> Record:
+        """The record of a datagram of a Godot UDP conversation whose dialect is known: ``_emit`` of its Pdu."""
+        return self._variant(conv, d, seg.frame, seg.time, seg.payload, seg.frame_len, 0)
+
+    def _variant(self, conv: Conversation, d: str, frame: int, time: float, data: bytes, wire: float,
+                 offset: int) -> Record:
+        """What ``_emit`` makes of one binary message of a conversation that is decoding plain Variants
+        (no multiplayer session, no debugger framing), without its generator."""
+        src, dst = (conv.client, conv.server) if d == "c2s" else (conv.server, conv.client)
+        transport = "websocket" if conv.framing is _WEBSOCKET else conv.transport
+        try:
+            value = decode_message(conv, data, self.clear_verdicts)[0]
+        except DecodeError as e:
+            v = conv.verdict
+            return Record(frame, time, src[0], src[1], dst[0], dst[1], transport, d, v.dialect,  # type: ignore[union-attr]
+                          "error", raw=data, offset=offset, error=str(e), evidence=v.evidence,  # type: ignore[union-attr]
+                          wire_bytes=wire)
+        v = conv.verdict
+        return Record(frame, time, src[0], src[1], dst[0], dst[1], transport, d, v.dialect,  # type: ignore[union-attr]
+                      "variant", value, data, offset, evidence=v.evidence, wire_bytes=wire)  # type: ignore[union-attr]
+
     def _confirm(self, conv: Conversation) -> Iterator[Record]:
         """The conversation is Godot: guess its dialect, or (already known) let what it held out."""
         if conv.verdict is None:
@@ -231,13 +271,19 @@ class PcapReader:
                 or self._known_port(conv):
             return False
         conv.probes += 1
-        return self.heuristics and looks_like_enet(payload, self.enet_compression)
+        if not self.heuristics:
+            return False
+        from ..enet import looks_like_enet
+
+        return looks_like_enet(payload, self.enet_compression)
 
     # -- ENet -----------------------------------------------------------------------------------
     def _enet(self, conv: Conversation, d: str, seg: Segment) -> Iterator[Record]:
         if conv.enet is None:
             conv.framing, conv.state = _ENET, _UNCONFIRMED
             conv.pending.clear()
+            from ..multiplayer.enetflow import EnetConversation
+
             conv.enet = EnetConversation(lambda major: self._session(major, "enet"), self.enet_control,
                                          self.enet_compression, guess_major=enet_godot_major)
         if not seg.payload:
@@ -250,6 +296,8 @@ class PcapReader:
             conv.state = _DECODING
             conv.verdict = DialectVerdict(conv.enet.session.dialect or "", f"ENet multiplayer: {conv.enet.evidence}",
                                           False)
+        from ..multiplayer.records import record_fields
+
         rec = self._record(conv, it.direction, Pdu(it.frame, it.time, 0, b"", WS_BINARY, it.wire),
                            **record_fields(it.message, it.channel))
         if conv.state is not _DECODING:
@@ -282,7 +330,17 @@ class PcapReader:
         if side.framer is None:
             side.framer = (WebSocketFramer() if conv.framing is _WEBSOCKET
                            else LengthPrefixFramer(plausible, aligned=aligned))
-        for item in side.framer.feed(chunk):
+        items = side.framer.feed(chunk)
+        if conv.state is _DECODING and conv.mp is None and conv.framing is not _DEBUGGER:
+            # the common case: Variants of a conversation whose dialect is known (what _message and _emit
+            # do for them, without their generators)
+            for item in items:
+                if type(item) is Pdu and item.opcode == WS_BINARY:
+                    yield self._variant(conv, d, item.frame, item.time, item.data, item.wire, item.offset)
+                else:
+                    yield from self._emit(conv, d, item)
+            return
+        for item in items:
             yield from self._message(conv, d, item)
             if conv.state is _IGNORED:
                 return
@@ -322,6 +380,8 @@ class PcapReader:
     # -- multiplayer -----------------------------------------------------------------------------
     def _session(self, major: int, transport: str) -> MultiplayerSession:
         dialect = self.fixed if self.fixed and get_dialect(self.fixed).family == major else None
+        from ..multiplayer import MultiplayerSession
+
         return MultiplayerSession(major, transport, dialect, self.rpc_names)
 
     def _websocket_first_binary(self, conv: Conversation, d: str, item: Pdu) -> Iterator[Record]:
@@ -343,6 +403,8 @@ class PcapReader:
         if isinstance(item, Skipped) or item.opcode == WS_TEXT:
             yield from self._emit(conv, d, item)
             return
+        from ..multiplayer.records import record_fields
+
         msgs = conv.mp.decode(item.data, d)
         for m in msgs:  # a message's wire bytes are shared by what it decodes to
             yield self._record(conv, d, item, wire_bytes=item.wire / len(msgs), **record_fields(m))

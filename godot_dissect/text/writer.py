@@ -343,3 +343,33 @@ def to_text(value: Any, dialect: Dialect | str = "godot4") -> str:
         return s  # the compiled writer (codec/_render.c); None: it left this value to Python
     return writer(d).write(value)
 
+
+def text_renderer(dialect: str) -> Any:
+    """The compiled writer of ``dialect`` as an object the compiled JSON writer takes in place of a
+    text (``jsonform.record_object_line``), or None (not built, turned off, or no such dialect)."""
+    if _fast.fast_text_writer is None:
+        return None
+    try:
+        return _fast.fast_text_writer(get_dialect(dialect), compiled_writer)
+    except ValueError:
+        return None
+
+
+def to_text_start(value: Any, dialect: Dialect | str, chars: int) -> str:
+    """``to_text(value, dialect)``, or, when that is longer than ``chars`` characters, a start of it
+    at least ``chars`` long (one-line summaries: the compiled writer stops early)."""
+    d = get_dialect(dialect)
+    if _fast.fast_text_start is not None and 0 < chars <= _START_MAX_CHARS:
+        # as many bytes as characters (ASCII text, the common case), then room for 4-byte code points
+        for nbytes in (chars, 4 * chars):
+            got = _fast.fast_text_start(value, d, compiled_writer, nbytes)
+            if got is None:
+                break
+            if got[1] or len(got[0]) >= chars:
+                return got[0]
+    return to_text(value, d)
+
+
+#: most characters to_text_start asks the compiled writer for (its bound is 4096 bytes)
+_START_MAX_CHARS = 1024
+
