@@ -908,8 +908,9 @@ godot.prefs.debugger_ports = Pref.range("Debugger ports", tconcat(SPEC.debugger_
 godot.prefs.heuristics = Pref.bool("Heuristics", true, "Find Godot flows on other UDP/TCP ports and over WebSocket")
 godot.prefs.packed_limit = Pref.uint("Packed array elements shown", 16,
                                      "Elements of a packed array shown one by one; the rest are collapsed")
-godot.prefs.max_depth = Pref.uint("Maximum depth shown", 32,
-                                  "Nesting levels shown in the tree (capped at 200, below Wireshark's own limit)")
+godot.prefs.max_depth = Pref.uint("Maximum depth shown", 0,
+                                  "Nesting levels shown in the tree (capped at 200, below Wireshark's own limit); "
+                                  .. "0: automatic, 2 (a Variant and its elements) or 32 with the details preference")
 godot.prefs.details = Pref.bool("Show details", false,
                                "Show every field: a type item for every Variant, string lengths, Dictionary keys as "
                                .. "Variants, math type components, NodePath counts")
@@ -918,17 +919,27 @@ godot.prefs.compact = Pref.bool("Compact tree", false,
                                "Leave out counts, property items, and the header flags and hidden type items of "
                                .. "bool, int, float and String Variants: fewer items, for big captures")
 
-local P = { dialect = "auto", heuristics = true, packed_limit = 16, max_depth = 32, details = false, compact = false }
+-- the levels shown when the max_depth preference is 0 (automatic): a message's Variant and its
+-- elements (a game-state Dictionary's entries, an RPC argument's elements); deeper containers are
+-- one item each, labelled with their summary. Every item costs tshark -V time (a TreeItem, a
+-- TvbRange and a label made in Lua: about 5 microseconds), and a game-state message holds dozens of
+-- Variants; the details preference shows every level.
+local AUTO_DEPTH, DETAILS_DEPTH = 2, 32
+
+local P = { dialect = "auto", heuristics = true, packed_limit = 16, max_depth = AUTO_DEPTH, details = false,
+            compact = false, depth_noted = false }
 
 local function read_prefs()
   P.dialect = DIALECT_BY_ENUM[godot.prefs.dialect] or "auto"
   P.heuristics = godot.prefs.heuristics
   P.packed_limit = godot.prefs.packed_limit
-  local md = godot.prefs.max_depth
-  if md > 200 then md = 200 end
-  if md < 1 then md = 1 end
-  P.max_depth = md
   P.details = godot.prefs.details
+  local md = godot.prefs.max_depth
+  -- a depth the user chose is said where it cuts (expert info); the automatic one is not
+  P.depth_noted = md > 0
+  if md == 0 then md = P.details and DETAILS_DEPTH or AUTO_DEPTH end
+  if md > 200 then md = 200 end
+  P.max_depth = md
   P.compact = godot.prefs.compact and not P.details
 end
 
@@ -1018,6 +1029,7 @@ local ERR_OFF, ERR_MSG = false, false -- where and why it is malformed
 local TVB, BASE, TLEN = nil, 0, 0     -- showing: the Tvb, where the message starts in it, its length
 local NULL_MODE = false               -- showing into NULL_ITEM (no tree): labels for the Info column only
 local COMPACT, DETAILS, LIMIT, MAX_SHOWN, NOTED = false, false, 0, 0, false -- preferences; depth noted
+local DEPTH_NOTED = false -- the depth limit is the user's: say where it cuts
 local SERIAL = 0 -- counts the messages shown (see leaf())
 
 local function begin(raw, stop, d, ck)
@@ -1446,7 +1458,7 @@ local function settle(ct, et)
 end
 
 local function too_deep(item, s, e)
-  if not NOTED then
+  if not NOTED and DEPTH_NOTED then
     NOTED = true
     add_expert(item, E.depth, rg(s, e),
                sfmt("nesting deeper than %d levels is not shown (preference godot.max_depth)", MAX_SHOWN))
@@ -1707,7 +1719,8 @@ for _, d in ipairs(DIALECT_LIST) do
   for _, t in pairs(d.types) do t.read = R[t.kind] end
 end
 
-variant = function(pos, depth, tree, prefix, key)
+-- the reader of the Variant at `pos`: checks it, and shows it when given a tree
+local function full(pos, depth, tree, prefix, key)
   if depth > MAX_NESTING then fail(pos, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
   if STOP - pos < 4 then need(pos, 4, "Variant header") end
   local id, b1, b2, b3 = sbyte(RAW, pos + 1, pos + 4)
@@ -1716,6 +1729,59 @@ variant = function(pos, depth, tree, prefix, key)
   local h = id + 256 * (b1 + 256 * (b2 + 256 * b3))
   if CK and h >= 256 and band(h, 0xFFFFFF00 - t.allowed) ~= 0 then CANON = false end
   return t.read(t, pos + 4, h, pos, depth, tree, prefix, key)
+end
+
+-- Checking alone (no tree, no canonical-form check): the common layouts are stepped over here, in
+-- one function, without the readers' calls; anything else, and anything that does not look right,
+-- goes to full(), which reads it as before (and fails where the engine does). Most Variants of a
+-- message are checked this way: all of them without a tree, and the levels below the ones shown.
+local SCAN = "[%z\128-\255]" -- a byte that may need UTF-8 checking (NUL, BOM, non-ASCII)
+local check
+check = function(pos, depth)
+  if depth > MAX_NESTING or STOP - pos < 4 then return full(pos, depth) end
+  local raw = RAW
+  local id, b1, b2, b3 = sbyte(raw, pos + 1, pos + 4)
+  local t = TYPES[id]
+  if t == nil then return full(pos, depth) end
+  local k, p = t.kind, pos + 4
+  if k == "string" then
+    if STOP - p < 4 then return full(pos, depth) end
+    local n = unpack("<i4", raw, p + 1)
+    local stop = p + 4 + n
+    if n < 0 or stop + (-n) % 4 > STOP then return full(pos, depth) end
+    if n > 0 then
+      -- plain ASCII without NUL is valid in every dialect; the scan ends at the next length or
+      -- header (their high bytes are zero), so a message is scanned about once in all
+      local q = sfind(raw, SCAN, p + 5)
+      if q and q <= stop and UTF8(ssub(raw, p + 5, stop)) == nil then return full(pos, depth) end
+    end
+    return stop + (-n) % 4
+  elseif k == "number" or k == "struct" then
+    local size = t.nsize
+    if b2 + b3 > 0 and (k == "number" or t.real) and has(id + 256 * (b1 + 256 * (b2 + 256 * b3)), FLAG64) then
+      size = t.wsize
+    end
+    if STOP - p < size then return full(pos, depth) end
+    return p + size
+  elseif k == "container" then
+    if b2 + b3 > 0 or STOP - p < 4 then return full(pos, depth) end -- typed: the reader
+    local n = unpack("<I4", raw, p + 1) % (t.count_mask + 1)
+    p = p + 4
+    if t.pairs then n = n + n end
+    for _ = 1, n do p = check(p, depth + 1) end
+    return p
+  elseif k == "bool" then
+    if STOP - p < 4 then return full(pos, depth) end
+    return p + 4
+  elseif k == "empty" then
+    return p
+  end
+  return full(pos, depth)
+end
+
+variant = function(pos, depth, tree, prefix, key)
+  if tree == nil and not CK then return check(pos, depth) end
+  return full(pos, depth, tree, prefix, key)
 end
 
 -- Check one message: ok, bytes used, canonical (re-encodes byte-identically), error offset, reason
@@ -1735,6 +1801,7 @@ show = function(tvb, base, raw, d, tree, prefix)
   NULL_MODE = tree == NULL_ITEM
   TVB, BASE, TLEN = (NULL_MODE and NULL_FN or tvb), base, #raw
   COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, NULL_MODE and 0 or P.packed_limit, P.max_depth
+  DEPTH_NOTED = P.depth_noted
   tree_methods(tree)
   local ok, used, text = pcall(variant, 0, 0, tree, prefix, nil)
   if ok then return true, used, text end
