@@ -5031,8 +5031,15 @@ for _, list in ipairs({ ES.header_bits, ES.command_bits }) do
 end
 local function bits_of(b, w) return floor(w / b.div) % b.mod end
 
+-- the ack-requested bit of a command byte (checked for every command)
+local ACK_BIT
+for _, b in ipairs(ES.command_bits) do if b.name == "ack_requested" then ACK_BIT = b end end
+
 local function parse(raw, body)
-  local dg = { commands = {} }
+  -- the keys a datagram gets, named in the constructor (nil: nothing set) so that Lua sizes its table
+  -- once: each rehash while it grows is an allocation, and there is a datagram per frame
+  local dg = { commands = {}, word = nil, peer_id = nil, session_id = nil, compressed = nil, has_sent_time = nil,
+               header_size = nil, sent_time = nil, buf = nil, base = nil, err = nil, err_off = nil }
   local n = #raw
   if n < HW.size then
     dg.err_off, dg.err = 0, sfmt("%d bytes: shorter than the %d-byte ENet header", n, HW.size)
@@ -5082,9 +5089,9 @@ local function parse(raw, body)
       dg.err_off, dg.err = at, sfmt("%s needs %d bytes, only %d left", d.name, d.size, left)
       break
     end
-    local v = {}
     local q = p + 1 + CH.command.size
-    v.channel = read_int(buf, q, CH.channel.size); q = q + CH.channel.size
+    local v = { channel = read_int(buf, q, CH.channel.size), reliable_seq = 0 }
+    q = q + CH.channel.size
     v.reliable_seq = read_int(buf, q, CH.reliable_seq.size); q = q + CH.reliable_seq.size
     for _, f in ipairs(d.fields) do v[f.name] = read_int(buf, q, f.size); q = q + f.size end
     if d.needs_peer and not have_peer then
@@ -5096,7 +5103,8 @@ local function parse(raw, body)
       dg.err_off, dg.err = at, sfmt("%s from a peer that already has an id: ENet rejects it", d.name)
       break
     end
-    local cmd = { def = d, number = number, byte = byte, values = v, off = base + p, at = p, size = d.size }
+    local cmd = { def = d, number = number, byte = byte, values = v, off = base + p, at = p, size = d.size,
+                  data_off = nil, data_len = nil, flags = nil }
     if d.data_length then
       local dn = v[d.data_length]
       if left < d.size + dn then
@@ -5112,11 +5120,9 @@ local function parse(raw, body)
     dg.commands[#dg.commands + 1] = cmd
     p = p + cmd.size
     have_peer = true
-    for _, b in ipairs(ES.command_bits) do
-      if b.name == "ack_requested" and bits_of(b, byte) == 1 and dg.has_sent_time ~= 1 then
-        dg.err_off = at
-        dg.err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
-      end
+    if ACK_BIT and bits_of(ACK_BIT, byte) == 1 and dg.has_sent_time ~= 1 then
+      dg.err_off = at
+      dg.err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
     end
     if dg.err then break end
   end
@@ -5285,9 +5291,9 @@ end
 
 -- Showing --------------------------------------------------------------------------------------------
 local function show_command(ctree, ctvb, cmd)
+  if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
   local d, v = cmd.def, cmd.values
   local r = ctvb(cmd.off, d.size)
-  if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
   local item = ctree:add(enet, ctvb(cmd.off, cmd.size), d.name)
   item:set_text(d.name)
   local byte_range = r(0, CH.command.size)
@@ -6365,12 +6371,13 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
   local sender, receiver, relayed = route(env)
-  if sender then msg.root:add(MF.sender, rng(ctx, base, stop), sender):set_generated() end
-  if receiver then msg.root:add(MF.receiver, rng(ctx, base, stop), receiver):set_generated() end
-  if relayed then msg.root:add(MF.relayed, rng(ctx, base, stop), true):set_generated() end
-  msg.root:add(MF.app_bytes, rng(ctx, base, stop), env.app_bytes or (stop - base)):set_generated()
-  if env.transfer then msg.root:add(MF.transfer, rng(ctx, base, stop), env.transfer):set_generated() end
-  if env.relay then msg.root:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
+  local whole = rng(ctx, base, stop) -- one TvbRange for the generated fields (each costs an allocation)
+  if sender then msg.root:add(MF.sender, whole, sender):set_generated() end
+  if receiver then msg.root:add(MF.receiver, whole, receiver):set_generated() end
+  if relayed then msg.root:add(MF.relayed, whole, true):set_generated() end
+  msg.root:add(MF.app_bytes, whole, env.app_bytes or (stop - base)):set_generated()
+  if env.transfer then msg.root:add(MF.transfer, whole, env.transfer):set_generated() end
+  if env.relay then msg.root:add(MF.relay, whole, env.relay):set_generated() end
   show_resolved(msg, ctx, base, stop)
   local text = (prefix or "") .. summary(msg)
   msg.root:append_text(": " .. text)

@@ -877,12 +877,13 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
   local sender, receiver, relayed = route(env)
-  if sender then msg.root:add(MF.sender, rng(ctx, base, stop), sender):set_generated() end
-  if receiver then msg.root:add(MF.receiver, rng(ctx, base, stop), receiver):set_generated() end
-  if relayed then msg.root:add(MF.relayed, rng(ctx, base, stop), true):set_generated() end
-  msg.root:add(MF.app_bytes, rng(ctx, base, stop), env.app_bytes or (stop - base)):set_generated()
-  if env.transfer then msg.root:add(MF.transfer, rng(ctx, base, stop), env.transfer):set_generated() end
-  if env.relay then msg.root:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
+  local whole = rng(ctx, base, stop) -- one TvbRange for the generated fields (each costs an allocation)
+  if sender then msg.root:add(MF.sender, whole, sender):set_generated() end
+  if receiver then msg.root:add(MF.receiver, whole, receiver):set_generated() end
+  if relayed then msg.root:add(MF.relayed, whole, true):set_generated() end
+  msg.root:add(MF.app_bytes, whole, env.app_bytes or (stop - base)):set_generated()
+  if env.transfer then msg.root:add(MF.transfer, whole, env.transfer):set_generated() end
+  if env.relay then msg.root:add(MF.relay, whole, env.relay):set_generated() end
   show_resolved(msg, ctx, base, stop)
   local text = (prefix or "") .. summary(msg)
   msg.root:append_text(": " .. text)
