@@ -111,6 +111,8 @@ local function compile_type(d, e)
     t.count_mask = L.count_mask
   elseif k == "node_path" then
     t.new_bit, t.absolute, t.legacy = L.new_format_bit, L.flag_absolute, L.flag_legacy_property
+    -- the count words' masks and the legacy property flag's extra subnames, as the spec declares them
+    t.names_mask, t.subs_mask, t.legacy_extra = L.name_count.mask, L.subname_count.mask, L.legacy_extra_subnames
   end
   return t
 end
@@ -680,9 +682,9 @@ R.node_path = function(t, pos, h, s, depth, tree, prefix, key)
   local first = unpack("<I4", raw, pos + 1)
   if first < t.new_bit then fail(pos, t.name .. " in the old (Godot 2) string format is rejected") end
   need(pos, 12, t.name .. " header")
-  local n_names = first - t.new_bit
+  local n_names = band(first, t.names_mask)
   local n_subs, flags = unpack("<I4I4", raw, pos + 5)
-  if has(flags, t.legacy) then n_subs = (n_subs + 1) % 4294967296 end
+  if has(flags, t.legacy) then n_subs = band(n_subs + t.legacy_extra, t.subs_mask) end
   if CK and flags ~= 0 and flags ~= t.absolute then CANON = false end
   local p = pos + 12
   local names = tree and {} or nil
