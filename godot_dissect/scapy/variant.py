@@ -13,6 +13,7 @@ import struct
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from scapy.base_classes import Packet_metaclass
 from scapy.config import conf
 from scapy.fields import ConditionalField
 from scapy.layers.inet import TCP, UDP
@@ -248,21 +249,28 @@ def _header_fields(base: bool = False) -> list[Any]:
 
 
 # -- the Variant base class ---------------------------------------------------------------------
-_MEMO: list[Any] = [None, None, None]  # [data object, args, (dialect, reading)]
-
-
 def _resolve(data: bytes, dialect: Any, pre: Any, under: Packet | None) -> tuple[str, Any]:
     """Dialect and (maybe) the codec's reading for bytes about to be dissected."""
     if dialect is not None:
         return dialect if isinstance(dialect, str) and dialect in DIALECTS else get_dialect(dialect).name, pre
-    if _MEMO[0] is data and _MEMO[1] is under:
-        return _MEMO[2]
-    res = flows.choose(data, flows.context_of(under), default="godot4") if under is not None else ("godot4", pre)
-    _MEMO[:] = [data, under, res]
-    return res
+    if under is not None:
+        return flows.choose(data, flows.context_of(under), default="godot4")
+    return "godot4", pre
 
 
-class GodotVariant(_GodotBase):
+class _ReadOnce(Packet_metaclass):
+    """Scapy calls ``dispatch_hook`` and then ``__init__`` with the same arguments, and both need the
+    dialect of bytes found under another layer (a UDP payload). The choice reads the bytes and
+    counts in the flow's dialect guess, so it is made once, here, and handed to both calls as their
+    ``dialect`` and ``_pre`` arguments: the reading travels with the call, not through a global."""
+
+    def __call__(cls, *args: Any, **kw: Any) -> Any:
+        if args and args[0] and kw.get("dialect") is None and kw.get("_underlayer") is not None:
+            kw["dialect"], kw["_pre"] = _resolve(args[0], None, kw.get("_pre"), kw["_underlayer"])
+        return super().__call__(*args, **kw)
+
+
+class GodotVariant(_GodotBase, metaclass=_ReadOnce):
     """A Godot Variant (``var_to_bytes``): header (type, flags) and a payload by layout.
 
     ``GodotVariant(data, dialect="godot3")`` dissects; ``GodotVariant.from_value(v)`` and
@@ -322,7 +330,6 @@ class GodotVariant(_GodotBase):
             if isinstance(_pkt, (bytearray, memoryview)):
                 _pkt = bytes(_pkt)
             osa(self, "_pending", _resolve(_pkt, dialect, _pre, kw.get("_underlayer")))
-            _MEMO[0] = None
         Packet.__init__(self, _pkt, *args, **kw)
         if dialect is not None and not _pkt:
             name = dialect if isinstance(dialect, str) else dialect.name
