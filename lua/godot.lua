@@ -170,6 +170,7 @@ local SPEC = {
         name_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
         subname_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 4294967295, negative = "error" },
         legacy_extra_subnames = 1,
+        flags = { name = "u32", code = "I", size = 4 },
         part = {
           count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
           pad = 4,
