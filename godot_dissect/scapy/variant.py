@@ -22,6 +22,7 @@ from scapy.packet import Packet
 from .. import values as V
 from ..codec import decode_prefix, encode
 from ..codec.decoder import fits_f32
+from ..codec.kinds import node_path_counts
 from ..codec.structs import compile_flattener
 from ..errors import DecodeError
 from ..spec import layouts as L
@@ -871,7 +872,7 @@ def _fields_string(key: str, layout: Any) -> list[Any]:
 
 def _fields_struct(key: str, layout: L.Struct) -> list[Any]:
     defaults = compile_flattener(layout.fields)(V.KEY_CLASSES[key]())
-    kind = "int" if layout.component is L.I32 else "float"
+    kind = "float" if layout.component.is_float else "int"
     return [ComponentField(path.replace(".", "_"), dv, rand_fn=_rand(kind)) for path, dv in zip(layout.fields, defaults,
                                                                                                   strict=True)]
 
@@ -888,9 +889,8 @@ def _np_flag_names(p: Packet, v: int) -> str:
 
 
 def _np_subnames(p: Packet) -> int:
-    lay = L.NodePathLayout
-    extra = lay.legacy_extra_subnames if plain(value_of(p, "path_flags")) & lay.flag_legacy_property else 0
-    return plain(RAW_FIELDS.__get__(p).get("subname_count")) + extra
+    """The subnames to read: the decoder's rule (``codec.kinds.node_path_counts``)."""
+    return node_path_counts(0, plain(RAW_FIELDS.__get__(p).get("subname_count")), plain(value_of(p, "path_flags")))[1]
 
 
 def _fields_node_path(key: str, layout: L.NodePathLayout) -> list[Any]:
@@ -902,7 +902,7 @@ def _fields_node_path(key: str, layout: L.NodePathLayout) -> list[Any]:
         NumField("subname_count", AUTO, count_code(layout.subname_count), rand_fn=_rand("count"),
                  auto_fn=lambda p: max(count_of("subnames")(p) - (layout.legacy_extra_subnames if plain(
                      value_of(p, "path_flags")) & layout.flag_legacy_property else 0), 0)),
-        NumField("path_flags", 0, "<I", names=_np_flag_names, rand_fn=_rand("np_flags")),
+        NumField("path_flags", 0, "<" + layout.flags.code, names=_np_flag_names, rand_fn=_rand("np_flags")),
         StrListField("names", lambda p: _masked_count(p, "name_count", layout.name_count.mask), rand_fn=_rand("strs")),
         StrListField("subnames", _np_subnames, rand_fn=_rand("strs")),
     ]
