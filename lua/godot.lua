@@ -53,6 +53,46 @@ local SPEC = {
   max_pdu = 8388612,
   max_guessed_pdu = 4096,
   debugger_ports = { 6007 },
+  transports = {
+    LENGTH_PREFIX_SIZE = 4,
+    PREFIX_SIZE = 4,
+    MAX_PDU = 8388612,
+    MIN_BODY = 4,
+    BODY_ALIGN = 4,
+    DEBUGGER_PORTS = { 6007 },
+    MAX_DEBUGGER3_ARGS = 1048575,
+    MAX_DEBUGGER3_MESSAGE = 8388604,
+    WS_OPCODES = { [0] = "continuation", [1] = "text", [2] = "binary", [8] = "close", [9] = "ping", [10] = "pong" },
+    WS_CONTINUATION = 0,
+    WS_TEXT = 1,
+    WS_BINARY = 2,
+    WS_CONTROL_MIN = 8,
+    WS_FIN = 128,
+    WS_OPCODE_MASK = 15,
+    WS_RSV_SHIFT = 4,
+    WS_MASKED = 128,
+    WS_LEN7_MASK = 127,
+    WS_LEN16 = 126,
+    WS_LEN64 = 127,
+    WS_LEN16_FIELD_SIZE = 2,
+    WS_LEN64_FIELD_SIZE = 8,
+    WS_MASK_KEY_SIZE = 4,
+    MAX_WS_MESSAGE = 8388608,
+    MAX_HTTP_HEAD = 4096,
+    MAX_HTTP_HEAD_HELD = 65536,
+    MAX_RESYNC_CANDIDATES = 256,
+    CANDIDATES = { "godot4", "godot3", "godot4-double", "godot3-double", "godot4-doc-table" },
+    MAX_SAMPLES = 8,
+    MAX_AMBIGUOUS_SAMPLES = 64,
+    HEURISTIC_DIALECTS = { "godot4", "godot3" },
+    MAX_DEPTH = 1024,
+    MAX_CONVERSATIONS = 10000,
+    MAX_HELD_BYTES = 67108864,
+    IDLE_SECONDS = 600.0,
+    MAX_TCP_PENDING = 4194304,
+    MAX_UDP_HELD = 64,
+    MAX_GUESSED_PDU = 4096,
+  },
   typedefs = {
     { layout = { kind = "empty" }, header = {} },
     { layout = { kind = "bool", word = { name = "u32", code = "I", size = 4 } }, header = {} },
@@ -831,6 +871,7 @@ local OBJ_AS_ID = field_mask(SPEC.object_as_id)
 local EL_KIND, KEY_KIND, VAL_KIND = SPEC.array_element_kind, SPEC.dict_key_kind, SPEC.dict_value_kind
 local KINDS = SPEC.container_kinds -- 1-based: KINDS[kind + 1]
 local MAX_NESTING = SPEC.max_nesting
+local TR = SPEC.transports -- spec.transports' constants by name
 local DEPTH_FAILURE = "nesting deeper than " -- the start of the reason the nesting limit gives
 local ZEROS = { [0] = "", "\0", "\0\0", "\0\0\0" }
 local STRUCT_CODE = { i = "i4", I = "I4", q = "e", Q = "E", f = "f", d = "d" }
@@ -2660,7 +2701,7 @@ local function heur_tcp(tvb, pinfo, tree)
   local avail = tvb:len()
   if avail < 4 or looks_http(tvb) then return false end
   local n = tvb(0, 4):le_uint()
-  if n < 4 or n > SPEC.max_pdu or n % 4 ~= 0 then return false end
+  if n < TR.MIN_BODY or n > SPEC.max_pdu or n % TR.BODY_ALIGN ~= 0 then return false end
   if avail >= n + 4 then
     -- the Python reader's rule: the first PDU of the flow reads to exactly its length
     if not plausible_in(tvb:raw(4, n), n, nil) then return false end
@@ -6677,8 +6718,8 @@ end
 -- the WebSocket frame's size on the wire (RFC 6455 5.2): 2 bytes, the extended length, and the mask a
 -- client's frames carry (for the statistics' wire_bytes)
 local function ws_frame_size(n, masked)
-  local size = 2 + n + (masked and 4 or 0)
-  if n >= 65536 then return size + 8 elseif n >= 126 then return size + 2 end
+  local size = 2 + n + (masked and TR.WS_MASK_KEY_SIZE or 0)
+  if n >= 65536 then return size + TR.WS_LEN64_FIELD_SIZE elseif n >= TR.WS_LEN16 then return size + TR.WS_LEN16_FIELD_SIZE end
   return size
 end
 
