@@ -271,6 +271,13 @@ class _ReadOnce(Packet_metaclass):
         return super().__call__(*args, **kw)
 
 
+class _PerType(_ReadOnce):
+    """The metaclass of the per-type classes: they have no ``dispatch_hook`` (their ``__init__``
+    resolves once), so they are called as scapy calls any layer, without the step above."""
+
+    __call__ = Packet_metaclass.__call__
+
+
 class GodotVariant(_GodotBase, metaclass=_ReadOnce):
     """A Godot Variant (``var_to_bytes``): header (type, flags) and a payload by layout.
 
@@ -1079,7 +1086,7 @@ def _generate() -> dict[str, type[GodotVariant]]:
     for key, tds in typedefs.items():
         name = _class_name(key)
         fields = [*_header_fields(), *_payload_fields(key, tds), _tail_field()]
-        cls = type(name, (GodotVariant,), {
+        cls = _PerType(name, (GodotVariant,), {
             "__module__": __name__, "__doc__": f"Godot {name[5:]} ({key}): {tds[0].layout.kind} layout.",
             "name": name, "key": key, "typedefs": tuple(tds), "fields_desc": fields, "__slots__": [],
         })
