@@ -53,9 +53,49 @@ local SPEC = {
   max_pdu = 8388612,
   max_guessed_pdu = 4096,
   debugger_ports = { 6007 },
+  transports = {
+    LENGTH_PREFIX_SIZE = 4,
+    PREFIX_SIZE = 4,
+    MAX_PDU = 8388612,
+    MIN_BODY = 4,
+    BODY_ALIGN = 4,
+    DEBUGGER_PORTS = { 6007 },
+    MAX_DEBUGGER3_ARGS = 1048575,
+    MAX_DEBUGGER3_MESSAGE = 8388604,
+    WS_OPCODES = { [0] = "continuation", [1] = "text", [2] = "binary", [8] = "close", [9] = "ping", [10] = "pong" },
+    WS_CONTINUATION = 0,
+    WS_TEXT = 1,
+    WS_BINARY = 2,
+    WS_CONTROL_MIN = 8,
+    WS_FIN = 128,
+    WS_OPCODE_MASK = 15,
+    WS_RSV_SHIFT = 4,
+    WS_MASKED = 128,
+    WS_LEN7_MASK = 127,
+    WS_LEN16 = 126,
+    WS_LEN64 = 127,
+    WS_LEN16_FIELD_SIZE = 2,
+    WS_LEN64_FIELD_SIZE = 8,
+    WS_MASK_KEY_SIZE = 4,
+    MAX_WS_MESSAGE = 8388608,
+    MAX_HTTP_HEAD = 4096,
+    MAX_HTTP_HEAD_HELD = 65536,
+    MAX_RESYNC_CANDIDATES = 256,
+    CANDIDATES = { "godot4", "godot3", "godot4-double", "godot3-double", "godot4-doc-table" },
+    MAX_SAMPLES = 8,
+    MAX_AMBIGUOUS_SAMPLES = 64,
+    HEURISTIC_DIALECTS = { "godot4", "godot3" },
+    MAX_DEPTH = 1024,
+    MAX_CONVERSATIONS = 10000,
+    MAX_HELD_BYTES = 67108864,
+    IDLE_SECONDS = 600.0,
+    MAX_TCP_PENDING = 4194304,
+    MAX_UDP_HELD = 64,
+    MAX_GUESSED_PDU = 4096,
+  },
   typedefs = {
     { layout = { kind = "empty" }, header = {} },
-    { layout = { kind = "bool" }, header = {} },
+    { layout = { kind = "bool", word = { name = "u32", code = "I", size = 4 } }, header = {} },
     {
       layout = {
         kind = "number",
@@ -75,7 +115,19 @@ local SPEC = {
       },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
-    { layout = { kind = "string" }, header = {} },
+    {
+      layout = {
+        kind = "string",
+        text = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = false,
+        },
+      },
+      header = {},
+    },
     {
       layout = { kind = "struct", component = { name = "f32", code = "f", size = 4 }, fields = { "x", "y" } },
       header = {},
@@ -155,38 +207,144 @@ local SPEC = {
         new_format_bit = 2147483648,
         flag_absolute = 1,
         flag_legacy_property = 2,
+        name_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
+        subname_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 4294967295, negative = "error" },
         legacy_extra_subnames = 1,
+        flags = { name = "u32", code = "I", size = 4 },
+        part = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = false,
+        },
       },
       header = {},
     },
     { layout = { kind = "empty", value = "RID" }, header = {} },
-    { layout = { kind = "object" }, header = { { name = "object as id", shift = 16, bits = 1 } } },
-    { layout = { kind = "container", pairs = true, count_mask = 2147483647 }, header = {} },
-    { layout = { kind = "container", pairs = false, count_mask = 2147483647 }, header = {} },
-    { layout = { kind = "packed_bytes" }, header = {} },
     {
-      layout = { kind = "packed", component = { name = "i32", code = "i", size = 4 }, width = 1 },
+      layout = {
+        kind = "object",
+        id = { name = "u64", code = "Q", size = 8 },
+        class_name = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = false,
+        },
+        property_count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "empty" },
+        property_name = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = false,
+        },
+      },
+      header = { { name = "object as id", shift = 16, bits = 1 } },
+    },
+    {
+      layout = {
+        kind = "container",
+        pairs = true,
+        count_mask = 2147483647,
+        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
+      },
       header = {},
     },
     {
-      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 1 },
-      header = {},
-    },
-    { layout = { kind = "packed_strings" }, header = {} },
-    {
-      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 2, element = "VECTOR2" },
-      header = {},
-    },
-    {
-      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 3, element = "VECTOR3" },
+      layout = {
+        kind = "container",
+        pairs = false,
+        count_mask = 2147483647,
+        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
+      },
       header = {},
     },
     {
-      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 4, element = "COLOR" },
+      layout = {
+        kind = "packed_bytes",
+        data = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = false,
+          utf8 = false,
+          nul = false,
+        },
+      },
       header = {},
     },
     {
-      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 1, stride = 8 },
+      layout = {
+        kind = "packed",
+        component = { name = "i32", code = "i", size = 4 },
+        width = 1,
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "packed",
+        component = { name = "f32", code = "f", size = 4 },
+        width = 1,
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "packed_strings",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "empty" },
+        element = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = true,
+        },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "packed",
+        component = { name = "f32", code = "f", size = 4 },
+        width = 2,
+        element = "VECTOR2",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "packed",
+        component = { name = "f32", code = "f", size = 4 },
+        width = 3,
+        element = "VECTOR3",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "packed",
+        component = { name = "f32", code = "f", size = 4 },
+        width = 4,
+        element = "COLOR",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "packed",
+        component = { name = "f32", code = "f", size = 4 },
+        width = 1,
+        stride = 8,
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = {},
     },
     {
@@ -319,40 +477,112 @@ local SPEC = {
       },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
-    { layout = { kind = "string", wrapper = "StringName" }, header = {} },
-    { layout = { kind = "id64", wrapper = "RID" }, header = {} },
-    { layout = { kind = "empty", value = "Callable" }, header = {} },
-    { layout = { kind = "signal" }, header = {} },
     {
-      layout = { kind = "container", pairs = true, count_mask = 2147483647 },
+      layout = {
+        kind = "string",
+        wrapper = "StringName",
+        text = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = false,
+        },
+      },
+      header = {},
+    },
+    {
+      layout = { kind = "id64", word = { name = "u64", code = "Q", size = 8 }, wrapper = "RID" },
+      header = {},
+    },
+    { layout = { kind = "empty", value = "Callable" }, header = {} },
+    {
+      layout = {
+        kind = "signal",
+        name = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = false,
+        },
+        object_id = { name = "u64", code = "Q", size = 8 },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "container",
+        pairs = true,
+        count_mask = 2147483647,
+        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
+      },
       header = { { name = "key type kind", shift = 16, bits = 2 }, { name = "value type kind", shift = 18, bits = 2 } },
     },
     {
-      layout = { kind = "container", pairs = false, count_mask = 2147483647 },
+      layout = {
+        kind = "container",
+        pairs = false,
+        count_mask = 2147483647,
+        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
+      },
       header = { { name = "element type kind", shift = 16, bits = 2 } },
     },
     {
-      layout = { kind = "packed", component = { name = "i64", code = "q", size = 8 }, width = 1 },
+      layout = {
+        kind = "packed",
+        component = { name = "i64", code = "q", size = 8 },
+        width = 1,
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = {},
     },
     {
-      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 1 },
+      layout = {
+        kind = "packed",
+        component = { name = "f32", code = "f", size = 4 },
+        width = 1,
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = {},
     },
     {
-      layout = { kind = "packed", component = { name = "f64", code = "d", size = 8 }, width = 1 },
+      layout = {
+        kind = "packed",
+        component = { name = "f64", code = "d", size = 8 },
+        width = 1,
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = {},
     },
     {
-      layout = { kind = "packed", component = { name = "real", code = "f", size = 4 }, width = 2, element = "VECTOR2" },
+      layout = {
+        kind = "packed",
+        component = { name = "real", code = "f", size = 4 },
+        width = 2,
+        element = "VECTOR2",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
     {
-      layout = { kind = "packed", component = { name = "real", code = "f", size = 4 }, width = 3, element = "VECTOR3" },
+      layout = {
+        kind = "packed",
+        component = { name = "real", code = "f", size = 4 },
+        width = 3,
+        element = "VECTOR3",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
     {
-      layout = { kind = "packed", component = { name = "real", code = "f", size = 4 }, width = 4, element = "VECTOR4" },
+      layout = {
+        kind = "packed",
+        component = { name = "real", code = "f", size = 4 },
+        width = 4,
+        element = "VECTOR4",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
   },
@@ -641,6 +871,7 @@ local OBJ_AS_ID = field_mask(SPEC.object_as_id)
 local EL_KIND, KEY_KIND, VAL_KIND = SPEC.array_element_kind, SPEC.dict_key_kind, SPEC.dict_value_kind
 local KINDS = SPEC.container_kinds -- 1-based: KINDS[kind + 1]
 local MAX_NESTING = SPEC.max_nesting
+local TR = SPEC.transports -- spec.transports' constants by name
 local DEPTH_FAILURE = "nesting deeper than " -- the start of the reason the nesting limit gives
 local ZEROS = { [0] = "", "\0", "\0\0", "\0\0\0" }
 local STRUCT_CODE = { i = "i4", I = "I4", q = "e", Q = "E", f = "f", d = "d" }
@@ -692,6 +923,8 @@ local function compile_type(d, e)
     t.count_mask = L.count_mask
   elseif k == "node_path" then
     t.new_bit, t.absolute, t.legacy = L.new_format_bit, L.flag_absolute, L.flag_legacy_property
+    -- the count words' masks and the legacy property flag's extra subnames, as the spec declares them
+    t.names_mask, t.subs_mask, t.legacy_extra = L.name_count.mask, L.subname_count.mask, L.legacy_extra_subnames
   end
   return t
 end
@@ -1273,9 +1506,9 @@ R.node_path = function(t, pos, h, s, depth, tree, prefix, key)
   local first = unpack("<I4", raw, pos + 1)
   if first < t.new_bit then fail(pos, t.name .. " in the old (Godot 2) string format is rejected") end
   need(pos, 12, t.name .. " header")
-  local n_names = first - t.new_bit
+  local n_names = band(first, t.names_mask)
   local n_subs, flags = unpack("<I4I4", raw, pos + 5)
-  if has(flags, t.legacy) then n_subs = (n_subs + 1) % 4294967296 end
+  if has(flags, t.legacy) then n_subs = band(n_subs + t.legacy_extra, t.subs_mask) end
   if CK and flags ~= 0 and flags ~= t.absolute then CANON = false end
   local p = pos + 12
   local names = tree and {} or nil
@@ -2535,7 +2768,7 @@ local function heur_tcp(tvb, pinfo, tree)
   local avail = tvb:len()
   if avail < 4 or looks_http(tvb) then return false end
   local n = tvb(0, 4):le_uint()
-  if n < 4 or n > SPEC.max_pdu or n % 4 ~= 0 then return false end
+  if n < TR.MIN_BODY or n > SPEC.max_pdu or n % TR.BODY_ALIGN ~= 0 then return false end
   if avail >= n + 4 then
     -- the Python reader's rule: the first PDU of the flow reads to exactly its length
     if not plausible_in(tvb:raw(4, n), n, nil) then return false end
@@ -6559,8 +6792,8 @@ end
 -- the WebSocket frame's size on the wire (RFC 6455 5.2): 2 bytes, the extended length, and the mask a
 -- client's frames carry (for the statistics' wire_bytes)
 local function ws_frame_size(n, masked)
-  local size = 2 + n + (masked and 4 or 0)
-  if n >= 65536 then return size + 8 elseif n >= 126 then return size + 2 end
+  local size = 2 + n + (masked and TR.WS_MASK_KEY_SIZE or 0)
+  if n >= 65536 then return size + TR.WS_LEN64_FIELD_SIZE elseif n >= TR.WS_LEN16 then return size + TR.WS_LEN16_FIELD_SIZE end
   return size
 end
 

@@ -60,6 +60,7 @@ local OBJ_AS_ID = field_mask(SPEC.object_as_id)
 local EL_KIND, KEY_KIND, VAL_KIND = SPEC.array_element_kind, SPEC.dict_key_kind, SPEC.dict_value_kind
 local KINDS = SPEC.container_kinds -- 1-based: KINDS[kind + 1]
 local MAX_NESTING = SPEC.max_nesting
+local TR = SPEC.transports -- spec.transports' constants by name
 local DEPTH_FAILURE = "nesting deeper than " -- the start of the reason the nesting limit gives
 local ZEROS = { [0] = "", "\0", "\0\0", "\0\0\0" }
 local STRUCT_CODE = { i = "i4", I = "I4", q = "e", Q = "E", f = "f", d = "d" }
@@ -111,6 +112,8 @@ local function compile_type(d, e)
     t.count_mask = L.count_mask
   elseif k == "node_path" then
     t.new_bit, t.absolute, t.legacy = L.new_format_bit, L.flag_absolute, L.flag_legacy_property
+    -- the count words' masks and the legacy property flag's extra subnames, as the spec declares them
+    t.names_mask, t.subs_mask, t.legacy_extra = L.name_count.mask, L.subname_count.mask, L.legacy_extra_subnames
   end
   return t
 end
@@ -692,9 +695,9 @@ R.node_path = function(t, pos, h, s, depth, tree, prefix, key)
   local first = unpack("<I4", raw, pos + 1)
   if first < t.new_bit then fail(pos, t.name .. " in the old (Godot 2) string format is rejected") end
   need(pos, 12, t.name .. " header")
-  local n_names = first - t.new_bit
+  local n_names = band(first, t.names_mask)
   local n_subs, flags = unpack("<I4I4", raw, pos + 5)
-  if has(flags, t.legacy) then n_subs = (n_subs + 1) % 4294967296 end
+  if has(flags, t.legacy) then n_subs = band(n_subs + t.legacy_extra, t.subs_mask) end
   if CK and flags ~= 0 and flags ~= t.absolute then CANON = false end
   local p = pos + 12
   local names = tree and {} or nil
@@ -1954,7 +1957,7 @@ local function heur_tcp(tvb, pinfo, tree)
   local avail = tvb:len()
   if avail < 4 or looks_http(tvb) then return false end
   local n = tvb(0, 4):le_uint()
-  if n < 4 or n > SPEC.max_pdu or n % 4 ~= 0 then return false end
+  if n < TR.MIN_BODY or n > SPEC.max_pdu or n % TR.BODY_ALIGN ~= 0 then return false end
   if avail >= n + 4 then
     -- the Python reader's rule: the first PDU of the flow reads to exactly its length
     if not plausible_in(tvb:raw(4, n), n, nil) then return false end

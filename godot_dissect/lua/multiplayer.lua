@@ -1065,8 +1065,8 @@ end
 -- the WebSocket frame's size on the wire (RFC 6455 5.2): 2 bytes, the extended length, and the mask a
 -- client's frames carry (for the statistics' wire_bytes)
 local function ws_frame_size(n, masked)
-  local size = 2 + n + (masked and 4 or 0)
-  if n >= 65536 then return size + 8 elseif n >= 126 then return size + 2 end
+  local size = 2 + n + (masked and TR.WS_MASK_KEY_SIZE or 0)
+  if n >= 65536 then return size + TR.WS_LEN64_FIELD_SIZE elseif n >= TR.WS_LEN16 then return size + TR.WS_LEN16_FIELD_SIZE end
   return size
 end
 
