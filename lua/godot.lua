@@ -1973,32 +1973,34 @@ local check
 check = function(pos, depth)
   if depth > MAX_NESTING or STOP - pos < 4 then return full(pos, depth) end
   local raw = RAW
-  local id, b1, b2, b3 = sbyte(raw, pos + 1, pos + 4)
+  -- the header and the word after it (a length or a count) in one call
+  local id, b1, b2, b3, n0, n1, n2, n3 = sbyte(raw, pos + 1, pos + 8)
   local t = TYPES[id]
   if t == nil then return full(pos, depth) end
   local k, p = t.kind, pos + 4
-  if k == "string" then
-    if STOP - p < 4 then return full(pos, depth) end
-    local n = unpack("<i4", raw, p + 1)
-    local stop = p + 4 + n
-    if n < 0 or stop + (-n) % 4 > STOP then return full(pos, depth) end
-    if n > 0 then
-      -- plain ASCII without NUL is valid in every dialect; the scan ends at the next length or
-      -- header (their high bytes are zero), so a message is scanned about once in all
-      local q = sfind(raw, SCAN, p + 5)
-      if q and q <= stop and UTF8(ssub(raw, p + 5, stop)) == nil then return full(pos, depth) end
-    end
-    return stop + (-n) % 4
-  elseif k == "number" or k == "struct" then
+  if k == "number" or k == "struct" then
     local size = t.nsize
     if b2 + b3 > 0 and (k == "number" or t.real) and has(id + 256 * (b1 + 256 * (b2 + 256 * b3)), FLAG64) then
       size = t.wsize
     end
     if STOP - p < size then return full(pos, depth) end
     return p + size
+  elseif k == "string" then
+    if STOP - p < 4 or n3 >= 128 then return full(pos, depth) end -- short, or a negative length
+    local n = n0 + 256 * (n1 + 256 * (n2 + 256 * n3))
+    local stop = p + 4 + n
+    local e = stop + (-n) % 4
+    if e > STOP then return full(pos, depth) end
+    if n > 0 then
+      -- plain ASCII without NUL is valid in every dialect; the scan ends at the next length or
+      -- header (their high bytes are zero), so a message is scanned about once in all
+      local q = sfind(raw, SCAN, p + 5)
+      if q and q <= stop and UTF8(ssub(raw, p + 5, stop)) == nil then return full(pos, depth) end
+    end
+    return e
   elseif k == "container" then
     if b2 + b3 > 0 or STOP - p < 4 then return full(pos, depth) end -- typed: the reader
-    local n = unpack("<I4", raw, p + 1) % (t.count_mask + 1)
+    local n = (n0 + 256 * (n1 + 256 * (n2 + 256 * n3))) % (t.count_mask + 1)
     p = p + 4
     if t.pairs then n = n + n end
     for _ = 1, n do p = check(p, depth + 1) end
@@ -2464,7 +2466,7 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
   local d = DIALECTS[dname]
   local len = #raw
   local head = framing and 4 or 0
-  local whole = tvb(off - head, len + head)
+  local whole = tree == NULL_ITEM and NULL_ITEM or tvb(off - head, len + head) -- (no tree: no TvbRange)
   local root = tree:add(godot, whole)
   if framing then root:add_le(F.pdu_len, tvb(off - 4, 4)) end
   local ditem = root:add(F.dialect, whole, dname)
@@ -5526,8 +5528,9 @@ end
 local function show_command(ctree, ctvb, cmd)
   if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
   local d, v = cmd.def, cmd.values
-  local r = ctvb(cmd.off, d.size)
-  local item = ctree:add(enet, ctvb(cmd.off, cmd.size), d.name)
+  local whole = ctvb(cmd.off, cmd.size) -- the command's item and its generated fields share it
+  local r = cmd.size == d.size and whole or ctvb(cmd.off, d.size) -- its header
+  local item = ctree:add(enet, whole, d.name)
   item:set_text(d.name)
   local byte_range = r(0, CH.command.size)
   for _, b in ipairs(CMD_BITS) do item:add(b.f, byte_range) end
@@ -5545,7 +5548,7 @@ local function show_command(ctree, ctvb, cmd)
   end
   item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq))
   if d.data_length then item:append_text(sfmt(", %d bytes", cmd.data_len)) end
-  return item
+  return item, whole
 end
 
 local function conv_major(conv)
@@ -5621,19 +5624,19 @@ local function dissect(tvb, pinfo, given)
   for _, c in ipairs(dg.commands) do if c.def.delivery then data_bytes = data_bytes + c.data_len end end
   local weight = data_bytes > 0 and pinfo.len / data_bytes or 0
   for i, c in ipairs(dg.commands) do
-    local item = show_command(root, ctvb, c)
+    local item, whole = show_command(root, ctvb, c)
     info[#info + 1] = c.def.name
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
       if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data, weight * c.data_len) end
       local p = plan[i]
-      if not null then item:add(F_DELIVERY, ctvb(c.off, c.size), c.def.delivery):set_generated() end
+      if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
       if p.what == "duplicate" then
-        if not null then item:add(F_DUP, ctvb(c.off, c.size), true):set_generated() end
+        if not null then item:add(F_DUP, whole, true):set_generated() end
       elseif p.what == "fragment" then
         if not null then
-          item:add(F_FRAGMENTS, ctvb(c.off, c.size), sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
+          item:add(F_FRAGMENTS, whole, sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
             :set_generated()
         end
         info[#info] = sfmt("%s %d/%d", c.def.name, p.got, p.count)
@@ -5984,20 +5987,21 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
   end
   local v = read_code(ctx.raw, pos, code)
   scope.v[it.name], scope.at[it.name] = v, { pos, pos + code.size }
-  local item
+  local item, r
   if tree and IF[it.name] then
     local w = WIDE[it.name]
-    item = tree:add(IF[it.name], rng(ctx, pos, pos + code.size), w and w.new(v) or v)
+    r = rng(ctx, pos, pos + code.size) -- the item's bit fields share its TvbRange
+    item = tree:add(IF[it.name], r, w and w.new(v) or v)
   end
   for _, b in ipairs(bits or {}) do
     local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
     scope.v[b.name] = bv
     if item and BF[b.name] then
       if BF_MASKED[b.name] then
-        if code.le then item:add_le(BF[b.name], rng(ctx, pos, pos + code.size))
-        else item:add(BF[b.name], rng(ctx, pos, pos + code.size)) end
+        if code.le then item:add_le(BF[b.name], r)
+        else item:add(BF[b.name], r) end
       else
-        item:add(BF[b.name], rng(ctx, pos, pos + code.size), bv)
+        item:add(BF[b.name], r, bv)
       end
     end
   end
@@ -6333,32 +6337,34 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   local proto = PROTOCOLS[env.major]
   local msg = { args = nil, base = base }
   ctx.base = base
-  local root = tree:add(godot_mp, rng(ctx, env.start or base, stop))
+  local whole = rng(ctx, base, stop)
+  local root = tree:add(godot_mp, env.start ~= nil and env.start ~= base and rng(ctx, env.start, stop) or whole)
   msg.root, ctx.root = root, root
   root:set_text("Godot multiplayer, " .. proto.name)
   if env.header then env.header(root) end
-  root:add(MF.protocol, rng(ctx, base, stop), proto.name):set_generated()
+  root:add(MF.protocol, whole, proto.name):set_generated()
   if stop - base < 1 then
     root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)")
     mfail(ctx, base, "empty packet")
   end
   local byte = sbyte(ctx.raw, base + 1)
   local c, n = command_of(proto, byte)
-  root:add(MF.command_id, rng(ctx, base, base + 1), n):set_hidden() -- the number is in Command's label
+  local first = rng(ctx, base, base + 1) -- the command byte: its items share one TvbRange
+  root:add(MF.command_id, first, n):set_hidden() -- the number is in Command's label
   if c == nil then
-    root:add(MF.command, rng(ctx, base, base + 1), ""):append_text("(unknown)")
+    root:add(MF.command, first, ""):append_text("(unknown)")
     mfail(ctx, base, sfmt("unknown command %d (byte 0x%02x)", n, byte))
   end
   msg.command, msg.kind = c.name, c.kind
-  local citem = root:add(MF.command, rng(ctx, base, base + 1), c.name)
+  local citem = root:add(MF.command, first, c.name)
   citem:append_text(sfmt(" (%d)", n))
-  root:add(MF.kind, rng(ctx, base, base + 1), c.kind):set_generated()
+  root:add(MF.kind, first, c.kind):set_generated()
   local scope = scope_new(nil)
   for _, b in ipairs(c.flags or {}) do
     local v = bits_get(b, byte)
     scope.v[b.name] = v
-    if BF_MASKED[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1))
-    elseif BF[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1), v) end
+    if BF_MASKED[b.name] then citem:add(BF[b.name], first)
+    elseif BF[b.name] then citem:add(BF[b.name], first, v) end
   end
   msg.scope = scope
   local form = pick_form(c, scope, stop - base, ctx.hint)
@@ -6739,10 +6745,11 @@ MP.payload = function(p, pinfo, tree, e)
                   wire = p.wire }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
     env.header = not ctx.null and function(root)
-      local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
+      local hrange = rng(ctx, 0, hsize)
+      local htree = root:add(MF.peer_header, hrange)
       read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
-      htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
-      htree:add(MF.channel_name, rng(ctx, 0, hsize), cname):set_generated()
+      htree:add(MF.channel, hrange, p.channel):set_generated()
+      htree:add(MF.channel_name, hrange, cname):set_generated()
     end
     packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
     return

@@ -426,8 +426,9 @@ end
 local function show_command(ctree, ctvb, cmd)
   if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
   local d, v = cmd.def, cmd.values
-  local r = ctvb(cmd.off, d.size)
-  local item = ctree:add(enet, ctvb(cmd.off, cmd.size), d.name)
+  local whole = ctvb(cmd.off, cmd.size) -- the command's item and its generated fields share it
+  local r = cmd.size == d.size and whole or ctvb(cmd.off, d.size) -- its header
+  local item = ctree:add(enet, whole, d.name)
   item:set_text(d.name)
   local byte_range = r(0, CH.command.size)
   for _, b in ipairs(CMD_BITS) do item:add(b.f, byte_range) end
@@ -445,7 +446,7 @@ local function show_command(ctree, ctvb, cmd)
   end
   item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq))
   if d.data_length then item:append_text(sfmt(", %d bytes", cmd.data_len)) end
-  return item
+  return item, whole
 end
 
 local function conv_major(conv)
@@ -521,19 +522,19 @@ local function dissect(tvb, pinfo, given)
   for _, c in ipairs(dg.commands) do if c.def.delivery then data_bytes = data_bytes + c.data_len end end
   local weight = data_bytes > 0 and pinfo.len / data_bytes or 0
   for i, c in ipairs(dg.commands) do
-    local item = show_command(root, ctvb, c)
+    local item, whole = show_command(root, ctvb, c)
     info[#info + 1] = c.def.name
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
       if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data, weight * c.data_len) end
       local p = plan[i]
-      if not null then item:add(F_DELIVERY, ctvb(c.off, c.size), c.def.delivery):set_generated() end
+      if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
       if p.what == "duplicate" then
-        if not null then item:add(F_DUP, ctvb(c.off, c.size), true):set_generated() end
+        if not null then item:add(F_DUP, whole, true):set_generated() end
       elseif p.what == "fragment" then
         if not null then
-          item:add(F_FRAGMENTS, ctvb(c.off, c.size), sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
+          item:add(F_FRAGMENTS, whole, sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
             :set_generated()
         end
         info[#info] = sfmt("%s %d/%d", c.def.name, p.got, p.count)

@@ -1162,32 +1162,34 @@ local check
 check = function(pos, depth)
   if depth > MAX_NESTING or STOP - pos < 4 then return full(pos, depth) end
   local raw = RAW
-  local id, b1, b2, b3 = sbyte(raw, pos + 1, pos + 4)
+  -- the header and the word after it (a length or a count) in one call
+  local id, b1, b2, b3, n0, n1, n2, n3 = sbyte(raw, pos + 1, pos + 8)
   local t = TYPES[id]
   if t == nil then return full(pos, depth) end
   local k, p = t.kind, pos + 4
-  if k == "string" then
-    if STOP - p < 4 then return full(pos, depth) end
-    local n = unpack("<i4", raw, p + 1)
-    local stop = p + 4 + n
-    if n < 0 or stop + (-n) % 4 > STOP then return full(pos, depth) end
-    if n > 0 then
-      -- plain ASCII without NUL is valid in every dialect; the scan ends at the next length or
-      -- header (their high bytes are zero), so a message is scanned about once in all
-      local q = sfind(raw, SCAN, p + 5)
-      if q and q <= stop and UTF8(ssub(raw, p + 5, stop)) == nil then return full(pos, depth) end
-    end
-    return stop + (-n) % 4
-  elseif k == "number" or k == "struct" then
+  if k == "number" or k == "struct" then
     local size = t.nsize
     if b2 + b3 > 0 and (k == "number" or t.real) and has(id + 256 * (b1 + 256 * (b2 + 256 * b3)), FLAG64) then
       size = t.wsize
     end
     if STOP - p < size then return full(pos, depth) end
     return p + size
+  elseif k == "string" then
+    if STOP - p < 4 or n3 >= 128 then return full(pos, depth) end -- short, or a negative length
+    local n = n0 + 256 * (n1 + 256 * (n2 + 256 * n3))
+    local stop = p + 4 + n
+    local e = stop + (-n) % 4
+    if e > STOP then return full(pos, depth) end
+    if n > 0 then
+      -- plain ASCII without NUL is valid in every dialect; the scan ends at the next length or
+      -- header (their high bytes are zero), so a message is scanned about once in all
+      local q = sfind(raw, SCAN, p + 5)
+      if q and q <= stop and UTF8(ssub(raw, p + 5, stop)) == nil then return full(pos, depth) end
+    end
+    return e
   elseif k == "container" then
     if b2 + b3 > 0 or STOP - p < 4 then return full(pos, depth) end -- typed: the reader
-    local n = unpack("<I4", raw, p + 1) % (t.count_mask + 1)
+    local n = (n0 + 256 * (n1 + 256 * (n2 + 256 * n3))) % (t.count_mask + 1)
     p = p + 4
     if t.pairs then n = n + n end
     for _ = 1, n do p = check(p, depth + 1) end
@@ -1653,7 +1655,7 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
   local d = DIALECTS[dname]
   local len = #raw
   local head = framing and 4 or 0
-  local whole = tvb(off - head, len + head)
+  local whole = tree == NULL_ITEM and NULL_ITEM or tvb(off - head, len + head) -- (no tree: no TvbRange)
   local root = tree:add(godot, whole)
   if framing then root:add_le(F.pdu_len, tvb(off - 4, 4)) end
   local ditem = root:add(F.dialect, whole, dname)
