@@ -921,6 +921,7 @@ local function compile_type(d, e)
   elseif k == "container" then
     t.pairs = L.pairs
     t.count_mask = L.count_mask
+    t.count_mod = L.count_mask + 1
   elseif k == "node_path" then
     t.new_bit, t.absolute, t.legacy = L.new_format_bit, L.flag_absolute, L.flag_legacy_property
     -- the count words' masks and the legacy property flag's extra subnames, as the spec declares them
@@ -1949,7 +1950,15 @@ R.object = function(t, pos, h, s, depth, tree, prefix, key)
 end
 
 for _, d in ipairs(DIALECT_LIST) do
-  for _, t in pairs(d.types) do t.read = R[t.kind] end
+  for _, t in pairs(d.types) do
+    t.read = R[t.kind]
+    -- for check(): the size after the header of a Variant whose size the header alone gives, and
+    -- whether the 64-bit flag widens it
+    local k = t.kind
+    if k == "number" or k == "struct" then t.fixed, t.widens = t.nsize, k == "number" or t.real
+    elseif k == "bool" then t.fixed, t.widens = 4, false
+    elseif k == "empty" then t.fixed, t.widens = 0, false end
+  end
 end
 
 -- the reader of the Variant at `pos`: checks it, and shows it when given a tree
@@ -1977,15 +1986,15 @@ check = function(pos, depth)
   local id, b1, b2, b3, n0, n1, n2, n3 = sbyte(raw, pos + 1, pos + 8)
   local t = TYPES[id]
   if t == nil then return full(pos, depth) end
-  local k, p = t.kind, pos + 4
-  if k == "number" or k == "struct" then
-    local size = t.nsize
-    if b2 + b3 > 0 and (k == "number" or t.real) and has(id + 256 * (b1 + 256 * (b2 + 256 * b3)), FLAG64) then
-      size = t.wsize
-    end
+  local p = pos + 4
+  local size = t.fixed
+  if size then
+    if b2 + b3 > 0 and t.widens and has(id + 256 * (b1 + 256 * (b2 + 256 * b3)), FLAG64) then size = t.wsize end
     if STOP - p < size then return full(pos, depth) end
     return p + size
-  elseif k == "string" then
+  end
+  local k = t.kind
+  if k == "string" then
     if STOP - p < 4 or n3 >= 128 then return full(pos, depth) end -- short, or a negative length
     local n = n0 + 256 * (n1 + 256 * (n2 + 256 * n3))
     local stop = p + 4 + n
@@ -2000,15 +2009,11 @@ check = function(pos, depth)
     return e
   elseif k == "container" then
     if b2 + b3 > 0 or STOP - p < 4 then return full(pos, depth) end -- typed: the reader
-    local n = (n0 + 256 * (n1 + 256 * (n2 + 256 * n3))) % (t.count_mask + 1)
+    local n = (n0 + 256 * (n1 + 256 * (n2 + 256 * n3))) % t.count_mod
     p = p + 4
     if t.pairs then n = n + n end
-    for _ = 1, n do p = check(p, depth + 1) end
-    return p
-  elseif k == "bool" then
-    if STOP - p < 4 then return full(pos, depth) end
-    return p + 4
-  elseif k == "empty" then
+    depth = depth + 1
+    for _ = 1, n do p = check(p, depth) end
     return p
   end
   return full(pos, depth)
