@@ -245,6 +245,8 @@ def lua_messages(items: list[list]) -> list[tuple]:
     """The messages of one frame, as (kind, dialect, debugger name, value); debugger parts skipped."""
     out = []
     for m in items:
+        if _has(m, "godot.collected") and not _fields(m, "godot.dialect"):
+            continue  # a segment of a long PDU the plugin collects: the message is shown where it ends
         dialect = get_dialect(_fields(m, "godot.dialect")[-1])
         name = _fields(m, "godot.debugger.message")
         args = [v for k, v in m if k == "godot.debugger.args"]
