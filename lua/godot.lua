@@ -9,8 +9,9 @@
 --
 -- Speed (benchmarks/bench_lua.py): values are read from one tvb:raw() string with string.byte and
 -- Struct.unpack; what costs is Wireshark's Lua API. Every TreeItem and TvbRange is a userdata that
--- is allocated, type-checked on each call and finalized by the garbage collector, so the tree has
--- one item per Variant (a bool, int, float or String Variant is its value field), String keys are in
+-- is allocated, type-checked on each call and finalized by the garbage collector, so the tree shows
+-- two levels by default (AUTO_DEPTH), has one item per Variant shown (a bool, int, float or String
+-- Variant is its value field), what is not shown is only checked (check()), String keys are in
 -- their entries' labels, and the fields inside an item share its TvbRange. Labels are made of kept
 -- strings (numbers, keys, math values, Dictionary summaries) in small memo tables (the collector
 -- walks all of them on every cycle), TreeItem methods are looked up once, and the message being read
@@ -53,9 +54,49 @@ local SPEC = {
   max_pdu = 8388612,
   max_guessed_pdu = 4096,
   debugger_ports = { 6007 },
+  transports = {
+    LENGTH_PREFIX_SIZE = 4,
+    PREFIX_SIZE = 4,
+    MAX_PDU = 8388612,
+    MIN_BODY = 4,
+    BODY_ALIGN = 4,
+    DEBUGGER_PORTS = { 6007 },
+    MAX_DEBUGGER3_ARGS = 1048575,
+    MAX_DEBUGGER3_MESSAGE = 8388604,
+    WS_OPCODES = { [0] = "continuation", [1] = "text", [2] = "binary", [8] = "close", [9] = "ping", [10] = "pong" },
+    WS_CONTINUATION = 0,
+    WS_TEXT = 1,
+    WS_BINARY = 2,
+    WS_CONTROL_MIN = 8,
+    WS_FIN = 128,
+    WS_OPCODE_MASK = 15,
+    WS_RSV_SHIFT = 4,
+    WS_MASKED = 128,
+    WS_LEN7_MASK = 127,
+    WS_LEN16 = 126,
+    WS_LEN64 = 127,
+    WS_LEN16_FIELD_SIZE = 2,
+    WS_LEN64_FIELD_SIZE = 8,
+    WS_MASK_KEY_SIZE = 4,
+    MAX_WS_MESSAGE = 8388608,
+    MAX_HTTP_HEAD = 4096,
+    MAX_HTTP_HEAD_HELD = 65536,
+    MAX_RESYNC_CANDIDATES = 256,
+    CANDIDATES = { "godot4", "godot3", "godot4-double", "godot3-double", "godot4-doc-table" },
+    MAX_SAMPLES = 8,
+    MAX_AMBIGUOUS_SAMPLES = 64,
+    HEURISTIC_DIALECTS = { "godot4", "godot3" },
+    MAX_DEPTH = 1024,
+    MAX_CONVERSATIONS = 10000,
+    MAX_HELD_BYTES = 67108864,
+    IDLE_SECONDS = 600.0,
+    MAX_TCP_PENDING = 4194304,
+    MAX_UDP_HELD = 64,
+    MAX_GUESSED_PDU = 4096,
+  },
   typedefs = {
     { layout = { kind = "empty" }, header = {} },
-    { layout = { kind = "bool" }, header = {} },
+    { layout = { kind = "bool", word = { name = "u32", code = "I", size = 4 } }, header = {} },
     {
       layout = {
         kind = "number",
@@ -75,7 +116,19 @@ local SPEC = {
       },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
-    { layout = { kind = "string" }, header = {} },
+    {
+      layout = {
+        kind = "string",
+        text = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = false,
+        },
+      },
+      header = {},
+    },
     {
       layout = { kind = "struct", component = { name = "f32", code = "f", size = 4 }, fields = { "x", "y" } },
       header = {},
@@ -155,38 +208,144 @@ local SPEC = {
         new_format_bit = 2147483648,
         flag_absolute = 1,
         flag_legacy_property = 2,
+        name_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
+        subname_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 4294967295, negative = "error" },
         legacy_extra_subnames = 1,
+        flags = { name = "u32", code = "I", size = 4 },
+        part = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = false,
+        },
       },
       header = {},
     },
     { layout = { kind = "empty", value = "RID" }, header = {} },
-    { layout = { kind = "object" }, header = { { name = "object as id", shift = 16, bits = 1 } } },
-    { layout = { kind = "container", pairs = true, count_mask = 2147483647 }, header = {} },
-    { layout = { kind = "container", pairs = false, count_mask = 2147483647 }, header = {} },
-    { layout = { kind = "packed_bytes" }, header = {} },
     {
-      layout = { kind = "packed", component = { name = "i32", code = "i", size = 4 }, width = 1 },
+      layout = {
+        kind = "object",
+        id = { name = "u64", code = "Q", size = 8 },
+        class_name = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = false,
+        },
+        property_count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "empty" },
+        property_name = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = false,
+        },
+      },
+      header = { { name = "object as id", shift = 16, bits = 1 } },
+    },
+    {
+      layout = {
+        kind = "container",
+        pairs = true,
+        count_mask = 2147483647,
+        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
+      },
       header = {},
     },
     {
-      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 1 },
-      header = {},
-    },
-    { layout = { kind = "packed_strings" }, header = {} },
-    {
-      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 2, element = "VECTOR2" },
-      header = {},
-    },
-    {
-      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 3, element = "VECTOR3" },
+      layout = {
+        kind = "container",
+        pairs = false,
+        count_mask = 2147483647,
+        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
+      },
       header = {},
     },
     {
-      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 4, element = "COLOR" },
+      layout = {
+        kind = "packed_bytes",
+        data = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = false,
+          utf8 = false,
+          nul = false,
+        },
+      },
       header = {},
     },
     {
-      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 1, stride = 8 },
+      layout = {
+        kind = "packed",
+        component = { name = "i32", code = "i", size = 4 },
+        width = 1,
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "packed",
+        component = { name = "f32", code = "f", size = 4 },
+        width = 1,
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "packed_strings",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "empty" },
+        element = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = true,
+        },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "packed",
+        component = { name = "f32", code = "f", size = 4 },
+        width = 2,
+        element = "VECTOR2",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "packed",
+        component = { name = "f32", code = "f", size = 4 },
+        width = 3,
+        element = "VECTOR3",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "packed",
+        component = { name = "f32", code = "f", size = 4 },
+        width = 4,
+        element = "COLOR",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "packed",
+        component = { name = "f32", code = "f", size = 4 },
+        width = 1,
+        stride = 8,
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = {},
     },
     {
@@ -319,40 +478,112 @@ local SPEC = {
       },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
-    { layout = { kind = "string", wrapper = "StringName" }, header = {} },
-    { layout = { kind = "id64", wrapper = "RID" }, header = {} },
-    { layout = { kind = "empty", value = "Callable" }, header = {} },
-    { layout = { kind = "signal" }, header = {} },
     {
-      layout = { kind = "container", pairs = true, count_mask = 2147483647 },
+      layout = {
+        kind = "string",
+        wrapper = "StringName",
+        text = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = false,
+        },
+      },
+      header = {},
+    },
+    {
+      layout = { kind = "id64", word = { name = "u64", code = "Q", size = 8 }, wrapper = "RID" },
+      header = {},
+    },
+    { layout = { kind = "empty", value = "Callable" }, header = {} },
+    {
+      layout = {
+        kind = "signal",
+        name = {
+          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+          pad = 4,
+          pad_required = true,
+          utf8 = true,
+          nul = false,
+        },
+        object_id = { name = "u64", code = "Q", size = 8 },
+      },
+      header = {},
+    },
+    {
+      layout = {
+        kind = "container",
+        pairs = true,
+        count_mask = 2147483647,
+        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
+      },
       header = { { name = "key type kind", shift = 16, bits = 2 }, { name = "value type kind", shift = 18, bits = 2 } },
     },
     {
-      layout = { kind = "container", pairs = false, count_mask = 2147483647 },
+      layout = {
+        kind = "container",
+        pairs = false,
+        count_mask = 2147483647,
+        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
+      },
       header = { { name = "element type kind", shift = 16, bits = 2 } },
     },
     {
-      layout = { kind = "packed", component = { name = "i64", code = "q", size = 8 }, width = 1 },
+      layout = {
+        kind = "packed",
+        component = { name = "i64", code = "q", size = 8 },
+        width = 1,
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = {},
     },
     {
-      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 1 },
+      layout = {
+        kind = "packed",
+        component = { name = "f32", code = "f", size = 4 },
+        width = 1,
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = {},
     },
     {
-      layout = { kind = "packed", component = { name = "f64", code = "d", size = 8 }, width = 1 },
+      layout = {
+        kind = "packed",
+        component = { name = "f64", code = "d", size = 8 },
+        width = 1,
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = {},
     },
     {
-      layout = { kind = "packed", component = { name = "real", code = "f", size = 4 }, width = 2, element = "VECTOR2" },
+      layout = {
+        kind = "packed",
+        component = { name = "real", code = "f", size = 4 },
+        width = 2,
+        element = "VECTOR2",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
     {
-      layout = { kind = "packed", component = { name = "real", code = "f", size = 4 }, width = 3, element = "VECTOR3" },
+      layout = {
+        kind = "packed",
+        component = { name = "real", code = "f", size = 4 },
+        width = 3,
+        element = "VECTOR3",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
     {
-      layout = { kind = "packed", component = { name = "real", code = "f", size = 4 }, width = 4, element = "VECTOR4" },
+      layout = {
+        kind = "packed",
+        component = { name = "real", code = "f", size = 4 },
+        width = 4,
+        element = "VECTOR4",
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+      },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
   },
@@ -641,6 +872,7 @@ local OBJ_AS_ID = field_mask(SPEC.object_as_id)
 local EL_KIND, KEY_KIND, VAL_KIND = SPEC.array_element_kind, SPEC.dict_key_kind, SPEC.dict_value_kind
 local KINDS = SPEC.container_kinds -- 1-based: KINDS[kind + 1]
 local MAX_NESTING = SPEC.max_nesting
+local TR = SPEC.transports -- spec.transports' constants by name
 local DEPTH_FAILURE = "nesting deeper than " -- the start of the reason the nesting limit gives
 local ZEROS = { [0] = "", "\0", "\0\0", "\0\0\0" }
 local STRUCT_CODE = { i = "i4", I = "I4", q = "e", Q = "E", f = "f", d = "d" }
@@ -690,8 +922,11 @@ local function compile_type(d, e)
   elseif k == "container" then
     t.pairs = L.pairs
     t.count_mask = L.count_mask
+    t.count_mod = L.count_mask + 1
   elseif k == "node_path" then
     t.new_bit, t.absolute, t.legacy = L.new_format_bit, L.flag_absolute, L.flag_legacy_property
+    -- the count words' masks and the legacy property flag's extra subnames, as the spec declares them
+    t.names_mask, t.subs_mask, t.legacy_extra = L.name_count.mask, L.subname_count.mask, L.legacy_extra_subnames
   end
   return t
 end
@@ -908,8 +1143,9 @@ godot.prefs.debugger_ports = Pref.range("Debugger ports", tconcat(SPEC.debugger_
 godot.prefs.heuristics = Pref.bool("Heuristics", true, "Find Godot flows on other UDP/TCP ports and over WebSocket")
 godot.prefs.packed_limit = Pref.uint("Packed array elements shown", 16,
                                      "Elements of a packed array shown one by one; the rest are collapsed")
-godot.prefs.max_depth = Pref.uint("Maximum depth shown", 32,
-                                  "Nesting levels shown in the tree (capped at 200, below Wireshark's own limit)")
+godot.prefs.max_depth = Pref.uint("Maximum depth shown", 0,
+                                  "Nesting levels shown in the tree (capped at 200, below Wireshark's own limit); "
+                                  .. "0: automatic, 2 (a Variant and its elements) or 32 with the details preference")
 godot.prefs.details = Pref.bool("Show details", false,
                                "Show every field: a type item for every Variant, string lengths, Dictionary keys as "
                                .. "Variants, math type components, NodePath counts")
@@ -918,17 +1154,27 @@ godot.prefs.compact = Pref.bool("Compact tree", false,
                                "Leave out counts, property items, and the header flags and hidden type items of "
                                .. "bool, int, float and String Variants: fewer items, for big captures")
 
-local P = { dialect = "auto", heuristics = true, packed_limit = 16, max_depth = 32, details = false, compact = false }
+-- the levels shown when the max_depth preference is 0 (automatic): a message's Variant and its
+-- elements (a game-state Dictionary's entries, an RPC argument's elements); deeper containers are
+-- one item each, labelled with their summary. Every item costs tshark -V time (a TreeItem, a
+-- TvbRange and a label made in Lua: about 5 microseconds), and a game-state message holds dozens of
+-- Variants; the details preference shows every level.
+local AUTO_DEPTH, DETAILS_DEPTH = 2, 32
+
+local P = { dialect = "auto", heuristics = true, packed_limit = 16, max_depth = AUTO_DEPTH, details = false,
+            compact = false, depth_noted = false }
 
 local function read_prefs()
   P.dialect = DIALECT_BY_ENUM[godot.prefs.dialect] or "auto"
   P.heuristics = godot.prefs.heuristics
   P.packed_limit = godot.prefs.packed_limit
-  local md = godot.prefs.max_depth
-  if md > 200 then md = 200 end
-  if md < 1 then md = 1 end
-  P.max_depth = md
   P.details = godot.prefs.details
+  local md = godot.prefs.max_depth
+  -- a depth the user chose is said where it cuts (expert info); the automatic one is not
+  P.depth_noted = md > 0
+  if md == 0 then md = P.details and DETAILS_DEPTH or AUTO_DEPTH end
+  if md > 200 then md = 200 end
+  P.max_depth = md
   P.compact = godot.prefs.compact and not P.details
 end
 
@@ -1018,6 +1264,7 @@ local ERR_OFF, ERR_MSG = false, false -- where and why it is malformed
 local TVB, BASE, TLEN = nil, 0, 0     -- showing: the Tvb, where the message starts in it, its length
 local NULL_MODE = false               -- showing into NULL_ITEM (no tree): labels for the Info column only
 local COMPACT, DETAILS, LIMIT, MAX_SHOWN, NOTED = false, false, 0, 0, false -- preferences; depth noted
+local DEPTH_NOTED = false -- the depth limit is the user's: say where it cuts
 local SERIAL = 0 -- counts the messages shown (see leaf())
 
 local function begin(raw, stop, d, ck)
@@ -1261,9 +1508,9 @@ R.node_path = function(t, pos, h, s, depth, tree, prefix, key)
   local first = unpack("<I4", raw, pos + 1)
   if first < t.new_bit then fail(pos, t.name .. " in the old (Godot 2) string format is rejected") end
   need(pos, 12, t.name .. " header")
-  local n_names = first - t.new_bit
+  local n_names = band(first, t.names_mask)
   local n_subs, flags = unpack("<I4I4", raw, pos + 5)
-  if has(flags, t.legacy) then n_subs = (n_subs + 1) % 4294967296 end
+  if has(flags, t.legacy) then n_subs = band(n_subs + t.legacy_extra, t.subs_mask) end
   if CK and flags ~= 0 and flags ~= t.absolute then CANON = false end
   local p = pos + 12
   local names = tree and {} or nil
@@ -1446,7 +1693,7 @@ local function settle(ct, et)
 end
 
 local function too_deep(item, s, e)
-  if not NOTED then
+  if not NOTED and DEPTH_NOTED then
     NOTED = true
     add_expert(item, E.depth, rg(s, e),
                sfmt("nesting deeper than %d levels is not shown (preference godot.max_depth)", MAX_SHOWN))
@@ -1490,6 +1737,19 @@ local function read_key(pos, depth)
     return key, np
   end
   return { s = pos, depth = depth, pre = "" }, variant(pos, depth)
+end
+
+-- The text of a key that is not a String, for the label of a Dictionary shown as one item: the key
+-- read again as without a tree (it was checked already), then the tree's methods back
+local function key_text(k, item)
+  local tvb = TVB
+  tree_methods(NULL_ITEM)
+  TVB, NULL_MODE = NULL_FN, true
+  local _, text = variant(k.s, k.depth, NULL_ITEM, KEY, nil)
+  TVB, NULL_MODE = tvb, false
+  tree_methods(item)
+  k.text = text
+  return text
 end
 
 -- The label of a Dictionary: its type and first keys, e.g. Dictionary{id, pos, rot, vel, …}. The
@@ -1606,6 +1866,13 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
           local kt = k.short or k.text
           node = node[kt] or summary_next(node, kt)
         end
+      elseif node and i < 4 then
+        -- a Dictionary below the levels shown is one item: its label names its first keys
+        local k
+        k, pos = read_key(pos, depth + 1)
+        local kt = k.short or k.text or key_text(k, item)
+        pos = variant(pos, depth + 1)
+        node = node[kt] or summary_next(node, kt)
       else
         pos = variant(pos, depth + 1)
         if seen then -- a repeated key collapses in the engine's Dictionary
@@ -1704,10 +1971,19 @@ R.object = function(t, pos, h, s, depth, tree, prefix, key)
 end
 
 for _, d in ipairs(DIALECT_LIST) do
-  for _, t in pairs(d.types) do t.read = R[t.kind] end
+  for _, t in pairs(d.types) do
+    t.read = R[t.kind]
+    -- for check(): the size after the header of a Variant whose size the header alone gives, and
+    -- whether the 64-bit flag widens it
+    local k = t.kind
+    if k == "number" or k == "struct" then t.fixed, t.widens = t.nsize, k == "number" or t.real
+    elseif k == "bool" then t.fixed, t.widens = 4, false
+    elseif k == "empty" then t.fixed, t.widens = 0, false end
+  end
 end
 
-variant = function(pos, depth, tree, prefix, key)
+-- the reader of the Variant at `pos`: checks it, and shows it when given a tree
+local function full(pos, depth, tree, prefix, key)
   if depth > MAX_NESTING then fail(pos, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
   if STOP - pos < 4 then need(pos, 4, "Variant header") end
   local id, b1, b2, b3 = sbyte(RAW, pos + 1, pos + 4)
@@ -1716,6 +1992,57 @@ variant = function(pos, depth, tree, prefix, key)
   local h = id + 256 * (b1 + 256 * (b2 + 256 * b3))
   if CK and h >= 256 and band(h, 0xFFFFFF00 - t.allowed) ~= 0 then CANON = false end
   return t.read(t, pos + 4, h, pos, depth, tree, prefix, key)
+end
+
+-- Checking alone (no tree, no canonical-form check): the common layouts are stepped over here, in
+-- one function, without the readers' calls; anything else, and anything that does not look right,
+-- goes to full(), which reads it as before (and fails where the engine does). Most Variants of a
+-- message are checked this way: all of them without a tree, and the levels below the ones shown.
+local SCAN = "[%z\128-\255]" -- a byte that may need UTF-8 checking (NUL, BOM, non-ASCII)
+local check
+check = function(pos, depth)
+  if depth > MAX_NESTING or STOP - pos < 4 then return full(pos, depth) end
+  local raw = RAW
+  -- the header and the word after it (a length or a count) in one call
+  local id, b1, b2, b3, n0, n1, n2, n3 = sbyte(raw, pos + 1, pos + 8)
+  local t = TYPES[id]
+  if t == nil then return full(pos, depth) end
+  local p = pos + 4
+  local size = t.fixed
+  if size then
+    if b2 + b3 > 0 and t.widens and has(id + 256 * (b1 + 256 * (b2 + 256 * b3)), FLAG64) then size = t.wsize end
+    if STOP - p < size then return full(pos, depth) end
+    return p + size
+  end
+  local k = t.kind
+  if k == "string" then
+    if STOP - p < 4 or n3 >= 128 then return full(pos, depth) end -- short, or a negative length
+    local n = n0 + 256 * (n1 + 256 * (n2 + 256 * n3))
+    local stop = p + 4 + n
+    local e = stop + (-n) % 4
+    if e > STOP then return full(pos, depth) end
+    if n > 0 then
+      -- plain ASCII without NUL is valid in every dialect; the scan ends at the next length or
+      -- header (their high bytes are zero), so a message is scanned about once in all
+      local q = sfind(raw, SCAN, p + 5)
+      if q and q <= stop and UTF8(ssub(raw, p + 5, stop)) == nil then return full(pos, depth) end
+    end
+    return e
+  elseif k == "container" then
+    if b2 + b3 > 0 or STOP - p < 4 then return full(pos, depth) end -- typed: the reader
+    local n = (n0 + 256 * (n1 + 256 * (n2 + 256 * n3))) % t.count_mod
+    p = p + 4
+    if t.pairs then n = n + n end
+    depth = depth + 1
+    for _ = 1, n do p = check(p, depth) end
+    return p
+  end
+  return full(pos, depth)
+end
+
+variant = function(pos, depth, tree, prefix, key)
+  if tree == nil and not CK then return check(pos, depth) end
+  return full(pos, depth, tree, prefix, key)
 end
 
 -- Check one message: ok, bytes used, canonical (re-encodes byte-identically), error offset, reason
@@ -1735,6 +2062,7 @@ show = function(tvb, base, raw, d, tree, prefix)
   NULL_MODE = tree == NULL_ITEM
   TVB, BASE, TLEN = (NULL_MODE and NULL_FN or tvb), base, #raw
   COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, NULL_MODE and 0 or P.packed_limit, P.max_depth
+  DEPTH_NOTED = P.depth_noted
   tree_methods(tree)
   local ok, used, text = pcall(variant, 0, 0, tree, prefix, nil)
   if ok then return true, used, text end
@@ -2164,7 +2492,7 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
   local d = DIALECTS[dname]
   local len = #raw
   local head = framing and 4 or 0
-  local whole = tvb(off - head, len + head)
+  local whole = tree == NULL_ITEM and NULL_ITEM or tvb(off - head, len + head) -- (no tree: no TvbRange)
   local root = tree:add(godot, whole)
   if framing then root:add_le(F.pdu_len, tvb(off - 4, 4)) end
   local ditem = root:add(F.dialect, whole, dname)
@@ -2468,7 +2796,7 @@ local function heur_tcp(tvb, pinfo, tree)
   local avail = tvb:len()
   if avail < 4 or looks_http(tvb) then return false end
   local n = tvb(0, 4):le_uint()
-  if n < 4 or n > SPEC.max_pdu or n % 4 ~= 0 then return false end
+  if n < TR.MIN_BODY or n > SPEC.max_pdu or n % TR.BODY_ALIGN ~= 0 then return false end
   if avail >= n + 4 then
     -- the Python reader's rule: the first PDU of the flow reads to exactly its length
     if not plausible_in(tvb:raw(4, n), n, nil) then return false end
@@ -4964,8 +5292,15 @@ for _, list in ipairs({ ES.header_bits, ES.command_bits }) do
 end
 local function bits_of(b, w) return floor(w / b.div) % b.mod end
 
+-- the ack-requested bit of a command byte (checked for every command)
+local ACK_BIT
+for _, b in ipairs(ES.command_bits) do if b.name == "ack_requested" then ACK_BIT = b end end
+
 local function parse(raw, body)
-  local dg = { commands = {} }
+  -- the keys a datagram gets, named in the constructor (nil: nothing set) so that Lua sizes its table
+  -- once: each rehash while it grows is an allocation, and there is a datagram per frame
+  local dg = { commands = {}, word = nil, peer_id = nil, session_id = nil, compressed = nil, has_sent_time = nil,
+               header_size = nil, sent_time = nil, buf = nil, base = nil, err = nil, err_off = nil }
   local n = #raw
   if n < HW.size then
     dg.err_off, dg.err = 0, sfmt("%d bytes: shorter than the %d-byte ENet header", n, HW.size)
@@ -5015,9 +5350,9 @@ local function parse(raw, body)
       dg.err_off, dg.err = at, sfmt("%s needs %d bytes, only %d left", d.name, d.size, left)
       break
     end
-    local v = {}
     local q = p + 1 + CH.command.size
-    v.channel = read_int(buf, q, CH.channel.size); q = q + CH.channel.size
+    local v = { channel = read_int(buf, q, CH.channel.size), reliable_seq = 0 }
+    q = q + CH.channel.size
     v.reliable_seq = read_int(buf, q, CH.reliable_seq.size); q = q + CH.reliable_seq.size
     for _, f in ipairs(d.fields) do v[f.name] = read_int(buf, q, f.size); q = q + f.size end
     if d.needs_peer and not have_peer then
@@ -5029,7 +5364,8 @@ local function parse(raw, body)
       dg.err_off, dg.err = at, sfmt("%s from a peer that already has an id: ENet rejects it", d.name)
       break
     end
-    local cmd = { def = d, number = number, byte = byte, values = v, off = base + p, at = p, size = d.size }
+    local cmd = { def = d, number = number, byte = byte, values = v, off = base + p, at = p, size = d.size,
+                  data_off = nil, data_len = nil, flags = nil }
     if d.data_length then
       local dn = v[d.data_length]
       if left < d.size + dn then
@@ -5045,11 +5381,9 @@ local function parse(raw, body)
     dg.commands[#dg.commands + 1] = cmd
     p = p + cmd.size
     have_peer = true
-    for _, b in ipairs(ES.command_bits) do
-      if b.name == "ack_requested" and bits_of(b, byte) == 1 and dg.has_sent_time ~= 1 then
-        dg.err_off = at
-        dg.err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
-      end
+    if ACK_BIT and bits_of(ACK_BIT, byte) == 1 and dg.has_sent_time ~= 1 then
+      dg.err_off = at
+      dg.err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
     end
     if dg.err then break end
   end
@@ -5218,10 +5552,11 @@ end
 
 -- Showing --------------------------------------------------------------------------------------------
 local function show_command(ctree, ctvb, cmd)
-  local d, v = cmd.def, cmd.values
-  local r = ctvb(cmd.off, d.size)
   if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
-  local item = ctree:add(enet, ctvb(cmd.off, cmd.size), d.name)
+  local d, v = cmd.def, cmd.values
+  local whole = ctvb(cmd.off, cmd.size) -- the command's item and its generated fields share it
+  local r = cmd.size == d.size and whole or ctvb(cmd.off, d.size) -- its header
+  local item = ctree:add(enet, whole, d.name)
   item:set_text(d.name)
   local byte_range = r(0, CH.command.size)
   for _, b in ipairs(CMD_BITS) do item:add(b.f, byte_range) end
@@ -5239,7 +5574,7 @@ local function show_command(ctree, ctvb, cmd)
   end
   item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq))
   if d.data_length then item:append_text(sfmt(", %d bytes", cmd.data_len)) end
-  return item
+  return item, whole
 end
 
 local function conv_major(conv)
@@ -5315,19 +5650,19 @@ local function dissect(tvb, pinfo, given)
   for _, c in ipairs(dg.commands) do if c.def.delivery then data_bytes = data_bytes + c.data_len end end
   local weight = data_bytes > 0 and pinfo.len / data_bytes or 0
   for i, c in ipairs(dg.commands) do
-    local item = show_command(root, ctvb, c)
+    local item, whole = show_command(root, ctvb, c)
     info[#info + 1] = c.def.name
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
       if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data, weight * c.data_len) end
       local p = plan[i]
-      if not null then item:add(F_DELIVERY, ctvb(c.off, c.size), c.def.delivery):set_generated() end
+      if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
       if p.what == "duplicate" then
-        if not null then item:add(F_DUP, ctvb(c.off, c.size), true):set_generated() end
+        if not null then item:add(F_DUP, whole, true):set_generated() end
       elseif p.what == "fragment" then
         if not null then
-          item:add(F_FRAGMENTS, ctvb(c.off, c.size), sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
+          item:add(F_FRAGMENTS, whole, sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
             :set_generated()
         end
         info[#info] = sfmt("%s %d/%d", c.def.name, p.got, p.count)
@@ -5678,20 +6013,21 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
   end
   local v = read_code(ctx.raw, pos, code)
   scope.v[it.name], scope.at[it.name] = v, { pos, pos + code.size }
-  local item
+  local item, r
   if tree and IF[it.name] then
     local w = WIDE[it.name]
-    item = tree:add(IF[it.name], rng(ctx, pos, pos + code.size), w and w.new(v) or v)
+    r = rng(ctx, pos, pos + code.size) -- the item's bit fields share its TvbRange
+    item = tree:add(IF[it.name], r, w and w.new(v) or v)
   end
   for _, b in ipairs(bits or {}) do
     local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
     scope.v[b.name] = bv
     if item and BF[b.name] then
       if BF_MASKED[b.name] then
-        if code.le then item:add_le(BF[b.name], rng(ctx, pos, pos + code.size))
-        else item:add(BF[b.name], rng(ctx, pos, pos + code.size)) end
+        if code.le then item:add_le(BF[b.name], r)
+        else item:add(BF[b.name], r) end
       else
-        item:add(BF[b.name], rng(ctx, pos, pos + code.size), bv)
+        item:add(BF[b.name], r, bv)
       end
     end
   end
@@ -6027,32 +6363,34 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   local proto = PROTOCOLS[env.major]
   local msg = { args = nil, base = base }
   ctx.base = base
-  local root = tree:add(godot_mp, rng(ctx, env.start or base, stop))
+  local whole = rng(ctx, base, stop)
+  local root = tree:add(godot_mp, env.start ~= nil and env.start ~= base and rng(ctx, env.start, stop) or whole)
   msg.root, ctx.root = root, root
   root:set_text("Godot multiplayer, " .. proto.name)
   if env.header then env.header(root) end
-  root:add(MF.protocol, rng(ctx, base, stop), proto.name):set_generated()
+  root:add(MF.protocol, whole, proto.name):set_generated()
   if stop - base < 1 then
     root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)")
     mfail(ctx, base, "empty packet")
   end
   local byte = sbyte(ctx.raw, base + 1)
   local c, n = command_of(proto, byte)
-  root:add(MF.command_id, rng(ctx, base, base + 1), n):set_hidden() -- the number is in Command's label
+  local first = rng(ctx, base, base + 1) -- the command byte: its items share one TvbRange
+  root:add(MF.command_id, first, n):set_hidden() -- the number is in Command's label
   if c == nil then
-    root:add(MF.command, rng(ctx, base, base + 1), ""):append_text("(unknown)")
+    root:add(MF.command, first, ""):append_text("(unknown)")
     mfail(ctx, base, sfmt("unknown command %d (byte 0x%02x)", n, byte))
   end
   msg.command, msg.kind = c.name, c.kind
-  local citem = root:add(MF.command, rng(ctx, base, base + 1), c.name)
+  local citem = root:add(MF.command, first, c.name)
   citem:append_text(sfmt(" (%d)", n))
-  root:add(MF.kind, rng(ctx, base, base + 1), c.kind):set_generated()
+  root:add(MF.kind, first, c.kind):set_generated()
   local scope = scope_new(nil)
   for _, b in ipairs(c.flags or {}) do
     local v = bits_get(b, byte)
     scope.v[b.name] = v
-    if BF_MASKED[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1))
-    elseif BF[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1), v) end
+    if BF_MASKED[b.name] then citem:add(BF[b.name], first)
+    elseif BF[b.name] then citem:add(BF[b.name], first, v) end
   end
   msg.scope = scope
   local form = pick_form(c, scope, stop - base, ctx.hint)
@@ -6298,12 +6636,13 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
   local sender, receiver, relayed = route(env)
-  if sender then msg.root:add(MF.sender, rng(ctx, base, stop), sender):set_generated() end
-  if receiver then msg.root:add(MF.receiver, rng(ctx, base, stop), receiver):set_generated() end
-  if relayed then msg.root:add(MF.relayed, rng(ctx, base, stop), true):set_generated() end
-  msg.root:add(MF.app_bytes, rng(ctx, base, stop), env.app_bytes or (stop - base)):set_generated()
-  if env.transfer then msg.root:add(MF.transfer, rng(ctx, base, stop), env.transfer):set_generated() end
-  if env.relay then msg.root:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
+  local whole = rng(ctx, base, stop) -- one TvbRange for the generated fields (each costs an allocation)
+  if sender then msg.root:add(MF.sender, whole, sender):set_generated() end
+  if receiver then msg.root:add(MF.receiver, whole, receiver):set_generated() end
+  if relayed then msg.root:add(MF.relayed, whole, true):set_generated() end
+  msg.root:add(MF.app_bytes, whole, env.app_bytes or (stop - base)):set_generated()
+  if env.transfer then msg.root:add(MF.transfer, whole, env.transfer):set_generated() end
+  if env.relay then msg.root:add(MF.relay, whole, env.relay):set_generated() end
   show_resolved(msg, ctx, base, stop)
   local text = (prefix or "") .. summary(msg)
   msg.root:append_text(": " .. text)
@@ -6432,10 +6771,11 @@ MP.payload = function(p, pinfo, tree, e)
                   wire = p.wire }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
     env.header = not ctx.null and function(root)
-      local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
+      local hrange = rng(ctx, 0, hsize)
+      local htree = root:add(MF.peer_header, hrange)
       read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
-      htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
-      htree:add(MF.channel_name, rng(ctx, 0, hsize), cname):set_generated()
+      htree:add(MF.channel, hrange, p.channel):set_generated()
+      htree:add(MF.channel_name, hrange, cname):set_generated()
     end
     packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
     return
@@ -6485,8 +6825,8 @@ end
 -- the WebSocket frame's size on the wire (RFC 6455 5.2): 2 bytes, the extended length, and the mask a
 -- client's frames carry (for the statistics' wire_bytes)
 local function ws_frame_size(n, masked)
-  local size = 2 + n + (masked and 4 or 0)
-  if n >= 65536 then return size + 8 elseif n >= 126 then return size + 2 end
+  local size = 2 + n + (masked and TR.WS_MASK_KEY_SIZE or 0)
+  if n >= 65536 then return size + TR.WS_LEN64_FIELD_SIZE elseif n >= TR.WS_LEN16 then return size + TR.WS_LEN16_FIELD_SIZE end
   return size
 end
 
@@ -6619,8 +6959,26 @@ local ROWS_MAX = MP_SPEC.stats.max_rows -- distinct rows kept per table; later o
 local OTHER = MP_SPEC.stats.other -- the row later rows are folded into
 
 local pending = { number = -1, recs = {} } -- the records of the frame being dissected
-local F_TCP_LEN = Field.new("tcp.len")
-local F_TCP_SEGMENT = Field.new("tcp.segment") -- (frame, bytes) of each segment of a reassembled PDU
+-- tcp.len and tcp.segment (frame, bytes of each segment of a reassembled PDU) are read from the tree
+-- the Listener sees (all_field_infos), which its filter makes Wireshark fill in, not with Field
+-- extractors: while any Field extractor exists, tshark builds a protocol tree for every packet
+-- (have_field_extractors() in epan/column-utils.c), and the plain packet list would cost several
+-- times more; Field.new is refused after start-up, before tshark runs the `-z` callbacks.
+local TAP_FILTER = "frame || tcp.len || tcp.segment"
+
+-- the frame's first tcp.len and its tcp.segment FieldInfos
+local function tcp_fields()
+  local payload, segs = nil, {}
+  for _, fi in ipairs({ all_field_infos() }) do
+    local name = fi.name
+    if name == "tcp.len" then
+      if payload == nil then payload = fi.value end
+    elseif name == "tcp.segment" then
+      segs[#segs + 1] = fi
+    end
+  end
+  return payload, segs
+end
 -- the TCP segments whose bytes are not all in the messages that completed with them, kept (over the
 -- whole capture, so however many flows there are) for a message that completes later (a WebSocket
 -- frame over several segments); the oldest go first beyond this many
@@ -6693,8 +7051,8 @@ local PORT_TYPES = { [2] = "tcp", [3] = "udp" } -- pinfo.port_type: PT_TCP, PT_U
 -- over its TCP payload, per byte. A message that began in earlier segments (the frame then completes
 -- a reassembled PDU, and it is the frame's first) adds their shares, kept in `T.open`.
 local function tcp_wire(pinfo, recs)
-  local payload = F_TCP_LEN()
-  payload = payload and payload.value or 0
+  local payload, segs = tcp_fields()
+  payload = payload or 0
   if payload <= 0 then return end
   local per_byte = pinfo.len / payload
   local used, first = 0, true
@@ -6702,7 +7060,6 @@ local function tcp_wire(pinfo, recs)
     local n = r.ws_bytes
     if n then
       if first then
-        local segs = { F_TCP_SEGMENT() }
         if #segs > 1 and segs[#segs].value == pinfo.number then
           local total = 0
           for _, fi in ipairs(segs) do total = total + fi.len end
@@ -6866,7 +7223,7 @@ local listener = nil
 local function ensure_listener()
   if listener then return end
   MP.count, STATS_HOOK.count = count, count -- the dissectors hand their records over from now on
-  listener = Listener.new("frame", nil, false)
+  listener = Listener.new("frame", TAP_FILTER, false)
   function listener.packet(pinfo) on_frame(pinfo) end
   function listener.reset() T = new_tables() end
 end
@@ -6890,7 +7247,7 @@ if gui_enabled() then
     register_menu(TITLES[name], function()
       MP.count, STATS_HOOK.count = count, count
       local win = TextWindow.new("Godot: " .. name)
-      local tap = Listener.new("frame", nil, false)
+      local tap = Listener.new("frame", TAP_FILTER, false)
       local saved = T
       T = new_tables()
       local mine = T

@@ -21,7 +21,7 @@ from ..errors import (
 )
 from ..spec import layouts as L
 from ..spec.dialects import Dialect, per_dialect
-from ..spec.kinds import kind_params
+from ..spec.kinds import count_code, kind_params
 from ..spec.transports import MAX_DEPTH
 from . import fast as _fast
 from .kinds import KINDS, Fail, Reader, fits_f32, make_string_reader, need, to_f32
@@ -29,9 +29,10 @@ from .typed import object_type, settle_array, settle_dictionary
 
 __all__ = ["CompiledDecoder", "compiled", "decode", "decode_prefix", "fits_f32", "to_f32"]
 
-_U32 = struct.Struct("<I")
-_I32 = struct.Struct("<i")
-_U64 = struct.Struct("<Q")
+_U32 = struct.Struct("<I")  # the header word; a typed container's builtin type id
+_OBJECT_ID = struct.Struct("<" + L.ObjectLayout.id.code)
+_PROPERTY_COUNT = struct.Struct(count_code(L.ObjectLayout.property_count))
+_CONTAINER_COUNT = struct.Struct(count_code(L.Container.count))
 _CONTAINER_KINDS = L.CONTAINER_KINDS
 
 
@@ -196,18 +197,18 @@ def _finish(f: _Frame, dialect: Dialect) -> Any:
 def _open_object(buf: Any, pos: int, end: int, header: int, allow_objects: bool,
                  rs: Callable, start: int) -> tuple[Any, int, _Frame | None]:
     if header & L.FLAG_OBJECT_AS_ID.mask:
-        need(pos, end, 8, "Object id")
-        return V.ObjectID(_U64.unpack_from(buf, pos)[0]), pos + 8, None
+        need(pos, end, _OBJECT_ID.size, "Object id")
+        return V.ObjectID(_OBJECT_ID.unpack_from(buf, pos)[0]), pos + _OBJECT_ID.size, None
     if not allow_objects:
         raise Fail(start, "full Object while objects are not allowed", ERR_UNAUTHORIZED)
     cls_name, pos = rs(buf, pos, end, "Object class name")
     obj = V.Object(cls_name)
     if not cls_name:
         return obj, pos, None
-    need(pos, end, 4, "Object property count")
-    n = _I32.unpack_from(buf, pos)[0]
-    pos += 4
-    if n <= 0:
+    need(pos, end, _PROPERTY_COUNT.size, "Object property count")
+    n = _PROPERTY_COUNT.unpack_from(buf, pos)[0]
+    pos += _PROPERTY_COUNT.size
+    if n <= 0:  # property_count: a negative count is an empty Object
         return obj, pos, None
     return obj, pos, _Frame("object", obj, n, start)
 
@@ -253,9 +254,9 @@ def _open_container(c: CompiledDecoder, buf: Any, pos: int, end: int, header: in
         else:
             value = []
         what = "Array"
-    need(pos, end, 4, f"{what} count")
-    n = _U32.unpack_from(buf, pos)[0] & L.Container.count.mask
-    pos += 4
+    need(pos, end, _CONTAINER_COUNT.size, f"{what} count")
+    n = _CONTAINER_COUNT.unpack_from(buf, pos)[0] & L.Container.count.mask
+    pos += _CONTAINER_COUNT.size
     if n == 0:
         return value, pos, None
     return value, pos, _Frame("dict" if pairs else "array", value, n, start)

@@ -15,13 +15,14 @@ from ..errors import EncodeError
 from ..spec import layouts as L
 from ..spec.conversions import OBJECT_AS_ID_CLASS
 from ..spec.dialects import Dialect, per_dialect
-from ..spec.kinds import kind_params
+from ..spec.kinds import count_code, kind_params
 from . import fast as _fast
 from .kinds import KINDS, Writer, write_string
 
-_U32 = struct.Struct("<I")
-_I32 = struct.Struct("<i")
-_IUQ = struct.Struct("<IQ")
+_U32 = struct.Struct("<I")  # the header word
+_CONTAINER_COUNT = struct.Struct(count_code(L.Container.count))
+_PROPERTY_COUNT = struct.Struct(count_code(L.ObjectLayout.property_count))
+_HEADER_AND_ID = struct.Struct("<I" + L.ObjectLayout.id.code)  # an Object as its instance id
 
 
 class _Raw(bytes):
@@ -34,12 +35,17 @@ class CompiledEncoder:
 
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
-        self.ids = {e.key: e.id for e in dialect.entries}
         self.writers: dict[str, Writer] = {}
+        #: the types the walker opens, by type key: ("array" | "dict" | "object", type id), from their kinds
+        self.opens: dict[str, tuple[str, int]] = {}
         for p in kind_params(dialect):
             w = KINDS[p.kind].writer(p)
             if w is not None:
                 self.writers[p.key] = w
+            elif p.kind == "container":
+                self.opens[p.key] = ("dict" if p.layout.pairs else "array", p.type_id)  # type: ignore[attr-defined]
+            elif p.kind == "object":
+                self.opens[p.key] = ("object", p.type_id)
 
 
 #: the writers of a dialect, made once
@@ -77,10 +83,9 @@ def _encode(value: Any, dialect: Dialect | str, full_objects: bool) -> bytes:
     if fast is not None and (res := fast(value, dialect)) is not None:
         return res
     c = compiled(dialect)
-    writers, ids = c.writers, c.ids
+    writers, opens = c.writers, c.opens
     typed_arrays = c.dialect.has_typed_arrays()
     typed_dicts = c.dialect.has_typed_dictionaries()
-    arr_id, dict_id, obj_id = ids.get("ARRAY"), ids.get("DICTIONARY"), ids.get("OBJECT")
     classes = V.CLASS_KEYS
     out = bytearray()
     stack: list[Any] = [iter((value,))]
@@ -95,18 +100,17 @@ def _encode(value: Any, dialect: Dialect | str, full_objects: bool) -> bytes:
             if w is not None:
                 w(v, out)
                 continue
-            if key == "ARRAY" and arr_id is not None:
-                h = arr_id
+            how, h = opens.get(key) or ("", 0)
+            if how == "array":
                 body = bytearray()
                 if typed_arrays and tv is V.TypedArray:
                     h |= _container_type(c, v.element, full_objects, body) << L.ARRAY_ELEMENT_KIND.shift
                 out += _U32.pack(h)
                 out += body
-                out += _U32.pack(len(v))
+                out += _CONTAINER_COUNT.pack(len(v))
                 stack.append(iter(v))
                 break
-            if key == "DICTIONARY" and dict_id is not None:
-                h = dict_id
+            if how == "dict":
                 body = bytearray()
                 if typed_dicts and tv is V.TypedDictionary:
                     if v.key_type is not None:
@@ -115,18 +119,18 @@ def _encode(value: Any, dialect: Dialect | str, full_objects: bool) -> bytes:
                         h |= _container_type(c, v.value_type, full_objects, body) << L.DICT_VALUE_KIND.shift
                 out += _U32.pack(h)
                 out += body
-                out += _U32.pack(len(v))
+                out += _CONTAINER_COUNT.pack(len(v))
                 stack.append(itertools.chain.from_iterable(v.items()))
                 break
-            if key == "OBJECT" and obj_id is not None:
+            if how == "object":
                 if tv is V.ObjectID:
-                    out += _IUQ.pack(obj_id | L.FLAG_OBJECT_AS_ID.mask, v.id)
+                    out += _HEADER_AND_ID.pack(h | L.FLAG_OBJECT_AS_ID.mask, v.id)
                     continue
-                out += _U32.pack(obj_id)
+                out += _U32.pack(h)
                 write_string(out, v.class_name)
                 if not v.class_name:
                     continue
-                out += _I32.pack(len(v.properties))
+                out += _PROPERTY_COUNT.pack(len(v.properties))
                 parts: list[Any] = []
                 for name, pv in v.properties.items():
                     nb = bytearray()

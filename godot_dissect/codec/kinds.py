@@ -15,6 +15,7 @@ are the other two implementations, fed from the same parameters.
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from array import array
@@ -144,16 +145,33 @@ class FieldSink(Protocol):
 
     def add(self, off: int, size: int, role: str, depth: int, key: str | None, start: int) -> None: ...
     def u32(self, off: int) -> int: ...
-    def i32(self, off: int) -> int: ...
     def string(self, pos: int, depth: int, key: str | None, start: int) -> int: ...
     def stop(self) -> Exception: ...
 
 
-def count_part(w: FieldSink, pos: int, p: KindParams, depth: int, start: int) -> tuple[int, int]:
-    """A signed count word in the field map: (the count, 0 when cut off; the position after it)."""
-    n = w.i32(pos) if pos + 4 <= w.n else 0
-    w.add(pos, 4, COUNT, depth, p.key, start)
-    return n, pos + 4
+def count_value(buf: Any, pos: int, count: L.Count) -> int:
+    """The count a ``Count`` word at ``pos`` holds: its scalar (signed or not), its count bits."""
+    n = struct.unpack_from("<" + count.scalar.code, buf, pos)[0]
+    return n & count.mask if count.mask != (1 << 8 * count.scalar.size) - 1 else n
+
+
+def node_path_counts(first: int, subs: int, flags: int) -> tuple[int, int]:
+    """(names, subnames) from a NodePath's three words as the engine counts them
+    (``layouts.NodePathLayout``): the first word's count bits; the second word's, plus
+    ``legacy_extra_subnames`` with the legacy property flag (uint32 arithmetic: it can wrap)."""
+    lay = L.NodePathLayout
+    n_subs = subs & lay.subname_count.mask
+    if flags & lay.flag_legacy_property:
+        n_subs = (n_subs + lay.legacy_extra_subnames) & lay.subname_count.mask
+    return first & lay.name_count.mask, n_subs
+
+
+def count_part(w: FieldSink, pos: int, count: L.Count, p: KindParams, depth: int, start: int) -> tuple[int, int]:
+    """A ``Count`` word in the field map: (the count, 0 when cut off; the position after it)."""
+    size = count.scalar.size
+    n = count_value(w.data, pos, count) if pos + size <= w.n else 0
+    w.add(pos, size, COUNT, depth, p.key, start)
+    return n, pos + size
 
 
 def string_parts(w: FieldSink, pos: int, n: int, p: KindParams, depth: int, start: int) -> int:
@@ -375,6 +393,13 @@ class StructKind(Kind):
         return pos, None
 
 
+@functools.cache
+def _node_path_words() -> struct.Struct:
+    """The three words of ``layouts.NodePathLayout``: name count, subname count, flags."""
+    lay = L.NodePathLayout
+    return struct.Struct("<" + lay.name_count.scalar.code + lay.subname_count.scalar.code + lay.flags.code)
+
+
 class NodePathKind(Kind):
     """``layouts.NodePathLayout``: name count word with the new-format bit, subname count word
     (plus ``legacy_extra_subnames`` with the legacy-property flag), flags word, then the parts."""
@@ -384,23 +409,20 @@ class NodePathKind(Kind):
     def reader(self, p: KindParams, ctx: Context) -> Reader:
         lay = L.NodePathLayout
         rs = ctx.read_string
-        new_bit, names_mask = lay.new_format_bit, lay.name_count.mask
-        absolute, legacy, extra = lay.flag_absolute, lay.flag_legacy_property, lay.legacy_extra_subnames
-        subs_mask = lay.subname_count.mask
+        new_bit, absolute = lay.new_format_bit, lay.flag_absolute
         empty_is_relative = ctx.dialect.empty_node_path_is_relative
-        words = struct.Struct("<" + lay.name_count.scalar.code + lay.subname_count.scalar.code + "I")
-        size = words.size
+        words = _node_path_words()
+        first_word = struct.Struct("<" + lay.name_count.scalar.code)
+        first_size, size = first_word.size, words.size
 
         def read(buf: Any, pos: int, end: int, header: int) -> tuple[Any, int]:
-            need(pos, end, 4, "NodePath")
-            first = _U32.unpack_from(buf, pos)[0]
+            need(pos, end, first_size, "NodePath")
+            first = first_word.unpack_from(buf, pos)[0]
             if not first & new_bit:
                 raise Fail(pos, "NodePath in the old (Godot 2) string format is rejected")
             need(pos, end, size, "NodePath header")
-            _, n_subs, flags = words.unpack_from(buf, pos)
-            n_names = first & names_mask
-            if flags & legacy:
-                n_subs = (n_subs + extra) & subs_mask
+            _, subs, flags = words.unpack_from(buf, pos)
+            n_names, n_subs = node_path_counts(first, subs, flags)
             pos += size
             parts = []
             # the engine adds the counts in uint32 (they can wrap); counts are not trusted: each
@@ -418,7 +440,7 @@ class NodePathKind(Kind):
     def writer(self, p: KindParams) -> Writer:
         lay = L.NodePathLayout
         h = _U32.pack(p.type_id)
-        words = struct.Struct("<" + lay.name_count.scalar.code + lay.subname_count.scalar.code + "I")
+        words = _node_path_words()
 
         def write(v: V.NodePath, out: bytearray) -> None:
             out += h
@@ -431,18 +453,16 @@ class NodePathKind(Kind):
     def fields(self, w: FieldSink, pos: int, header: int, p: KindParams, depth: int,
                start: int) -> tuple[int, list | None]:
         lay = L.NodePathLayout
+        words = _node_path_words()
+        first_size, subs_size = lay.name_count.scalar.size, lay.subname_count.scalar.size
+        w.add(pos, first_size, COUNT, depth, p.key, start)
         first = w.u32(pos)
-        w.add(pos, 4, COUNT, depth, p.key, start)
         if not first & lay.new_format_bit:
             raise w.stop()
-        w.add(pos + 4, 4, COUNT, depth, p.key, start)
-        w.add(pos + 8, 4, DATA, depth, p.key, start)
-        subs = w.u32(pos + 4)
-        flags = w.u32(pos + 8)
-        n = (first & lay.name_count.mask) + subs
-        if flags & lay.flag_legacy_property:
-            n += lay.legacy_extra_subnames
-        return string_parts(w, pos + 12, n, p, depth, start), None
+        w.add(pos + first_size, subs_size, COUNT, depth, p.key, start)
+        w.add(pos + first_size + subs_size, lay.flags.size, DATA, depth, p.key, start)
+        n_names, n_subs = node_path_counts(*words.unpack_from(w.data, pos))
+        return string_parts(w, pos + words.size, (n_names + n_subs) & 0xFFFFFFFF, p, depth, start), None
 
 
 class Id64Kind(Kind):
@@ -515,7 +535,7 @@ class ObjectKind(Kind):
         pos = w.string(pos, depth, p.key, start)
         if n_before == 0:
             return pos, None
-        n, pos = count_part(w, pos, p, depth, start)
+        n, pos = count_part(w, pos, L.ObjectLayout.property_count, p, depth, start)
         return pos, ([n, "object"] if n > 0 else None)
 
 
@@ -534,9 +554,10 @@ class ContainerKind(Kind):
                 pos += 4
             elif name != "none":
                 pos = w.string(pos, depth, p.key, start)
-        n = w.u32(pos) & layout.count.mask
-        w.add(pos, 4, COUNT, depth, p.key, start)
-        pos += 4
+        size = layout.count.scalar.size
+        w.add(pos, size, COUNT, depth, p.key, start)
+        n = count_value(w.data, pos, layout.count)
+        pos += size
         if n == 0:
             return pos, None
         return pos, [n * 2 if layout.pairs else n, "container"]
@@ -572,7 +593,7 @@ class PackedBytesKind(Kind):
 
     def fields(self, w: FieldSink, pos: int, header: int, p: KindParams, depth: int,
                start: int) -> tuple[int, list | None]:
-        n, pos = count_part(w, pos, p, depth, start)
+        n, pos = count_part(w, pos, L.PackedBytes.data.count, p, depth, start)
         if n < 0 or pos + n > w.n:
             raise w.stop()
         w.add(pos, n, BYTES, depth, p.key, start)
@@ -614,7 +635,7 @@ class PackedStringsKind(Kind):
 
     def fields(self, w: FieldSink, pos: int, header: int, p: KindParams, depth: int,
                start: int) -> tuple[int, list | None]:
-        n, pos = count_part(w, pos, p, depth, start)
+        n, pos = count_part(w, pos, L.PackedStrings.count, p, depth, start)
         return string_parts(w, pos, n, p, depth, start), None
 
 
@@ -670,7 +691,7 @@ class PackedKind(Kind):
 
     def fields(self, w: FieldSink, pos: int, header: int, p: KindParams, depth: int,
                start: int) -> tuple[int, list | None]:
-        n, pos = count_part(w, pos, p, depth, start)
+        n, pos = count_part(w, pos, L.Packed.count, p, depth, start)
         esize = p.element_size(header)
         if n < 0 or pos + n * esize > w.n:
             raise w.stop()

@@ -19,7 +19,8 @@ from ..spec.dialects import Dialect, get_dialect
 from ..spec.kinds import KindParams, kind_params
 
 _U32 = struct.Struct("<I")
-_I32 = struct.Struct("<i")
+_LENGTH_SIZE = L.PADDED_STRING.count.scalar.size
+_PAD = L.PADDED_STRING.pad - 1
 
 #: field roles (the parts of ``codec/kinds.py``)
 __all__ = ["BYTES", "COUNT", "DATA", "HEADER", "LENGTH", "TEXT", "TYPED", "Field", "FieldMap", "field_map"]
@@ -72,19 +73,17 @@ class _Walker:
             raise _Stop
         return _U32.unpack_from(self.data, off)[0]
 
-    def i32(self, off: int) -> int:
-        return _I32.unpack_from(self.data, off)[0]
-
     def stop(self) -> Exception:
         return _Stop()
 
     def string(self, pos: int, depth: int, key: str | None, start: int) -> int:
+        """A ``layouts.PADDED_STRING``; its length read unsigned, so a negative one stops the walk."""
         n = self.u32(pos)
-        self.add(pos, 4, LENGTH, depth, key, start)
+        self.add(pos, _LENGTH_SIZE, LENGTH, depth, key, start)
         if n > self.n:
             raise _Stop
-        self.add(pos + 4, n, TEXT, depth, key, start)
-        return pos + 4 + n + (-n & 3)
+        self.add(pos + _LENGTH_SIZE, n, TEXT, depth, key, start)
+        return pos + _LENGTH_SIZE + n + (-n & _PAD)
 
     def walk(self) -> tuple[int, bool]:
         params = kind_params(self.d)

@@ -6,6 +6,10 @@ nest a few levels and may be typed (Godot 4.3+ arrays, 4.4+ dictionaries: every 
 and Objects come as ids or, when ``full_objects`` is on, as full class-name + properties Objects.
 Deep nesting (``nest``) is built from unit byte strings taken from the encoder, so a million levels
 cost a bytes multiplication.
+
+What values to try is chosen per layout kind here; what a kind holds (integer or float components
+and their widths, element widths, the value wrapper) is read from its ``KindParams`` and layout,
+and the bytes come from the encoder (``codec/kinds.py``), so no wire rule is written here.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import math
 import random
 import struct
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 from .. import values as V
@@ -24,7 +29,7 @@ from ..codec.structs import compile_builder
 from ..spec import layouts as L
 from ..spec.conversions import OBJECT_AS_ID_CLASS
 from ..spec.dialects import Dialect, TypeEntry, get_dialect
-from ..spec.kinds import kind_params
+from ..spec.kinds import KindParams, kind_params
 
 INT_EDGES = (0, 1, -1, 2, 127, 128, 255, 256, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, -0x80000000, 0x80000000,
              -0x80000001, 0xFFFFFFFF, 0x100000000, 0x7FFFFFFFFFFFFFFF, -0x8000000000000000,
@@ -52,6 +57,11 @@ class ValueGenerator:
             lay = e.typedef.layout
             if lay.kind == "struct":
                 self.builders[e.key] = compile_builder(V.KEY_CLASSES[e.key], lay.fields)  # type: ignore[attr-defined]
+        self.makers: dict[str, Callable[[KindParams, random.Random, int], Any]] = {
+            "empty": self._empty, "bool": self._bool, "number": self._number, "string": self._string,
+            "struct": self._struct, "node_path": self._node_path, "id64": self._id64, "signal": self._signal,
+            "object": self._object, "container": self._container, "packed_bytes": self._packed_bytes,
+            "packed_strings": self._packed_strings, "packed": self._packed}
         self.leaf_entries = [e for e in self.entries if e.typedef.layout.kind != "container"]
         self.builtin_names = [e.name for e in self.d.entries]
 
@@ -86,65 +96,83 @@ class ValueGenerator:
         alphabet = "abcxyz019_ /:.é€\U0001f600ДЖ日本\u0301"
         return "".join(rng.choice(alphabet) for _ in range(n))
 
+    def word(self, rng: random.Random, word: L.Scalar) -> int:
+        """An id word (RID, Object id, Signal object): small, all ones, or any."""
+        return rng.choice((0, 1, (1 << 8 * word.size) - 1, rng.getrandbits(8 * word.size)))
+
     def component(self, rng: random.Random, comp: L.Scalar) -> Any:
-        if comp is L.I32:
-            return rng.choice((0, 1, -1, 7, 0x7FFFFFFF, -0x80000000, rng.randint(-100, 100)))
+        """One component of a math type: an integer component's edges, else a float32 one."""
+        if not comp.is_float:
+            lo, hi = comp.int_range
+            return rng.choice((0, 1, -1, 7, hi, lo, rng.randint(-100, 100)))
         return self.float(rng, f32=True)
 
     # -- one value of one type ---------------------------------------------------------------------
     def of(self, e: TypeEntry, rng: random.Random, depth: int = 0) -> Any:
-        key, lay = e.key, e.typedef.layout
-        kind = lay.kind
         p = kind_params(self.d, e.id)
-        if kind == "empty":
-            cls = value_class(p.wrapper)
-            return None if cls is None else cls()
-        if kind == "bool":
-            return rng.random() < 0.5
-        if kind == "number":
-            v = self.float(rng) if lay.is_float else self.int(rng)  # type: ignore[attr-defined]
-            return value_class(p.wide_marker)(v) if rng.random() < 0.05 else v
-        if kind == "string":
-            s = self.text(rng)
-            wrap = value_class(p.wrapper)
-            return s if wrap is None else wrap(s)
-        if kind == "struct":
-            comps = tuple(self.component(rng, lay.component) for _ in lay.fields)  # type: ignore[attr-defined]
-            if lay.component is L.I32:  # type: ignore[attr-defined]
-                comps = tuple(int(c) for c in comps)
-            return self.builders[key](comps)
-        if kind == "node_path":
-            names = [self.text(rng) or "n" for _ in range(rng.randint(0, 3))]
-            subs = [self.text(rng) or "s" for _ in range(rng.randint(0, 2))]
-            return V.NodePath(names, subs, absolute=rng.random() < 0.5)
-        if kind == "id64":
-            return V.RID(rng.choice((0, 1, 0xFFFFFFFFFFFFFFFF, rng.getrandbits(64))))
-        if kind == "signal":
-            return V.Signal(self.text(rng), rng.choice((0, 1, rng.getrandbits(64))))
-        if kind == "object":
-            if self.full_objects and rng.random() < 0.6:
-                return self.full_object(rng, depth)
-            return V.ObjectID(rng.choice((0, 1, 1288, 0xFFFFFFFFFFFFFFFF, rng.getrandbits(64))))
-        if kind == "container":
-            return self.container(e, rng, depth)
-        if kind == "packed_bytes":
-            n = rng.choice((0, 1, 3, 4, 5, 64, 1000))
-            return rng.randbytes(n)
-        if kind == "packed_strings":
-            return V.PackedStringArray(self.text(rng) for _ in range(rng.choice((0, 1, 2, 5))))
-        if kind == "packed":
-            cls = V.KEY_CLASSES[key]
-            n = rng.choice((0, 1, 2, 3, 17, 100))
-            comp = lay.component  # type: ignore[attr-defined]
-            if comp is L.I32 or comp is L.I64:
-                bound = 1 << (8 * comp.size - 1)
-                flat = [rng.choice((0, -1, bound - 1, -bound, rng.randint(-bound, bound - 1))) for _ in range(n)]
-            else:
-                flat = [self.float(rng, f32=comp is not L.F64) for _ in range(n * lay.width)]  # type: ignore[attr-defined]
-            obj = cls.__new__(cls)
-            obj.array = array(cls.typecode, flat)
-            return obj
-        raise ValueError(f"no generator for layout {kind}")
+        make = self.makers.get(p.kind)
+        if make is None:
+            raise ValueError(f"no generator for layout {p.kind}")
+        return make(p, rng, depth)
+
+    def _empty(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        cls = value_class(p.wrapper)
+        return None if cls is None else cls()
+
+    def _bool(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        return rng.random() < 0.5
+
+    def _number(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        v = self.float(rng) if p.layout.is_float else self.int(rng)  # type: ignore[attr-defined]
+        return value_class(p.wide_marker)(v) if rng.random() < 0.05 else v
+
+    def _string(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        s = self.text(rng)
+        wrap = value_class(p.wrapper)
+        return s if wrap is None else wrap(s)
+
+    def _struct(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        comp = p.layout.component  # type: ignore[attr-defined]
+        return self.builders[p.key](tuple(self.component(rng, comp) for _ in range(p.n)))
+
+    def _node_path(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        names = [self.text(rng) or "n" for _ in range(rng.randint(0, 3))]
+        subs = [self.text(rng) or "s" for _ in range(rng.randint(0, 2))]
+        return V.NodePath(names, subs, absolute=rng.random() < 0.5)
+
+    def _id64(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        return value_class(p.wrapper)(self.word(rng, p.layout.word))  # type: ignore[attr-defined]
+
+    def _signal(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        return V.Signal(self.text(rng), rng.choice((0, 1, rng.getrandbits(8 * L.SignalLayout.object_id.size))))
+
+    def _object(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        if self.full_objects and rng.random() < 0.6:
+            return self.full_object(rng, depth)
+        word = L.ObjectLayout.id
+        return V.ObjectID(rng.choice((0, 1, 1288, (1 << 8 * word.size) - 1, rng.getrandbits(8 * word.size))))
+
+    def _container(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        return self.container(self.d.entries[p.type_id], rng, depth)
+
+    def _packed_bytes(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        return rng.randbytes(rng.choice((0, 1, 3, 4, 5, 64, 1000)))
+
+    def _packed_strings(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        return V.PackedStringArray(self.text(rng) for _ in range(rng.choice((0, 1, 2, 5))))
+
+    def _packed(self, p: KindParams, rng: random.Random, depth: int) -> Any:
+        cls = V.KEY_CLASSES[p.key]
+        n = rng.choice((0, 1, 2, 3, 17, 100))
+        comp = p.layout.component  # type: ignore[attr-defined]
+        if not comp.is_float:
+            lo, hi = comp.int_range
+            flat = [rng.choice((0, -1, hi, lo, rng.randint(lo, hi))) for _ in range(n)]
+        else:
+            flat = [self.float(rng, f32=comp.size < L.F64.size) for _ in range(n * p.n)]
+        obj = cls.__new__(cls)
+        obj.array = array(cls.typecode, flat)
+        return obj
 
     def full_object(self, rng: random.Random, depth: int) -> V.Object:
         cls = rng.choice(CLASS_NAMES)

@@ -4,6 +4,10 @@ For every type of a dialect the corpus breaks what its layout kind has to break:
 counts (negative, huge, one past the end), missing padding, bad UTF-8, header bits the type does
 not use, flags that change payload widths, typed-container info, truncation at every byte.
 Some mutants are accepted by the engine on purpose (lenient rules); the differential tests decide.
+
+What to break is chosen per layout kind here; every byte is written from the kind's declared parts
+(``spec/layouts.py``: count words, the string rule, the NodePath words and flags, header fields),
+so a change to a kind's rule in the spec reaches this corpus with no edit here.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from ..spec import layouts as L
 from ..spec.dialects import Dialect, get_dialect
 from .samples import SAMPLES
 
-_U32 = struct.Struct("<I")
+_U32 = struct.Struct("<I")  # the Variant header word
 
 #: UTF-8 byte strings on the edge of what Godot 3 and Godot 4 accept
 UTF8_EDGES: tuple[bytes, ...] = (
@@ -34,9 +38,19 @@ class Mutant:
     allow_objects: bool = False
 
 
-def _str(b: bytes, pad: bool = True, declared: int | None = None) -> bytes:
+def _str(b: bytes, pad: bool = True, declared: int | None = None, rule: L.Length = L.PADDED_STRING) -> bytes:
+    """``b`` as a string of ``rule``: its length word (``declared``: a lie), the bytes, the padding."""
     n = len(b) if declared is None else declared
-    return _U32.pack(n & 0xFFFFFFFF) + b + (b"\0" * (-len(b) & 3) if pad else b"")
+    return rule.count.scalar.word(n) + b + (b"\0" * (-len(b) % rule.pad) if pad else b"")
+
+
+def _node_path(first: int, subs: int, flags: int | None, *parts: bytes) -> bytes:
+    """The words of ``layouts.NodePathLayout`` (``flags`` None: cut after the second), then parts."""
+    np = L.NodePathLayout
+    words = np.name_count.scalar.word(first) + np.subname_count.scalar.word(subs)
+    if flags is not None:
+        words += np.flags.word(flags)
+    return words + b"".join(_str(p, rule=np.part) for p in parts)
 
 
 def malformed_corpus(dialect: Dialect | str) -> list[Mutant]:
@@ -81,13 +95,16 @@ def _by_layout(d: Dialect, tid: int, name: str, layout: L.Layout, good: bytes) -
     h = _U32.pack(tid)
     wide = _U32.pack(tid | L.FLAG_64.mask)
     kind = layout.kind
+    nan64 = struct.pack("<" + L.F64.code, float("nan"))
     if kind == "bool":
         for v in (2, 0xFFFFFFFF):
-            yield Mutant(f"{name} = {v}", h + _U32.pack(v))
+            yield Mutant(f"{name} = {v}", h + L.Boolean.word.word(v))
     elif kind == "number":
-        yield Mutant(f"{name} 64-bit flag, 4 bytes", wide + good[4:8])
-        yield Mutant(f"{name} 64-bit flag, 8 bytes", wide + good[4:8] + b"\0\0\0\0")
-        yield Mutant(f"{name} 64-bit nan", wide + struct.pack("<d", float("nan")))
+        narrow = layout.narrow.size  # type: ignore[attr-defined]
+        value = good[4:4 + narrow]
+        yield Mutant(f"{name} 64-bit flag, 4 bytes", wide + value)
+        yield Mutant(f"{name} 64-bit flag, 8 bytes", wide + value + b"\0" * (layout.wide.size - narrow))  # type: ignore[attr-defined]
+        yield Mutant(f"{name} 64-bit nan", wide + nan64)
     elif kind == "string":
         for bad in UTF8_EDGES:
             yield Mutant(f"{name} utf8 {bad.hex()}", h + _str(bad))
@@ -99,63 +116,73 @@ def _by_layout(d: Dialect, tid: int, name: str, layout: L.Layout, good: bytes) -
     elif kind == "struct":
         yield Mutant(f"{name} 64-bit flag on 32-bit data", wide + good[4:])
         n = len(layout.fields)  # type: ignore[attr-defined]
-        yield Mutant(f"{name} 64-bit flag, 64-bit data", wide + struct.pack(f"<{n}d", *range(n)))
+        yield Mutant(f"{name} 64-bit flag, 64-bit data", wide + struct.pack(f"<{n}{L.F64.code}", *range(n)))
     elif kind == "node_path":
         np = L.NodePathLayout
         new, legacy = np.new_format_bit, np.flag_legacy_property
+        # one name, no subnames: the legacy flag and every flag set add the spec's extra subnames
+        one_name = (b"a",)
+        with_extra = one_name + tuple(b"bcdefgh"[i:i + 1] for i in range(np.legacy_extra_subnames))
+        all_flags = (1 << 8 * np.flags.size) - 1
         yield Mutant(f"{name} old format", h + _str(b"a/b"))
-        yield Mutant(f"{name} legacy property flag", h + struct.pack("<III", new | 1, 0, legacy)
-                     + _str(b"a") + _str(b"b"))
-        yield Mutant(f"{name} name count huge", h + struct.pack("<III", new | np.name_count.mask, 0, 0) + _str(b"a"))
-        yield Mutant(f"{name} subname count huge", h + struct.pack("<III", new, 0x7FFFFFFF, 0))
-        yield Mutant(f"{name} header 8 bytes", h + struct.pack("<II", new | 1, 0))
-        yield Mutant(f"{name} flags all set", h + struct.pack("<III", new | 1, 0, 0xFFFFFFFF)
-                     + _str(b"a") + _str(b"b"))
+        yield Mutant(f"{name} legacy property flag", h + _node_path(new | 1, 0, legacy, *with_extra))
+        yield Mutant(f"{name} name count huge", h + _node_path(new | np.name_count.mask, 0, 0, *one_name))
+        yield Mutant(f"{name} subname count huge", h + _node_path(new, 0x7FFFFFFF, 0))
+        yield Mutant(f"{name} header 8 bytes", h + _node_path(new | 1, 0, None))
+        yield Mutant(f"{name} flags all set", h + _node_path(new | 1, 0, all_flags, *with_extra))
     elif kind == "object":
+        as_id = _U32.pack(tid | L.FLAG_OBJECT_AS_ID.mask)
+        id_size = L.ObjectLayout.id.size
         yield Mutant(f"{name} full, not allowed", h + _str(b""))
         yield Mutant(f"{name} full null, allowed", h + _str(b""), allow_objects=True)
-        yield Mutant(f"{name} as id 0", _U32.pack(tid | L.FLAG_OBJECT_AS_ID.mask) + b"\0" * 8)
-        yield Mutant(f"{name} as id, 4 bytes", _U32.pack(tid | L.FLAG_OBJECT_AS_ID.mask) + b"\1\0\0\0")
-        yield Mutant(f"{name} as id max", _U32.pack(tid | L.FLAG_OBJECT_AS_ID.mask) + b"\xff" * 8)
+        yield Mutant(f"{name} as id 0", as_id + L.ObjectLayout.id.word(0))
+        yield Mutant(f"{name} as id, 4 bytes", as_id + L.ObjectLayout.id.word(1)[:id_size // 2])
+        yield Mutant(f"{name} as id max", as_id + L.ObjectLayout.id.word(-1))
     elif kind in ("id64", "signal"):
         yield Mutant(f"{name} no payload", h)
     elif kind == "container":
         pairs = layout.pairs  # type: ignore[attr-defined]
+        count = layout.count.scalar.word  # type: ignore[attr-defined]
         int_id = d.by_key("INT").id  # type: ignore[union-attr]
-        one = _U32.pack(int_id) + _U32.pack(1)
+        one = encode(1, d)
         elems = one + one if pairs else one
-        mask = L.Container.count.mask
-        yield Mutant(f"{name} count huge", h + _U32.pack(mask) + elems)
-        yield Mutant(f"{name} count bit 31", h + _U32.pack((~mask & 0xFFFFFFFF) | 1) + elems)
-        yield Mutant(f"{name} count 0xffffffff", h + _U32.pack(0xFFFFFFFF) + elems)
-        yield Mutant(f"{name} count one too many", h + _U32.pack(2) + elems)
-        yield Mutant(f"{name} element bad type", h + _U32.pack(1) + _U32.pack(0xFF) + elems)
-        shift = L.DICT_KEY_KIND.shift if pairs else L.ARRAY_ELEMENT_KIND.shift
-        for kind_no in (1, 2, 3):
-            hk = _U32.pack(tid | kind_no << shift)
-            info = _U32.pack(int_id) if kind_no == 1 else _str(b"Node" if kind_no == 2 else b"res://x.gd")
-            yield Mutant(f"{name} typed kind {kind_no}", hk + info + _U32.pack(1) + elems)
-            yield Mutant(f"{name} typed kind {kind_no}, info missing", hk + _U32.pack(1) + elems)
-        yield Mutant(f"{name} typed builtin out of range", _U32.pack(tid | 1 << shift) + _U32.pack(0xFF)
-                     + _U32.pack(0))
+        mask = layout.count.mask  # type: ignore[attr-defined]
+        typed = L.DICT_KEY_KIND if pairs else L.ARRAY_ELEMENT_KIND
+        builtin, class_name, script = (L.CONTAINER_KINDS.index(k) for k in ("builtin", "class_name", "script"))
+        yield Mutant(f"{name} count huge", h + count(mask) + elems)
+        yield Mutant(f"{name} count bit 31", h + count(~mask | 1) + elems)
+        yield Mutant(f"{name} count 0xffffffff", h + count(-1) + elems)
+        yield Mutant(f"{name} count one too many", h + count(2) + elems)
+        yield Mutant(f"{name} element bad type", h + count(1) + _U32.pack(L.TYPE_MASK) + elems)
+        for kind_no in (builtin, class_name, script):
+            hk = _U32.pack(tid | typed.put(kind_no))
+            info = _U32.pack(int_id) if kind_no == builtin else _str(b"Node" if kind_no == class_name else b"res://x.gd")
+            yield Mutant(f"{name} typed kind {kind_no}", hk + info + count(1) + elems)
+            yield Mutant(f"{name} typed kind {kind_no}, info missing", hk + count(1) + elems)
+        yield Mutant(f"{name} typed builtin out of range", _U32.pack(tid | typed.put(builtin)) + _U32.pack(L.TYPE_MASK)
+                     + count(0))
         str_id = d.by_key("STRING").id  # type: ignore[union-attr]
-        yield Mutant(f"{name} typed int holding a String", _U32.pack(tid | 1 << shift) + _U32.pack(int_id)
-                     + _U32.pack(1) + (one if pairs else b"") + _U32.pack(str_id) + _str(b"x"))
+        yield Mutant(f"{name} typed int holding a String", _U32.pack(tid | typed.put(builtin)) + _U32.pack(int_id)
+                     + count(1) + (one if pairs else b"") + _U32.pack(str_id) + _str(b"x"))
         if pairs:
-            vk = L.DICT_VALUE_KIND.shift
-            yield Mutant(f"{name} typed value only", _U32.pack(tid | 1 << vk) + _U32.pack(int_id)
-                         + _U32.pack(1) + elems)
+            yield Mutant(f"{name} typed value only", _U32.pack(tid | L.DICT_VALUE_KIND.put(builtin)) + _U32.pack(int_id)
+                         + count(1) + elems)
     elif kind == "packed_bytes":
-        yield Mutant(f"{name} count -1", h + _U32.pack(0xFFFFFFFF))
-        yield Mutant(f"{name} count past end", h + _U32.pack(9) + b"\1\2\3\4")
-        yield Mutant(f"{name} padding missing", h + _U32.pack(1) + b"\x09")
+        count = L.PackedBytes.data.count.scalar.word
+        yield Mutant(f"{name} count -1", h + count(-1))
+        yield Mutant(f"{name} count past end", h + count(9) + b"\1\2\3\4")
+        yield Mutant(f"{name} padding missing", h + count(1) + b"\x09")
     elif kind == "packed_strings":
-        yield Mutant(f"{name} count -1", h + _U32.pack(0xFFFFFFFF))
-        yield Mutant(f"{name} count huge", h + _U32.pack(0x7FFFFFFF) + _str(b"a"))
-        yield Mutant(f"{name} element without NUL", h + _U32.pack(1) + _str(b"ab"))
-        yield Mutant(f"{name} element bad utf8", h + _U32.pack(1) + _str(b"\xff\xfe\x00"))
+        count = L.PackedStrings.count.scalar.word
+        element = L.PackedStrings.element
+        yield Mutant(f"{name} count -1", h + count(-1))
+        yield Mutant(f"{name} count huge", h + count(0x7FFFFFFF) + _str(b"a", rule=element))
+        yield Mutant(f"{name} element without NUL", h + count(1) + _str(b"ab", rule=element))
+        yield Mutant(f"{name} element bad utf8", h + count(1) + _str(b"\xff\xfe\x00", rule=element))
     elif kind == "packed":
-        yield Mutant(f"{name} count -1", h + _U32.pack(0xFFFFFFFF))
-        yield Mutant(f"{name} count overflow", h + _U32.pack(0x40000001) + b"\0" * 8)
-        yield Mutant(f"{name} count past end", h + _U32.pack(3) + good[8:])
-        yield Mutant(f"{name} 64-bit flag", wide + good[4:] + b"\0" * (len(good) - 8))
+        count = L.Packed.count.scalar.word
+        body = good[4 + L.Packed.count.scalar.size:]  # the elements after the count
+        yield Mutant(f"{name} count -1", h + count(-1))
+        yield Mutant(f"{name} count overflow", h + count(0x40000001) + b"\0" * 8)
+        yield Mutant(f"{name} count past end", h + count(3) + body)
+        yield Mutant(f"{name} 64-bit flag", wide + good[4:] + b"\0" * len(body))

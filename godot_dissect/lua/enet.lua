@@ -164,8 +164,15 @@ for _, list in ipairs({ ES.header_bits, ES.command_bits }) do
 end
 local function bits_of(b, w) return floor(w / b.div) % b.mod end
 
+-- the ack-requested bit of a command byte (checked for every command)
+local ACK_BIT
+for _, b in ipairs(ES.command_bits) do if b.name == "ack_requested" then ACK_BIT = b end end
+
 local function parse(raw, body)
-  local dg = { commands = {} }
+  -- the keys a datagram gets, named in the constructor (nil: nothing set) so that Lua sizes its table
+  -- once: each rehash while it grows is an allocation, and there is a datagram per frame
+  local dg = { commands = {}, word = nil, peer_id = nil, session_id = nil, compressed = nil, has_sent_time = nil,
+               header_size = nil, sent_time = nil, buf = nil, base = nil, err = nil, err_off = nil }
   local n = #raw
   if n < HW.size then
     dg.err_off, dg.err = 0, sfmt("%d bytes: shorter than the %d-byte ENet header", n, HW.size)
@@ -215,9 +222,9 @@ local function parse(raw, body)
       dg.err_off, dg.err = at, sfmt("%s needs %d bytes, only %d left", d.name, d.size, left)
       break
     end
-    local v = {}
     local q = p + 1 + CH.command.size
-    v.channel = read_int(buf, q, CH.channel.size); q = q + CH.channel.size
+    local v = { channel = read_int(buf, q, CH.channel.size), reliable_seq = 0 }
+    q = q + CH.channel.size
     v.reliable_seq = read_int(buf, q, CH.reliable_seq.size); q = q + CH.reliable_seq.size
     for _, f in ipairs(d.fields) do v[f.name] = read_int(buf, q, f.size); q = q + f.size end
     if d.needs_peer and not have_peer then
@@ -229,7 +236,8 @@ local function parse(raw, body)
       dg.err_off, dg.err = at, sfmt("%s from a peer that already has an id: ENet rejects it", d.name)
       break
     end
-    local cmd = { def = d, number = number, byte = byte, values = v, off = base + p, at = p, size = d.size }
+    local cmd = { def = d, number = number, byte = byte, values = v, off = base + p, at = p, size = d.size,
+                  data_off = nil, data_len = nil, flags = nil }
     if d.data_length then
       local dn = v[d.data_length]
       if left < d.size + dn then
@@ -245,11 +253,9 @@ local function parse(raw, body)
     dg.commands[#dg.commands + 1] = cmd
     p = p + cmd.size
     have_peer = true
-    for _, b in ipairs(ES.command_bits) do
-      if b.name == "ack_requested" and bits_of(b, byte) == 1 and dg.has_sent_time ~= 1 then
-        dg.err_off = at
-        dg.err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
-      end
+    if ACK_BIT and bits_of(ACK_BIT, byte) == 1 and dg.has_sent_time ~= 1 then
+      dg.err_off = at
+      dg.err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
     end
     if dg.err then break end
   end
@@ -418,10 +424,11 @@ end
 
 -- Showing --------------------------------------------------------------------------------------------
 local function show_command(ctree, ctvb, cmd)
-  local d, v = cmd.def, cmd.values
-  local r = ctvb(cmd.off, d.size)
   if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
-  local item = ctree:add(enet, ctvb(cmd.off, cmd.size), d.name)
+  local d, v = cmd.def, cmd.values
+  local whole = ctvb(cmd.off, cmd.size) -- the command's item and its generated fields share it
+  local r = cmd.size == d.size and whole or ctvb(cmd.off, d.size) -- its header
+  local item = ctree:add(enet, whole, d.name)
   item:set_text(d.name)
   local byte_range = r(0, CH.command.size)
   for _, b in ipairs(CMD_BITS) do item:add(b.f, byte_range) end
@@ -439,7 +446,7 @@ local function show_command(ctree, ctvb, cmd)
   end
   item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq))
   if d.data_length then item:append_text(sfmt(", %d bytes", cmd.data_len)) end
-  return item
+  return item, whole
 end
 
 local function conv_major(conv)
@@ -515,19 +522,19 @@ local function dissect(tvb, pinfo, given)
   for _, c in ipairs(dg.commands) do if c.def.delivery then data_bytes = data_bytes + c.data_len end end
   local weight = data_bytes > 0 and pinfo.len / data_bytes or 0
   for i, c in ipairs(dg.commands) do
-    local item = show_command(root, ctvb, c)
+    local item, whole = show_command(root, ctvb, c)
     info[#info + 1] = c.def.name
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
       if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data, weight * c.data_len) end
       local p = plan[i]
-      if not null then item:add(F_DELIVERY, ctvb(c.off, c.size), c.def.delivery):set_generated() end
+      if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
       if p.what == "duplicate" then
-        if not null then item:add(F_DUP, ctvb(c.off, c.size), true):set_generated() end
+        if not null then item:add(F_DUP, whole, true):set_generated() end
       elseif p.what == "fragment" then
         if not null then
-          item:add(F_FRAGMENTS, ctvb(c.off, c.size), sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
+          item:add(F_FRAGMENTS, whole, sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
             :set_generated()
         end
         info[#info] = sfmt("%s %d/%d", c.def.name, p.got, p.count)

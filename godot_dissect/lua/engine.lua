@@ -6,8 +6,9 @@
 --
 -- Speed (benchmarks/bench_lua.py): values are read from one tvb:raw() string with string.byte and
 -- Struct.unpack; what costs is Wireshark's Lua API. Every TreeItem and TvbRange is a userdata that
--- is allocated, type-checked on each call and finalized by the garbage collector, so the tree has
--- one item per Variant (a bool, int, float or String Variant is its value field), String keys are in
+-- is allocated, type-checked on each call and finalized by the garbage collector, so the tree shows
+-- two levels by default (AUTO_DEPTH), has one item per Variant shown (a bool, int, float or String
+-- Variant is its value field), what is not shown is only checked (check()), String keys are in
 -- their entries' labels, and the fields inside an item share its TvbRange. Labels are made of kept
 -- strings (numbers, keys, math values, Dictionary summaries) in small memo tables (the collector
 -- walks all of them on every cycle), TreeItem methods are looked up once, and the message being read
@@ -60,6 +61,7 @@ local OBJ_AS_ID = field_mask(SPEC.object_as_id)
 local EL_KIND, KEY_KIND, VAL_KIND = SPEC.array_element_kind, SPEC.dict_key_kind, SPEC.dict_value_kind
 local KINDS = SPEC.container_kinds -- 1-based: KINDS[kind + 1]
 local MAX_NESTING = SPEC.max_nesting
+local TR = SPEC.transports -- spec.transports' constants by name
 local DEPTH_FAILURE = "nesting deeper than " -- the start of the reason the nesting limit gives
 local ZEROS = { [0] = "", "\0", "\0\0", "\0\0\0" }
 local STRUCT_CODE = { i = "i4", I = "I4", q = "e", Q = "E", f = "f", d = "d" }
@@ -109,8 +111,11 @@ local function compile_type(d, e)
   elseif k == "container" then
     t.pairs = L.pairs
     t.count_mask = L.count_mask
+    t.count_mod = L.count_mask + 1
   elseif k == "node_path" then
     t.new_bit, t.absolute, t.legacy = L.new_format_bit, L.flag_absolute, L.flag_legacy_property
+    -- the count words' masks and the legacy property flag's extra subnames, as the spec declares them
+    t.names_mask, t.subs_mask, t.legacy_extra = L.name_count.mask, L.subname_count.mask, L.legacy_extra_subnames
   end
   return t
 end
@@ -327,8 +332,9 @@ godot.prefs.debugger_ports = Pref.range("Debugger ports", tconcat(SPEC.debugger_
 godot.prefs.heuristics = Pref.bool("Heuristics", true, "Find Godot flows on other UDP/TCP ports and over WebSocket")
 godot.prefs.packed_limit = Pref.uint("Packed array elements shown", 16,
                                      "Elements of a packed array shown one by one; the rest are collapsed")
-godot.prefs.max_depth = Pref.uint("Maximum depth shown", 32,
-                                  "Nesting levels shown in the tree (capped at 200, below Wireshark's own limit)")
+godot.prefs.max_depth = Pref.uint("Maximum depth shown", 0,
+                                  "Nesting levels shown in the tree (capped at 200, below Wireshark's own limit); "
+                                  .. "0: automatic, 2 (a Variant and its elements) or 32 with the details preference")
 godot.prefs.details = Pref.bool("Show details", false,
                                "Show every field: a type item for every Variant, string lengths, Dictionary keys as "
                                .. "Variants, math type components, NodePath counts")
@@ -337,17 +343,27 @@ godot.prefs.compact = Pref.bool("Compact tree", false,
                                "Leave out counts, property items, and the header flags and hidden type items of "
                                .. "bool, int, float and String Variants: fewer items, for big captures")
 
-local P = { dialect = "auto", heuristics = true, packed_limit = 16, max_depth = 32, details = false, compact = false }
+-- the levels shown when the max_depth preference is 0 (automatic): a message's Variant and its
+-- elements (a game-state Dictionary's entries, an RPC argument's elements); deeper containers are
+-- one item each, labelled with their summary. Every item costs tshark -V time (a TreeItem, a
+-- TvbRange and a label made in Lua: about 5 microseconds), and a game-state message holds dozens of
+-- Variants; the details preference shows every level.
+local AUTO_DEPTH, DETAILS_DEPTH = 2, 32
+
+local P = { dialect = "auto", heuristics = true, packed_limit = 16, max_depth = AUTO_DEPTH, details = false,
+            compact = false, depth_noted = false }
 
 local function read_prefs()
   P.dialect = DIALECT_BY_ENUM[godot.prefs.dialect] or "auto"
   P.heuristics = godot.prefs.heuristics
   P.packed_limit = godot.prefs.packed_limit
-  local md = godot.prefs.max_depth
-  if md > 200 then md = 200 end
-  if md < 1 then md = 1 end
-  P.max_depth = md
   P.details = godot.prefs.details
+  local md = godot.prefs.max_depth
+  -- a depth the user chose is said where it cuts (expert info); the automatic one is not
+  P.depth_noted = md > 0
+  if md == 0 then md = P.details and DETAILS_DEPTH or AUTO_DEPTH end
+  if md > 200 then md = 200 end
+  P.max_depth = md
   P.compact = godot.prefs.compact and not P.details
 end
 
@@ -437,6 +453,7 @@ local ERR_OFF, ERR_MSG = false, false -- where and why it is malformed
 local TVB, BASE, TLEN = nil, 0, 0     -- showing: the Tvb, where the message starts in it, its length
 local NULL_MODE = false               -- showing into NULL_ITEM (no tree): labels for the Info column only
 local COMPACT, DETAILS, LIMIT, MAX_SHOWN, NOTED = false, false, 0, 0, false -- preferences; depth noted
+local DEPTH_NOTED = false -- the depth limit is the user's: say where it cuts
 local SERIAL = 0 -- counts the messages shown (see leaf())
 
 local function begin(raw, stop, d, ck)
@@ -680,9 +697,9 @@ R.node_path = function(t, pos, h, s, depth, tree, prefix, key)
   local first = unpack("<I4", raw, pos + 1)
   if first < t.new_bit then fail(pos, t.name .. " in the old (Godot 2) string format is rejected") end
   need(pos, 12, t.name .. " header")
-  local n_names = first - t.new_bit
+  local n_names = band(first, t.names_mask)
   local n_subs, flags = unpack("<I4I4", raw, pos + 5)
-  if has(flags, t.legacy) then n_subs = (n_subs + 1) % 4294967296 end
+  if has(flags, t.legacy) then n_subs = band(n_subs + t.legacy_extra, t.subs_mask) end
   if CK and flags ~= 0 and flags ~= t.absolute then CANON = false end
   local p = pos + 12
   local names = tree and {} or nil
@@ -865,7 +882,7 @@ local function settle(ct, et)
 end
 
 local function too_deep(item, s, e)
-  if not NOTED then
+  if not NOTED and DEPTH_NOTED then
     NOTED = true
     add_expert(item, E.depth, rg(s, e),
                sfmt("nesting deeper than %d levels is not shown (preference godot.max_depth)", MAX_SHOWN))
@@ -909,6 +926,19 @@ local function read_key(pos, depth)
     return key, np
   end
   return { s = pos, depth = depth, pre = "" }, variant(pos, depth)
+end
+
+-- The text of a key that is not a String, for the label of a Dictionary shown as one item: the key
+-- read again as without a tree (it was checked already), then the tree's methods back
+local function key_text(k, item)
+  local tvb = TVB
+  tree_methods(NULL_ITEM)
+  TVB, NULL_MODE = NULL_FN, true
+  local _, text = variant(k.s, k.depth, NULL_ITEM, KEY, nil)
+  TVB, NULL_MODE = tvb, false
+  tree_methods(item)
+  k.text = text
+  return text
 end
 
 -- The label of a Dictionary: its type and first keys, e.g. Dictionary{id, pos, rot, vel, …}. The
@@ -1025,6 +1055,13 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
           local kt = k.short or k.text
           node = node[kt] or summary_next(node, kt)
         end
+      elseif node and i < 4 then
+        -- a Dictionary below the levels shown is one item: its label names its first keys
+        local k
+        k, pos = read_key(pos, depth + 1)
+        local kt = k.short or k.text or key_text(k, item)
+        pos = variant(pos, depth + 1)
+        node = node[kt] or summary_next(node, kt)
       else
         pos = variant(pos, depth + 1)
         if seen then -- a repeated key collapses in the engine's Dictionary
@@ -1123,10 +1160,19 @@ R.object = function(t, pos, h, s, depth, tree, prefix, key)
 end
 
 for _, d in ipairs(DIALECT_LIST) do
-  for _, t in pairs(d.types) do t.read = R[t.kind] end
+  for _, t in pairs(d.types) do
+    t.read = R[t.kind]
+    -- for check(): the size after the header of a Variant whose size the header alone gives, and
+    -- whether the 64-bit flag widens it
+    local k = t.kind
+    if k == "number" or k == "struct" then t.fixed, t.widens = t.nsize, k == "number" or t.real
+    elseif k == "bool" then t.fixed, t.widens = 4, false
+    elseif k == "empty" then t.fixed, t.widens = 0, false end
+  end
 end
 
-variant = function(pos, depth, tree, prefix, key)
+-- the reader of the Variant at `pos`: checks it, and shows it when given a tree
+local function full(pos, depth, tree, prefix, key)
   if depth > MAX_NESTING then fail(pos, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
   if STOP - pos < 4 then need(pos, 4, "Variant header") end
   local id, b1, b2, b3 = sbyte(RAW, pos + 1, pos + 4)
@@ -1135,6 +1181,57 @@ variant = function(pos, depth, tree, prefix, key)
   local h = id + 256 * (b1 + 256 * (b2 + 256 * b3))
   if CK and h >= 256 and band(h, 0xFFFFFF00 - t.allowed) ~= 0 then CANON = false end
   return t.read(t, pos + 4, h, pos, depth, tree, prefix, key)
+end
+
+-- Checking alone (no tree, no canonical-form check): the common layouts are stepped over here, in
+-- one function, without the readers' calls; anything else, and anything that does not look right,
+-- goes to full(), which reads it as before (and fails where the engine does). Most Variants of a
+-- message are checked this way: all of them without a tree, and the levels below the ones shown.
+local SCAN = "[%z\128-\255]" -- a byte that may need UTF-8 checking (NUL, BOM, non-ASCII)
+local check
+check = function(pos, depth)
+  if depth > MAX_NESTING or STOP - pos < 4 then return full(pos, depth) end
+  local raw = RAW
+  -- the header and the word after it (a length or a count) in one call
+  local id, b1, b2, b3, n0, n1, n2, n3 = sbyte(raw, pos + 1, pos + 8)
+  local t = TYPES[id]
+  if t == nil then return full(pos, depth) end
+  local p = pos + 4
+  local size = t.fixed
+  if size then
+    if b2 + b3 > 0 and t.widens and has(id + 256 * (b1 + 256 * (b2 + 256 * b3)), FLAG64) then size = t.wsize end
+    if STOP - p < size then return full(pos, depth) end
+    return p + size
+  end
+  local k = t.kind
+  if k == "string" then
+    if STOP - p < 4 or n3 >= 128 then return full(pos, depth) end -- short, or a negative length
+    local n = n0 + 256 * (n1 + 256 * (n2 + 256 * n3))
+    local stop = p + 4 + n
+    local e = stop + (-n) % 4
+    if e > STOP then return full(pos, depth) end
+    if n > 0 then
+      -- plain ASCII without NUL is valid in every dialect; the scan ends at the next length or
+      -- header (their high bytes are zero), so a message is scanned about once in all
+      local q = sfind(raw, SCAN, p + 5)
+      if q and q <= stop and UTF8(ssub(raw, p + 5, stop)) == nil then return full(pos, depth) end
+    end
+    return e
+  elseif k == "container" then
+    if b2 + b3 > 0 or STOP - p < 4 then return full(pos, depth) end -- typed: the reader
+    local n = (n0 + 256 * (n1 + 256 * (n2 + 256 * n3))) % t.count_mod
+    p = p + 4
+    if t.pairs then n = n + n end
+    depth = depth + 1
+    for _ = 1, n do p = check(p, depth) end
+    return p
+  end
+  return full(pos, depth)
+end
+
+variant = function(pos, depth, tree, prefix, key)
+  if tree == nil and not CK then return check(pos, depth) end
+  return full(pos, depth, tree, prefix, key)
 end
 
 -- Check one message: ok, bytes used, canonical (re-encodes byte-identically), error offset, reason
@@ -1154,6 +1251,7 @@ show = function(tvb, base, raw, d, tree, prefix)
   NULL_MODE = tree == NULL_ITEM
   TVB, BASE, TLEN = (NULL_MODE and NULL_FN or tvb), base, #raw
   COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, NULL_MODE and 0 or P.packed_limit, P.max_depth
+  DEPTH_NOTED = P.depth_noted
   tree_methods(tree)
   local ok, used, text = pcall(variant, 0, 0, tree, prefix, nil)
   if ok then return true, used, text end
@@ -1583,7 +1681,7 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
   local d = DIALECTS[dname]
   local len = #raw
   local head = framing and 4 or 0
-  local whole = tvb(off - head, len + head)
+  local whole = tree == NULL_ITEM and NULL_ITEM or tvb(off - head, len + head) -- (no tree: no TvbRange)
   local root = tree:add(godot, whole)
   if framing then root:add_le(F.pdu_len, tvb(off - 4, 4)) end
   local ditem = root:add(F.dialect, whole, dname)
@@ -1887,7 +1985,7 @@ local function heur_tcp(tvb, pinfo, tree)
   local avail = tvb:len()
   if avail < 4 or looks_http(tvb) then return false end
   local n = tvb(0, 4):le_uint()
-  if n < 4 or n > SPEC.max_pdu or n % 4 ~= 0 then return false end
+  if n < TR.MIN_BODY or n > SPEC.max_pdu or n % TR.BODY_ALIGN ~= 0 then return false end
   if avail >= n + 4 then
     -- the Python reader's rule: the first PDU of the flow reads to exactly its length
     if not plausible_in(tvb:raw(4, n), n, nil) then return false end

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import struct
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,23 @@ def _header_field(f: BitField) -> dict[str, Any]:
     return {"name": f.name, "shift": f.shift, "bits": f.width}
 
 
+def transport_constants() -> dict[str, Any]:
+    """Every plain constant of ``spec.transports`` by its name (numbers, strings, tuples of them, the
+    sizes of its ``struct`` words): a constant added there reaches the Lua templates as
+    ``SPEC.transports.NAME`` with no edit here."""
+    out: dict[str, Any] = {}
+    for name, v in vars(T).items():
+        if not name.isupper():
+            continue
+        if isinstance(v, struct.Struct):
+            out[name + "_SIZE"] = v.size
+        elif isinstance(v, (int, float, str)) or (isinstance(v, tuple) and all(isinstance(x, (int, str)) for x in v)):
+            out[name] = list(v) if isinstance(v, tuple) else v
+        elif isinstance(v, dict) and all(isinstance(k, int) and isinstance(x, str) for k, x in v.items()):
+            out[name] = dict(v)
+    return out
+
+
 def spec_data() -> dict[str, Any]:
     """Everything the Lua engine needs, from the spec and the reader's constants."""
     dialects = []
@@ -146,6 +164,7 @@ def spec_data() -> dict[str, Any]:
         "max_pdu": T.MAX_PDU,
         "max_guessed_pdu": T.MAX_GUESSED_PDU,
         "debugger_ports": list(T.DEBUGGER_PORTS),
+        "transports": transport_constants(),
         "typedefs": typedefs,
         "dialects": dialects,
     }

@@ -257,20 +257,21 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
   end
   local v = read_code(ctx.raw, pos, code)
   scope.v[it.name], scope.at[it.name] = v, { pos, pos + code.size }
-  local item
+  local item, r
   if tree and IF[it.name] then
     local w = WIDE[it.name]
-    item = tree:add(IF[it.name], rng(ctx, pos, pos + code.size), w and w.new(v) or v)
+    r = rng(ctx, pos, pos + code.size) -- the item's bit fields share its TvbRange
+    item = tree:add(IF[it.name], r, w and w.new(v) or v)
   end
   for _, b in ipairs(bits or {}) do
     local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
     scope.v[b.name] = bv
     if item and BF[b.name] then
       if BF_MASKED[b.name] then
-        if code.le then item:add_le(BF[b.name], rng(ctx, pos, pos + code.size))
-        else item:add(BF[b.name], rng(ctx, pos, pos + code.size)) end
+        if code.le then item:add_le(BF[b.name], r)
+        else item:add(BF[b.name], r) end
       else
-        item:add(BF[b.name], rng(ctx, pos, pos + code.size), bv)
+        item:add(BF[b.name], r, bv)
       end
     end
   end
@@ -606,32 +607,34 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   local proto = PROTOCOLS[env.major]
   local msg = { args = nil, base = base }
   ctx.base = base
-  local root = tree:add(godot_mp, rng(ctx, env.start or base, stop))
+  local whole = rng(ctx, base, stop)
+  local root = tree:add(godot_mp, env.start ~= nil and env.start ~= base and rng(ctx, env.start, stop) or whole)
   msg.root, ctx.root = root, root
   root:set_text("Godot multiplayer, " .. proto.name)
   if env.header then env.header(root) end
-  root:add(MF.protocol, rng(ctx, base, stop), proto.name):set_generated()
+  root:add(MF.protocol, whole, proto.name):set_generated()
   if stop - base < 1 then
     root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)")
     mfail(ctx, base, "empty packet")
   end
   local byte = sbyte(ctx.raw, base + 1)
   local c, n = command_of(proto, byte)
-  root:add(MF.command_id, rng(ctx, base, base + 1), n):set_hidden() -- the number is in Command's label
+  local first = rng(ctx, base, base + 1) -- the command byte: its items share one TvbRange
+  root:add(MF.command_id, first, n):set_hidden() -- the number is in Command's label
   if c == nil then
-    root:add(MF.command, rng(ctx, base, base + 1), ""):append_text("(unknown)")
+    root:add(MF.command, first, ""):append_text("(unknown)")
     mfail(ctx, base, sfmt("unknown command %d (byte 0x%02x)", n, byte))
   end
   msg.command, msg.kind = c.name, c.kind
-  local citem = root:add(MF.command, rng(ctx, base, base + 1), c.name)
+  local citem = root:add(MF.command, first, c.name)
   citem:append_text(sfmt(" (%d)", n))
-  root:add(MF.kind, rng(ctx, base, base + 1), c.kind):set_generated()
+  root:add(MF.kind, first, c.kind):set_generated()
   local scope = scope_new(nil)
   for _, b in ipairs(c.flags or {}) do
     local v = bits_get(b, byte)
     scope.v[b.name] = v
-    if BF_MASKED[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1))
-    elseif BF[b.name] then citem:add(BF[b.name], rng(ctx, base, base + 1), v) end
+    if BF_MASKED[b.name] then citem:add(BF[b.name], first)
+    elseif BF[b.name] then citem:add(BF[b.name], first, v) end
   end
   msg.scope = scope
   local form = pick_form(c, scope, stop - base, ctx.hint)
@@ -877,12 +880,13 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
   local sender, receiver, relayed = route(env)
-  if sender then msg.root:add(MF.sender, rng(ctx, base, stop), sender):set_generated() end
-  if receiver then msg.root:add(MF.receiver, rng(ctx, base, stop), receiver):set_generated() end
-  if relayed then msg.root:add(MF.relayed, rng(ctx, base, stop), true):set_generated() end
-  msg.root:add(MF.app_bytes, rng(ctx, base, stop), env.app_bytes or (stop - base)):set_generated()
-  if env.transfer then msg.root:add(MF.transfer, rng(ctx, base, stop), env.transfer):set_generated() end
-  if env.relay then msg.root:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
+  local whole = rng(ctx, base, stop) -- one TvbRange for the generated fields (each costs an allocation)
+  if sender then msg.root:add(MF.sender, whole, sender):set_generated() end
+  if receiver then msg.root:add(MF.receiver, whole, receiver):set_generated() end
+  if relayed then msg.root:add(MF.relayed, whole, true):set_generated() end
+  msg.root:add(MF.app_bytes, whole, env.app_bytes or (stop - base)):set_generated()
+  if env.transfer then msg.root:add(MF.transfer, whole, env.transfer):set_generated() end
+  if env.relay then msg.root:add(MF.relay, whole, env.relay):set_generated() end
   show_resolved(msg, ctx, base, stop)
   local text = (prefix or "") .. summary(msg)
   msg.root:append_text(": " .. text)
@@ -1011,10 +1015,11 @@ MP.payload = function(p, pinfo, tree, e)
                   wire = p.wire }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
     env.header = not ctx.null and function(root)
-      local htree = root:add(MF.peer_header, rng(ctx, 0, hsize))
+      local hrange = rng(ctx, 0, hsize)
+      local htree = root:add(MF.peer_header, hrange)
       read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
-      htree:add(MF.channel, rng(ctx, 0, hsize), p.channel):set_generated()
-      htree:add(MF.channel_name, rng(ctx, 0, hsize), cname):set_generated()
+      htree:add(MF.channel, hrange, p.channel):set_generated()
+      htree:add(MF.channel_name, hrange, cname):set_generated()
     end
     packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
     return
@@ -1064,8 +1069,8 @@ end
 -- the WebSocket frame's size on the wire (RFC 6455 5.2): 2 bytes, the extended length, and the mask a
 -- client's frames carry (for the statistics' wire_bytes)
 local function ws_frame_size(n, masked)
-  local size = 2 + n + (masked and 4 or 0)
-  if n >= 65536 then return size + 8 elseif n >= 126 then return size + 2 end
+  local size = 2 + n + (masked and TR.WS_MASK_KEY_SIZE or 0)
+  if n >= 65536 then return size + TR.WS_LEN64_FIELD_SIZE elseif n >= TR.WS_LEN16 then return size + TR.WS_LEN16_FIELD_SIZE end
   return size
 end
 

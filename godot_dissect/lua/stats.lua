@@ -18,8 +18,26 @@ local ROWS_MAX = MP_SPEC.stats.max_rows -- distinct rows kept per table; later o
 local OTHER = MP_SPEC.stats.other -- the row later rows are folded into
 
 local pending = { number = -1, recs = {} } -- the records of the frame being dissected
-local F_TCP_LEN = Field.new("tcp.len")
-local F_TCP_SEGMENT = Field.new("tcp.segment") -- (frame, bytes) of each segment of a reassembled PDU
+-- tcp.len and tcp.segment (frame, bytes of each segment of a reassembled PDU) are read from the tree
+-- the Listener sees (all_field_infos), which its filter makes Wireshark fill in, not with Field
+-- extractors: while any Field extractor exists, tshark builds a protocol tree for every packet
+-- (have_field_extractors() in epan/column-utils.c), and the plain packet list would cost several
+-- times more; Field.new is refused after start-up, before tshark runs the `-z` callbacks.
+local TAP_FILTER = "frame || tcp.len || tcp.segment"
+
+-- the frame's first tcp.len and its tcp.segment FieldInfos
+local function tcp_fields()
+  local payload, segs = nil, {}
+  for _, fi in ipairs({ all_field_infos() }) do
+    local name = fi.name
+    if name == "tcp.len" then
+      if payload == nil then payload = fi.value end
+    elseif name == "tcp.segment" then
+      segs[#segs + 1] = fi
+    end
+  end
+  return payload, segs
+end
 -- the TCP segments whose bytes are not all in the messages that completed with them, kept (over the
 -- whole capture, so however many flows there are) for a message that completes later (a WebSocket
 -- frame over several segments); the oldest go first beyond this many
@@ -92,8 +110,8 @@ local PORT_TYPES = { [2] = "tcp", [3] = "udp" } -- pinfo.port_type: PT_TCP, PT_U
 -- over its TCP payload, per byte. A message that began in earlier segments (the frame then completes
 -- a reassembled PDU, and it is the frame's first) adds their shares, kept in `T.open`.
 local function tcp_wire(pinfo, recs)
-  local payload = F_TCP_LEN()
-  payload = payload and payload.value or 0
+  local payload, segs = tcp_fields()
+  payload = payload or 0
   if payload <= 0 then return end
   local per_byte = pinfo.len / payload
   local used, first = 0, true
@@ -101,7 +119,6 @@ local function tcp_wire(pinfo, recs)
     local n = r.ws_bytes
     if n then
       if first then
-        local segs = { F_TCP_SEGMENT() }
         if #segs > 1 and segs[#segs].value == pinfo.number then
           local total = 0
           for _, fi in ipairs(segs) do total = total + fi.len end
@@ -265,7 +282,7 @@ local listener = nil
 local function ensure_listener()
   if listener then return end
   MP.count, STATS_HOOK.count = count, count -- the dissectors hand their records over from now on
-  listener = Listener.new("frame", nil, false)
+  listener = Listener.new("frame", TAP_FILTER, false)
   function listener.packet(pinfo) on_frame(pinfo) end
   function listener.reset() T = new_tables() end
 end
@@ -289,7 +306,7 @@ if gui_enabled() then
     register_menu(TITLES[name], function()
       MP.count, STATS_HOOK.count = count, count
       local win = TextWindow.new("Godot: " .. name)
-      local tap = Listener.new("frame", nil, false)
+      local tap = Listener.new("frame", TAP_FILTER, false)
       local saved = T
       T = new_tables()
       local mine = T

@@ -31,11 +31,20 @@ from ..spec.transports import (
     MAX_DEBUGGER3_ARGS,
     MAX_PDU,
     MAX_WS_MESSAGE,
+    WS_BINARY,
+    WS_CONTROL_MIN,
+    WS_FIN,
+    WS_LEN7_MASK,
     WS_LEN16,
     WS_LEN16_FIELD,
     WS_LEN64,
     WS_LEN64_FIELD,
+    WS_MASK_KEY_SIZE,
+    WS_MASKED,
+    WS_OPCODE_MASK,
     WS_OPCODES,
+    WS_RSV_SHIFT,
+    WS_TEXT,
     parse_ws_header,
     unmask,
 )
@@ -397,7 +406,7 @@ def message_frames(s: bytes, pos: int) -> tuple[list[tuple[dict[str, Any], int]]
         frames.append(fr)
         pos = fr[1]
         op = fr[0]["opcode"]
-        if op >= 8:
+        if op >= WS_CONTROL_MIN:
             if not started:
                 return frames, True
             continue
@@ -413,12 +422,12 @@ class WebSocketFrame(Packet):
     fields_desc = [
         BitField("fin", 1, 1),
         BitField("rsv", 0, 3),
-        BitEnumField("opcode", 2, 4, WS_OPCODES),
+        BitEnumField("opcode", WS_BINARY, 4, WS_OPCODES),
         BitField("mask", 0, 1),
         BitField("len7", None, 7),
         ConditionalField(ShortField("len16", None), lambda p: p.len7 == WS_LEN16),
         ConditionalField(LongField("len64", None), lambda p: p.len7 == WS_LEN64),
-        ConditionalField(StrFixedLenField("key", b"\0\0\0\0", 4), lambda p: p.mask),
+        ConditionalField(StrFixedLenField("key", bytes(WS_MASK_KEY_SIZE), WS_MASK_KEY_SIZE), lambda p: p.mask),
         BytesField("data", b""),
     ]
 
@@ -430,14 +439,14 @@ class WebSocketFrame(Packet):
         len7 = g("len7")
         if len7 is None:
             len7 = n if n < WS_LEN16 else WS_LEN16 if n < 65536 else WS_LEN64
-        out = bytes([(g("fin") & 1) << 7 | (g("rsv") & 7) << 4 | (g("opcode") & 15),
-                     (g("mask") & 1) << 7 | (len7 & 127)])
+        out = bytes([(WS_FIN if g("fin") & 1 else 0) | (g("rsv") & 7) << WS_RSV_SHIFT | (g("opcode") & WS_OPCODE_MASK),
+                     (WS_MASKED if g("mask") & 1 else 0) | (len7 & WS_LEN7_MASK)])
         if len7 == WS_LEN16:
             out += WS_LEN16_FIELD.pack(g("len16") if g("len16") is not None else n)
         elif len7 == WS_LEN64:
             out += WS_LEN64_FIELD.pack(g("len64") if g("len64") is not None else n)
         if g("mask"):
-            key = bytes(g("key"))[:4].ljust(4, b"\0")
+            key = bytes(g("key"))[:WS_MASK_KEY_SIZE].ljust(WS_MASK_KEY_SIZE, b"\0")
             return out + key + unmask(data, key)
         return out + data
 
@@ -488,20 +497,20 @@ class GodotWebSocket(_Framing):
 
     def opcode(self) -> int:
         for f in self.getfieldval("frames") or ():
-            if f.opcode < 8:
+            if f.opcode < WS_CONTROL_MIN:
                 return f.opcode
         frames = self.getfieldval("frames")
-        return frames[0].opcode if frames else 2
+        return frames[0].opcode if frames else WS_BINARY
 
     def joined(self) -> bytes:
-        return b"".join(bytes(f.data) for f in self.getfieldval("frames") or () if f.opcode < 8)
+        return b"".join(bytes(f.data) for f in self.getfieldval("frames") or () if f.opcode < WS_CONTROL_MIN)
 
     def dissect(self, s: bytes) -> None:
         rest = self.do_dissect(s)
         frames = raw_fields(self).get("frames")
         if isinstance(frames, list) and frames:
             ops = [f.opcode for f in frames]
-            data = self.joined() if any(o < 8 for o in ops) else b"".join(bytes(f.data) for f in frames)
+            data = self.joined() if any(o < WS_CONTROL_MIN for o in ops) else b"".join(bytes(f.data) for f in frames)
             if data:
                 cls = self.guess_payload_class(data)
                 self.add_payload(cls(data, _internal=1, _underlayer=self))
@@ -510,9 +519,9 @@ class GodotWebSocket(_Framing):
 
     def guess_payload_class(self, payload: bytes) -> Any:
         op = self.opcode()
-        if op == 2:
+        if op == WS_BINARY:
             return flows.websocket_binary_class(self, payload) or GodotVariant  # multiplayer flows: hook
-        if op == 1:
+        if op == WS_TEXT:
             return WebSocketText
         return Raw
 
@@ -532,8 +541,8 @@ class GodotWebSocket(_Framing):
         raw = RAW_FIELDS.__get__(self)
         frames = self.getfieldval("frames") or []
         if not frames and not raw.get("tail"):  # crafted without frames: one binary (or text) frame
-            frames = [WebSocketFrame(opcode=1 if isinstance(self.payload, WebSocketText) else 2)]
-        data_frames = [f for f in frames if f.opcode < 8]
+            frames = [WebSocketFrame(opcode=WS_TEXT if isinstance(self.payload, WebSocketText) else WS_BINARY)]
+        data_frames = [f for f in frames if f.opcode < WS_CONTROL_MIN]
         if data_frames and b"".join(bytes(f.data) for f in data_frames) != body:
             first = data_frames[0].copy()
             first.data, first.fin, first.len7, first.len16, first.len64 = body, 1, None, None, None

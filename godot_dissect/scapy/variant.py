@@ -13,6 +13,7 @@ import struct
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from scapy.base_classes import Packet_metaclass
 from scapy.config import conf
 from scapy.fields import ConditionalField
 from scapy.layers.inet import TCP, UDP
@@ -21,6 +22,7 @@ from scapy.packet import Packet
 from .. import values as V
 from ..codec import decode_prefix, encode
 from ..codec.decoder import fits_f32
+from ..codec.kinds import node_path_counts
 from ..codec.structs import compile_flattener
 from ..errors import DecodeError
 from ..spec import layouts as L
@@ -248,21 +250,35 @@ def _header_fields(base: bool = False) -> list[Any]:
 
 
 # -- the Variant base class ---------------------------------------------------------------------
-_MEMO: list[Any] = [None, None, None]  # [data object, args, (dialect, reading)]
-
-
 def _resolve(data: bytes, dialect: Any, pre: Any, under: Packet | None) -> tuple[str, Any]:
     """Dialect and (maybe) the codec's reading for bytes about to be dissected."""
     if dialect is not None:
         return dialect if isinstance(dialect, str) and dialect in DIALECTS else get_dialect(dialect).name, pre
-    if _MEMO[0] is data and _MEMO[1] is under:
-        return _MEMO[2]
-    res = flows.choose(data, flows.context_of(under), default="godot4") if under is not None else ("godot4", pre)
-    _MEMO[:] = [data, under, res]
-    return res
+    if under is not None:
+        return flows.choose(data, flows.context_of(under), default="godot4")
+    return "godot4", pre
 
 
-class GodotVariant(_GodotBase):
+class _ReadOnce(Packet_metaclass):
+    """Scapy calls ``dispatch_hook`` and then ``__init__`` with the same arguments, and both need the
+    dialect of bytes found under another layer (a UDP payload). The choice reads the bytes and
+    counts in the flow's dialect guess, so it is made once, here, and handed to both calls as their
+    ``dialect`` and ``_pre`` arguments: the reading travels with the call, not through a global."""
+
+    def __call__(cls, *args: Any, **kw: Any) -> Any:
+        if args and args[0] and kw.get("dialect") is None and kw.get("_underlayer") is not None:
+            kw["dialect"], kw["_pre"] = _resolve(args[0], None, kw.get("_pre"), kw["_underlayer"])
+        return super().__call__(*args, **kw)
+
+
+class _PerType(_ReadOnce):
+    """The metaclass of the per-type classes: they have no ``dispatch_hook`` (their ``__init__``
+    resolves once), so they are called as scapy calls any layer, without the step above."""
+
+    __call__ = Packet_metaclass.__call__
+
+
+class GodotVariant(_GodotBase, metaclass=_ReadOnce):
     """A Godot Variant (``var_to_bytes``): header (type, flags) and a payload by layout.
 
     ``GodotVariant(data, dialect="godot3")`` dissects; ``GodotVariant.from_value(v)`` and
@@ -322,7 +338,6 @@ class GodotVariant(_GodotBase):
             if isinstance(_pkt, (bytearray, memoryview)):
                 _pkt = bytes(_pkt)
             osa(self, "_pending", _resolve(_pkt, dialect, _pre, kw.get("_underlayer")))
-            _MEMO[0] = None
         Packet.__init__(self, _pkt, *args, **kw)
         if dialect is not None and not _pkt:
             name = dialect if isinstance(dialect, str) else dialect.name
@@ -864,7 +879,7 @@ def _fields_string(key: str, layout: Any) -> list[Any]:
 
 def _fields_struct(key: str, layout: L.Struct) -> list[Any]:
     defaults = compile_flattener(layout.fields)(V.KEY_CLASSES[key]())
-    kind = "int" if layout.component is L.I32 else "float"
+    kind = "float" if layout.component.is_float else "int"
     return [ComponentField(path.replace(".", "_"), dv, rand_fn=_rand(kind)) for path, dv in zip(layout.fields, defaults,
                                                                                                   strict=True)]
 
@@ -881,9 +896,8 @@ def _np_flag_names(p: Packet, v: int) -> str:
 
 
 def _np_subnames(p: Packet) -> int:
-    lay = L.NodePathLayout
-    extra = lay.legacy_extra_subnames if plain(value_of(p, "path_flags")) & lay.flag_legacy_property else 0
-    return plain(RAW_FIELDS.__get__(p).get("subname_count")) + extra
+    """The subnames to read: the decoder's rule (``codec.kinds.node_path_counts``)."""
+    return node_path_counts(0, plain(RAW_FIELDS.__get__(p).get("subname_count")), plain(value_of(p, "path_flags")))[1]
 
 
 def _fields_node_path(key: str, layout: L.NodePathLayout) -> list[Any]:
@@ -895,7 +909,7 @@ def _fields_node_path(key: str, layout: L.NodePathLayout) -> list[Any]:
         NumField("subname_count", AUTO, count_code(layout.subname_count), rand_fn=_rand("count"),
                  auto_fn=lambda p: max(count_of("subnames")(p) - (layout.legacy_extra_subnames if plain(
                      value_of(p, "path_flags")) & layout.flag_legacy_property else 0), 0)),
-        NumField("path_flags", 0, "<I", names=_np_flag_names, rand_fn=_rand("np_flags")),
+        NumField("path_flags", 0, "<" + layout.flags.code, names=_np_flag_names, rand_fn=_rand("np_flags")),
         StrListField("names", lambda p: _masked_count(p, "name_count", layout.name_count.mask), rand_fn=_rand("strs")),
         StrListField("subnames", _np_subnames, rand_fn=_rand("strs")),
     ]
@@ -1072,7 +1086,7 @@ def _generate() -> dict[str, type[GodotVariant]]:
     for key, tds in typedefs.items():
         name = _class_name(key)
         fields = [*_header_fields(), *_payload_fields(key, tds), _tail_field()]
-        cls = type(name, (GodotVariant,), {
+        cls = _PerType(name, (GodotVariant,), {
             "__module__": __name__, "__doc__": f"Godot {name[5:]} ({key}): {tds[0].layout.kind} layout.",
             "name": name, "key": key, "typedefs": tuple(tds), "fields_desc": fields, "__slots__": [],
         })

@@ -10,11 +10,13 @@ Where to look (one file each):
 * ``types.py``: every Variant type once with its layout, e.g. ``VECTOR3I = Struct(I32, x y z)``.
 * ``dialects.py``: which engine family/build numbers which type how (ids, names, rules).
 * ``kinds.py``: a kind's parts resolved for one dialect (``kind_params``): what the C tables,
-  the Python kind walker (``codec/kinds.py``), scapy and the Lua generator read.
+  the Python kind walker (``codec/kinds.py``: decoder, encoder, the fuzzer's field map, generator
+  and malformed corpus), scapy and the Lua generator (``layout_params``) read.
 * ``conversions.py``: what typed containers convert (``EncodedObjectAsID``).
 * ``transports.py``: u32 length prefix, ``MAX_PDU``, the debugger port and message shapes, the
   WebSocket frame and opcode table, detection order, the depth limit,
-  and the capture reader's limits (conversations, held bytes, frame sizes).
+  and the capture reader's limits (conversations, held bytes, frame sizes); the Lua dissector gets
+  every constant here by name (``SPEC.transports``).
 * ``enet.py``: ENet 1.3 as Godot bundles it (commands, fields, limits).
 * ``multiplayer.py``: Godot 3/4 high-level multiplayer packets as item lists (``Form``), with
   each list's cross-reference index (``index_of``).

@@ -16,7 +16,7 @@ from typing import Any
 
 from . import layouts as L
 from .dialects import Dialect, TypeEntry, get_dialect
-from .layouts import Count, Layout, Scalar
+from .layouts import Count, Layout, Length, Scalar
 from .words import BitField
 
 #: the header field that switches a number or a ``real_t`` component to its wide scalar
@@ -145,21 +145,24 @@ def count_code(c: Count) -> str:
 
 def layout_params(layout: Layout) -> dict[str, Any]:
     """A layout's kind and every declared parameter as plain data (the Lua generator's view): the
-    dataclass fields and the kind's constants; scalars as ``{name, code, size}``, parts as dicts."""
+    dataclass fields and the kind's constants; scalars as ``{name, code, size}``, parts (``Count``,
+    ``Length``) as dicts of their fields."""
     out: dict[str, Any] = {"kind": layout.kind}
     for f in dataclasses.fields(layout):  # type: ignore[arg-type]
         if getattr(layout, f.name) is not None:
             out[f.name] = _plain(getattr(layout, f.name))
     for name, value in vars(type(layout)).items():
-        if not name.startswith("_") and name != "kind" and isinstance(value, (int, str)) \
+        if not name.startswith("_") and name != "kind" and isinstance(value, (int, str, Scalar, Count, Length)) \
                 and not isinstance(value, bool) and name not in out:
-            out[name] = value
+            out[name] = _plain(value)
     return out
 
 
 def _plain(v: Any) -> Any:
     if isinstance(v, Scalar):
         return {"name": v.name, "code": v.code, "size": v.size}
+    if isinstance(v, (Count, Length)):
+        return {f.name: _plain(getattr(v, f.name)) for f in dataclasses.fields(v)}
     if isinstance(v, tuple):
         return [_plain(x) for x in v]
     return v

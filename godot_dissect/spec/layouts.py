@@ -35,6 +35,15 @@ class Scalar:
             return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
         return 0, (1 << bits) - 1
 
+    @property
+    def is_float(self) -> bool:
+        return self.code in "fd"
+
+    def word(self, v: int) -> bytes:
+        """Integer ``v`` as this scalar's little-endian bytes, wrapped to its width (-1 in a u32 is
+        0xFFFFFFFF: how a fuzzer writes a count the engine would read as negative)."""
+        return (v & ((1 << 8 * self.size) - 1)).to_bytes(self.size, "little")
+
 
 I32 = Scalar("i32", "i", 4)
 U32 = Scalar("u32", "I", 4)
@@ -116,7 +125,7 @@ class Number(Layout):
 
     @property
     def is_float(self) -> bool:
-        return self.narrow.code in "fd"
+        return self.narrow.is_float
 
 
 @dataclass(frozen=True)
@@ -157,6 +166,8 @@ class NodePathLayout(Layout):
     name_count = Count(U32, mask=~new_format_bit & 0xFFFFFFFF)
     subname_count = Count(U32)
     legacy_extra_subnames = 1
+    #: the third word: flag_absolute, flag_legacy_property
+    flags = U32
     part = PADDED_STRING
 
 
