@@ -11,6 +11,12 @@ from .spec.record_kinds import RECORD_KINDS
 from .text.writer import text_renderer, to_text, to_text_start
 from .values import CLASS_KEYS, type_key
 
+#: decimals of ``time`` and ``wire_bytes`` in a record's JSON (and the dataset's columns)
+TIME_DECIMALS, WIRE_DECIMALS = 6, 3
+#: the message's first bytes in hex (``hex``): error records and the kinds whose value is the raw bytes
+HEX_BYTES = 256
+HEX_KINDS = ("compressed",)
+
 
 @dataclass(slots=True)
 class Record:
@@ -104,10 +110,10 @@ class Record:
     def _head(self) -> dict[str, Any]:
         """Every key of the JSON form but text and value (always the last two when present)."""
         d: dict[str, Any] = {
-            "frame": self.frame, "time": round(self.time, 6), "src": self.src, "sport": self.sport,
+            "frame": self.frame, "time": round(self.time, TIME_DECIMALS), "src": self.src, "sport": self.sport,
             "dst": self.dst, "dport": self.dport, "transport": self.transport, "direction": self.direction,
             "kind": self.kind, "dialect": self.dialect, "type": self.type, "offset": self.offset,
-            "length": len(self.raw), "wire_bytes": round(self.wire_bytes, 3),
+            "length": len(self.raw), "wire_bytes": round(self.wire_bytes, WIRE_DECIMALS),
             "app_bytes": app_size(self),
         }
         for k in _OPTIONAL_HEAD:
@@ -117,9 +123,9 @@ class Record:
             d["fields"] = {k: _json_field(v) for k, v in self.fields.items()}
         if self.error is not None:
             d["error"] = self.error
-            d["hex"] = self.raw[:256].hex()
-        elif self.kind == "compressed":
-            d["hex"] = self.raw[:256].hex()
+            d["hex"] = self.raw[:HEX_BYTES].hex()
+        elif self.kind in HEX_KINDS:
+            d["hex"] = self.raw[:HEX_BYTES].hex()
         return d
 
     def json_head(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import jsonform
-from ..records import Record, app_size
+from ..records import HEX_KINDS, TIME_DECIMALS, WIRE_DECIMALS, Record, app_size
 from .schema import BATCH_ROWS, BATCH_TEXT_BYTES, COLUMNS, FILE_SCHEMA, RENAMED, SCHEMA, TIME_TYPE
 
 _TEXT_KINDS = ("text",)  # kinds whose value is already its JSON form (WebSocket text frames)
@@ -24,10 +24,6 @@ _RENAMED_KEYS = tuple({key for keys in RENAMED.values() for key in keys})
 _RENAMED_COLUMNS = tuple({col for keys in RENAMED.values() for col in keys.values()})
 _PLAIN = tuple(c.name for c in COLUMNS
                if c.name not in _COMPUTED and c.name not in _RENAMED_KEYS and c.name not in _RENAMED_COLUMNS)
-#: besides errors, the kinds whose JSON carries the message's bytes in hex (Record.json_head writes them)
-_HEX_KINDS = ("compressed",)
-#: decimals of time and wire_bytes in the record's JSON (Record.json_head; the shared contract's "3 decimals")
-TIME_DECIMALS, WIRE_DECIMALS = 6, 3
 assert all(c.key == c.name for c in COLUMNS if c.name in _PLAIN), "a plain column named unlike its key"
 assert set(_PLAIN) <= set(Record.__slots__), "a plain column that is no record attribute"
 
@@ -65,7 +61,7 @@ class _Builder:
         else:
             text = value = None
         fields = hexed = None
-        if rec.fields or rec.error is not None or kind in _HEX_KINDS:  # as the record's JSON has them
+        if rec.fields or rec.error is not None or kind in HEX_KINDS:  # as the record's JSON has them
             head = rec.json_head()
             hexed = head.get("hex")
             if (f := head.get("fields")) is not None:
