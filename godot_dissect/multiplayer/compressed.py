@@ -16,6 +16,7 @@ from ..codec import decode_prefix, encode
 from ..errors import DecodeError
 from ..spec import get_dialect
 from ..spec.multiplayer import COMPRESSED_VARIANT as CV
+from .message import decode_values
 
 _INT_STRUCTS = {mode: struct.Struct(code) for mode, code in CV.int_codes.items()}
 #: smallest and largest value of each width, narrowest first (the encoder's choice)
@@ -72,20 +73,8 @@ def decode_compressed_list(data: bytes | memoryview, dialect: str = "godot4", *,
     """``count`` compressed Variants (``decode_and_decompress_variants``), or as many as the bytes
     hold when ``count`` is None (replication state). Returns the values and each one's span."""
     end = len(data) if end is None else end
-    out: list[Any] = []
-    spans: list[tuple[int, int]] = []
-    pos = offset
-    while (len(out) < count) if count is not None else (pos < end):
-        if pos >= end:  # "Invalid packet received. Size too small."
-            raise DecodeError(pos, f"argument {len(out)} of {count}: no bytes left")
-        try:
-            v, used = decode_compressed(data, dialect, offset=pos, end=end, allow_objects=allow_objects)
-        except DecodeError as e:
-            raise DecodeError(e.offset, f"value {len(out)}: {e.reason}", e.path, e.code) from None
-        out.append(v)
-        spans.append((pos, pos + used))
-        pos += used
-    return out, spans
+    label = "argument" if count is not None else "value"  # replication state holds values, not arguments
+    return decode_values(decode_compressed, data, dialect, offset, end, count, label, allow_objects)
 
 
 def encode_compressed_list(values: list[Any], dialect: str = "godot4") -> bytes:

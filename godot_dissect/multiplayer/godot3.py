@@ -12,7 +12,7 @@ from ..codec import decode_prefix, encode
 from ..errors import DecodeError
 from ..spec.multiplayer import GODOT3
 from .layout import LayoutError, Scope
-from .message import MpMessage
+from .message import MpMessage, decode_values
 from .packets import read_packet, write_packet
 
 DIALECT = "godot3"
@@ -55,19 +55,8 @@ def _fill(msg: MpMessage, name: str, scope: Scope, raw: bytes, dialect: str, all
             return
         if name == "REMOTE_CALL":
             start, stop = scope.spans["args"]
-            args, spans = [], []
-            pos = start
-            for i in range(v["argc"]):
-                if pos >= stop:  # "Invalid packet received. Size too small."
-                    raise DecodeError(pos, f"argument {i} of {v['argc']}: no bytes left")
-                try:
-                    a, used = decode_prefix(raw, dialect, allow_objects=allow_objects, offset=pos, end=stop)
-                except DecodeError as e:
-                    raise DecodeError(e.offset, f"argument {i}: {e.reason}", e.path, e.code) from None
-                args.append(a)
-                spans.append((pos, pos + used))
-                pos += used
-            msg.args, msg.arg_spans = args, spans
+            msg.args, msg.arg_spans = decode_values(decode_prefix, raw, dialect, start, stop, v["argc"], "argument",
+                                                    allow_objects)
         else:
             start, stop = scope.spans["value"]
             if start >= stop:

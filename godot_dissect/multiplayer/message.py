@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..errors import DecodeError
 
 
 @dataclass
@@ -48,3 +51,25 @@ class MpMessage:
         self.error_offset = offset
         self.error = f"offset {offset}: {reason}"
         return self
+
+
+def decode_values(decode_one: Callable[..., tuple[Any, int]], data: bytes | memoryview, dialect: str, start: int,
+                  end: int, count: int | None, label: str,
+                  allow_objects: bool = True) -> tuple[list[Any], list[tuple[int, int]]]:
+    """``count`` Variants one after another from ``start`` (or as many as the bytes up to ``end`` hold when
+    ``count`` is None), each read by ``decode_one`` (plain or compressed); their values and spans. An error
+    names the value (``label`` and its index) as the engine's "Size too small" check does."""
+    out: list[Any] = []
+    spans: list[tuple[int, int]] = []
+    pos = start
+    while (len(out) < count) if count is not None else (pos < end):
+        if pos >= end:  # "Invalid packet received. Size too small."
+            raise DecodeError(pos, f"{label} {len(out)} of {count}: no bytes left")
+        try:
+            v, used = decode_one(data, dialect, offset=pos, end=end, allow_objects=allow_objects)
+        except DecodeError as e:
+            raise DecodeError(e.offset, f"{label} {len(out)}: {e.reason}", e.path, e.code) from None
+        out.append(v)
+        spans.append((pos, pos + used))
+        pos += used
+    return out, spans
