@@ -1113,6 +1113,7 @@ local F = {
   dbg_message = ProtoField.string("godot.debugger.message", "Debugger message"),
   dbg_thread = ProtoField.int64("godot.debugger.thread", "Thread", base.DEC),
   dbg_part = ProtoField.string("godot.debugger.part", "Debugger message part"),
+  part = ProtoField.string("godot.part", "Part of a long message"),
   dbg_argc = ProtoField.int32("godot.debugger.argc", "Arguments", base.DEC),
   dbg_args = ProtoField.none("godot.debugger.args", "Arguments"),
 }
@@ -2722,8 +2723,8 @@ end
 -- Long PDUs. Wireshark 4.0's TCP reassembly walks the list of every segment it holds for a PDU each
 -- time it adds one (epan/reassemble.c), so a PDU that arrives in m segments costs it m^2 -- whatever the
 -- dissector (DNS over TCP as much as this one). It is asked to hold at most SPEC.lua_desegment_max bytes
--- (at worst that many 1-byte segments); the rest of a longer PDU is collected here, one segment per
--- call, in time linear in segments, and dissected where it completes. Bytes collected across the capture
+-- (at worst that many 1-byte segments) at once; a longer PDU is reassembled by Wireshark in stages of
+-- that size, each collected here, so time stays linear in segments, and dissected where it completes. Bytes collected across the capture
 -- stay under SPEC.max_held_bytes: a PDU that would go past it is counted, not kept, and reported once.
 -- First-pass decisions are kept per frame (call by call) for re-dissection; only the frame that completes
 -- a PDU keeps its bytes.
@@ -2735,6 +2736,7 @@ local PIECES_PER_CHUNK = 256 -- collected segments joined into one string this o
 local function collected_tree(tree, pinfo, tvb, big, number, got)
   local root = tree_of(tree):add(godot, tvb())
   local so_far = got and sfmt(", %d bytes so far", got) or ""
+  root:add(F.part, tvb(), sfmt("%d-byte message from frame %d", big.n, big.first))
   if big.kept then
     root:set_text(sfmt("Godot Variant: part of a %d-byte message (from frame %d%s)", big.n, big.first, so_far))
     root:add_tvb_expert_info(E.collected, tvb(), sfmt("part of a %d-byte message collected from frame %d on%s",
@@ -2749,7 +2751,8 @@ local function collected_tree(tree, pinfo, tvb, big, number, got)
   end
 end
 
--- a collected PDU continues with this tvb: returns the bytes of it used
+-- a collected PDU continues with this tvb: returns the bytes of it used (and true when Wireshark was asked
+-- for more)
 local function tcp_continue(tvb, pinfo, tree, side, number, visited)
   local len = tvb:len()
   local big, got
@@ -2757,6 +2760,13 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     big = tcp_notes[number]
   else
     big = side.big
+    -- Wireshark keeps reassembling (retransmissions, order), a stage of at most lua_desegment_max bytes at a
+    -- time, each a reassembly of its own: the plugin takes each stage whole
+    local want = big.need < SPEC.lua_desegment_max and big.need or SPEC.lua_desegment_max
+    if len < want then
+      pinfo.desegment_offset, pinfo.desegment_len = 0, want - len
+      return len, true
+    end
     local take = len < big.need and len or big.need
     big.need, big.segments = big.need - take, big.segments + 1
     got = big.n - big.need
@@ -2818,13 +2828,23 @@ function tcp_pdus(tvb, pinfo, tree, conv)
   local len = tvb:len()
   local off = 0
   if (side.big and not visited) or (visited and tcp_notes[number]) then
-    off = tcp_continue(tvb, pinfo, tree, side, number, visited)
+    local asked
+    off, asked = tcp_continue(tvb, pinfo, tree, side, number, visited)
+    if asked then return end
   end
+  local can = pinfo.can_desegment > 0 -- 0: TCP reassembly is off (or this is no TCP payload)
   while off < len do
     local avail = len - off
-    if avail < 4 then -- the prefix continues in the next segment
-      pinfo.desegment_offset, pinfo.desegment_len = off, 4 - avail
+    if avail < 4 and can then -- the prefix continues in the next segment (as tcp_dissect_pdus asks)
+      pinfo.desegment_offset, pinfo.desegment_len = off, DESEGMENT_ONE_MORE_SEGMENT
       return
+    end
+    if avail < 4 or not can then -- no reassembly: each PDU as far as this segment has it
+      dissect_pdu(tvb(off):tvb(), pinfo, tree)
+      local n = avail >= 4 and tvb(off, 4):le_uint() or 0
+      if avail < 4 or n > SPEC.max_pdu or avail < n + 4 then return end
+      off = off + n + 4
+      goto continue
     end
     local n = tvb(off, 4):le_uint()
     if n > SPEC.max_pdu then -- junk: consume what is here
@@ -2841,6 +2861,7 @@ function tcp_pdus(tvb, pinfo, tree, conv)
       tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
       return
     end
+    ::continue::
   end
 end
 
@@ -5554,34 +5575,83 @@ local function dir_of(c, sender)
   return d
 end
 
--- Fragment reassembly, bounded as ENet bounds it: what a peer holds is charged per fragment at least
--- the data an ENet sender puts in a fragment at the smallest MTU (a fragment of 0 bytes still costs
--- an entry), up to the host's maximumWaitingData per direction (preference enet.max_reassembly) and
--- MAX_HELD_BYTES over the whole capture; a group that would go past either is dropped (expert info
--- says what was cut), and its later fragments are dropped with it.
+-- Fragment reassembly, bounded as godot_dissect.enet.reassembly bounds it (the spec's limits): what a
+-- peer holds is charged per fragment at least the data an ENet sender puts in a fragment at the smallest
+-- MTU (a fragment of 0 bytes still costs an entry); at most MAX_GROUPS groups and the host's
+-- maximumWaitingData bytes (preference enet.max_reassembly) per direction, and MAX_HELD_BYTES across every
+-- peer of the capture. Past a bound the least recently fed group goes first (of the direction, or of the
+-- whole capture), as in the Python reader; expert info on the frame that went past it says which group
+-- was given up and what it held, and later fragments of that group are marked dropped.
+-- Per frame only the decision is kept (for re-dissection): a shared constant for most, a two-entry
+-- table for a fragment held, the packet's bytes only in the frame that completes a group.
 local FRAGMENT_CMD_SIZE
 for _, c in ipairs(ES.commands) do if c.fragment_key and FRAGMENT_CMD_SIZE == nil then FRAGMENT_CMD_SIZE = c.size end end
 local MIN_FRAGMENT_DATA = ES.min_mtu - HW.size - ES.sent_time.size - FRAGMENT_CMD_SIZE
 local MAX_HELD = ES.max_held_bytes
+local DUPLICATE, DELIVER, LATE = { what = "duplicate" }, { what = "deliver" }, { what = "dropped", why = "a fragment of a group given up earlier" }
+local DISAGREES = { what = "dropped", why = "fragment disagrees with its group's count or length" }
 local held_total = 0 -- charged bytes of every open group of the capture
+-- every open group in least-recently-fed order, across peers: a queue with lazy deletion (an entry is
+-- current while its stamp is the group's); compacted when stale entries outnumber open groups
+local lru_g, lru_s, lru_head, stamp, open_groups = {}, {}, 1, 0, 0
 
-local function release(dir, key)
-  local g = dir.groups[key]
-  if g == nil then return end
-  dir.groups[key] = nil
+local function touch(g)
+  stamp = stamp + 1
+  g.stamp = stamp
+  local n = #lru_g + 1
+  lru_g[n], lru_s[n] = g, stamp
+  if n - lru_head > 4 * open_groups + 4096 then
+    local ng, ns = {}, {}
+    for i = lru_head, n do
+      local x = lru_g[i]
+      if x.open and x.stamp == lru_s[i] then ng[#ng + 1], ns[#ns + 1] = x, lru_s[i] end
+    end
+    lru_g, lru_s, lru_head = ng, ns, 1
+  end
+end
+
+local function release(g)
+  if not g.open then return end
+  local dir = g.dir
+  g.open = false
+  dir.groups[g.key] = nil
   dir.ngroups = dir.ngroups - 1
   dir.pending = dir.pending - g.held
   held_total = held_total - g.held
+  open_groups = open_groups - 1
+  g.have, g.offs, g.datas = nil, nil, nil
 end
 
-local function drop(dir, key, why)
-  release(dir, key)
-  recent_add(dir.dropped, key)
-  return { what = "dropped", why = why }
+-- give a group up to bound memory: the text for the expert info of the frame that went past the bound
+local function give_up(g, why)
+  release(g)
+  recent_add(g.dir.dropped, g.key)
+  return sfmt("%s group (first fragment in frame %d) given up: %d of %d fragments, %d of %d bytes (%s)",
+              g.name, g.first, g.got, g.count, g.size, g.total, why)
+end
+
+-- the bounds, narrowest first (as EnetReassembler._enforce): this direction's groups and bytes, then the
+-- capture's; each gives up the least recently fed group
+local function enforce(dir, out)
+  while dir.ngroups > MAX_GROUPS or dir.pending > EP.max_reassembly do
+    local oldest
+    for _, x in pairs(dir.groups) do if oldest == nil or x.stamp < oldest.stamp then oldest = x end end
+    out[#out + 1] = give_up(oldest, sfmt("this direction holds %d groups / %d bytes, more than %d / %d "
+      .. "(REASSEMBLY_PEER_GROUPS / preference enet.max_reassembly)", dir.ngroups, dir.pending, MAX_GROUPS,
+      EP.max_reassembly))
+  end
+  while held_total > MAX_HELD and lru_head <= #lru_g do
+    local g, s = lru_g[lru_head], lru_s[lru_head]
+    lru_g[lru_head], lru_s[lru_head], lru_head = nil, nil, lru_head + 1
+    if g.open and g.stamp == s then
+      out[#out + 1] = give_up(g, sfmt("all peers hold %d bytes > %d (MAX_HELD_BYTES)", held_total, MAX_HELD))
+    end
+  end
 end
 
 -- one delivery decision per data command, made once (first pass) and kept by frame number:
--- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first, wire }
+-- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first, wire,
+--   evicted = { texts of groups given up to make room } }
 -- `share`: the wire bytes of the frame that carried this command's data (stats.lua's wire_bytes); a
 -- reassembled packet's wire is the sum of its fragments' shares
 local function fragment(dir, cmd, frame, raw_data, share)
@@ -5589,50 +5659,47 @@ local function fragment(dir, cmd, frame, raw_data, share)
   local parts = {}
   for _, k in ipairs(d.fragment_key) do parts[#parts + 1] = tostring(v[k]) end
   local key = d.number .. ":" .. tconcat(parts, ":")
-  if dir.dropped.set[key] then
-    return { what = "dropped", why = "a fragment of a group dropped earlier" }
-  end
+  if dir.dropped.set[key] then return LATE end
   local g = dir.groups[key]
   if g == nil then
-    if dir.ngroups >= MAX_GROUPS then
-      return drop(dir, key, sfmt("%d fragment groups already open in this direction", MAX_GROUPS))
-    end
     g = { count = v.fragment_count, total = v.total_length, got = 0, have = {}, offs = {}, datas = {}, first = frame,
-          held = 0, wire = 0 }
+          held = 0, wire = 0, size = 0, dir = dir, key = key, open = true, name = d.name }
+    g.info = { __index = { what = "fragment", count = g.count, first = frame } }
     dir.groups[key] = g
     dir.ngroups = dir.ngroups + 1
+    open_groups = open_groups + 1
   elseif g.count ~= v.fragment_count or g.total ~= v.total_length then
-    return { what = "dropped", why = "fragment disagrees with its group's count or length" }
+    return DISAGREES
   end
-  if g.have[v.fragment_number] then return { what = "duplicate" } end
+  if g.have[v.fragment_number] then return DUPLICATE end
   local cost = #raw_data > MIN_FRAGMENT_DATA and #raw_data or MIN_FRAGMENT_DATA
-  if dir.pending + cost > EP.max_reassembly then
-    return drop(dir, key, sfmt("group dropped: %d fragments (%d bytes charged) held in this direction, "
-      .. "the limit is %d bytes (preference enet.max_reassembly; a fragment counts at least %d bytes)",
-      g.got, dir.pending, EP.max_reassembly, MIN_FRAGMENT_DATA))
-  end
-  if held_total + cost > MAX_HELD then
-    return drop(dir, key, sfmt("group dropped: %d bytes of fragments held in the capture, the limit is %d "
-      .. "(a fragment counts at least %d bytes)", held_total, MAX_HELD, MIN_FRAGMENT_DATA))
-  end
   g.have[v.fragment_number] = true
   g.got = g.got + 1
   g.offs[g.got], g.datas[g.got] = v.fragment_offset, raw_data
-  g.held = g.held + cost
-  g.wire = g.wire + share
+  g.held, g.size, g.wire = g.held + cost, g.size + #raw_data, g.wire + share
   dir.pending = dir.pending + cost
   held_total = held_total + cost
-  if g.got < g.count then return { what = "fragment", got = g.got, count = g.count, first = g.first } end
+  touch(g)
+  if g.got < g.count then
+    local evicted = {}
+    enforce(dir, evicted)
+    if not g.open then return { what = "dropped", why = evicted[#evicted], evicted = evicted } end
+    if evicted[1] then
+      return { what = "fragment", got = g.got, count = g.count, first = g.first, evicted = evicted }
+    end
+    return setmetatable({ got = g.got }, g.info) -- kept per frame: the count of fragments so far, the rest shared
+  end
   local order = {}
   for i = 1, g.got do order[i] = i end
-  tsort(order, function(x, y) return g.offs[x] < g.offs[y] end)
+  local offs, datas = g.offs, g.datas
+  tsort(order, function(x, y) return offs[x] < offs[y] end)
   local out, at = {}, 0
   for _, i in ipairs(order) do
-    local off, data = g.offs[i], g.datas[i]
+    local off, data = offs[i], datas[i]
     if off > at then out[#out + 1] = srep("\0", off - at); at = off end
     if off + #data > at then out[#out + 1] = ssub(data, at - off + 1); at = off + #data end
   end
-  release(dir, key)
+  release(g)
   local data = ssub(tconcat(out), 1, g.total)
   return { what = "reassembled", data = data, count = g.count, first = g.first, wire = g.wire }
 end
@@ -5641,18 +5708,18 @@ local function decide(conv, dir, cmd, frame, raw_data, share)
   local d, v = cmd.def, cmd.values
   if d.delivery == "reliable" then
     dir.reliable[v.channel] = dir.reliable[v.channel] or recent()
-    if not recent_add(dir.reliable[v.channel], v.reliable_seq) then return { what = "duplicate" } end
+    if not recent_add(dir.reliable[v.channel], v.reliable_seq) then return DUPLICATE end
   end
   if d.fragment_key then return fragment(dir, cmd, frame, raw_data, share) end
   if d.delivery == "unsequenced" then
-    if not recent_add(dir.unsequenced, v.unsequenced_group) then return { what = "duplicate" } end
+    if not recent_add(dir.unsequenced, v.unsequenced_group) then return DUPLICATE end
   elseif d.delivery == "unreliable" then
     dir.unreliable[v.channel] = dir.unreliable[v.channel] or recent()
     if not recent_add(dir.unreliable[v.channel], v.reliable_seq .. ":" .. (v.unreliable_seq or "")) then
-      return { what = "duplicate" }
+      return DUPLICATE
     end
   end
-  return { what = "deliver" }
+  return DELIVER
 end
 
 -- Showing --------------------------------------------------------------------------------------------
@@ -5731,7 +5798,9 @@ local function dissect(tvb, pinfo, given)
         conv.client, conv.connect_id, conv.client_id = sender, c.values.connect_id, c.values.data
         conv.connect_seen = true -- the client's side is known for sure
         for _, dir in pairs(conv.dirs) do
-          held_total = held_total - dir.pending -- a new connection: the old one's groups are gone
+          local open = {}
+          for _, g in pairs(dir.groups) do open[#open + 1] = g end
+          for _, g in ipairs(open) do release(g) end -- a new connection: the old one's groups are gone
           for k, x in pairs(new_direction()) do dir[k] = x end
         end
       end
@@ -5747,7 +5816,7 @@ local function dissect(tvb, pinfo, given)
   local dir = dir_of(conv, sender)
   local plan = plans[pinfo.number]
   local fresh = plan == nil
-  if fresh then plan = {}; plans[pinfo.number] = plan end
+  if fresh then plan = {} elseif plan.what then plan = { plan } end -- one decision is kept bare
   local deliveries = {}
   -- the frame's length is shared by the data bytes of its data commands (duplicates too: their share is
   -- nobody's), as godot_dissect.enet.reassembly gives Record.wire_bytes
@@ -5788,6 +5857,7 @@ local function dissect(tvb, pinfo, given)
       end
     end
   end
+  if plan[2] == nil and plan[1] then plans[pinfo.number] = plan[1] else plans[pinfo.number] = plan end
   if dg.err then
     local at = dg.err_off
     local len = (body and (#body + dg.header_size) or tvb:len()) - at
@@ -5846,6 +5916,7 @@ function enet.prefs_changed() read_enet_prefs(); register_enet_ports() end
 function enet.init()
   read_enet_prefs()
   econvs, plans, held_total = {}, {}, 0
+  lru_g, lru_s, lru_head, stamp, open_groups = {}, {}, 1, 0, 0
   if MP.reset then MP.reset() end
 end
 

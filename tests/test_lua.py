@@ -245,6 +245,8 @@ def lua_messages(items: list[list]) -> list[tuple]:
     """The messages of one frame, as (kind, dialect, debugger name, value); debugger parts skipped."""
     out = []
     for m in items:
+        if _fields(m, "godot.part"):
+            continue  # a segment of a long message the plugin collects (shown whole where it ends)
         dialect = get_dialect(_fields(m, "godot.dialect")[-1])
         name = _fields(m, "godot.debugger.message")
         args = [v for k, v in m if k == "godot.debugger.args"]

@@ -299,6 +299,7 @@ local F = {
   dbg_message = ProtoField.string("godot.debugger.message", "Debugger message"),
   dbg_thread = ProtoField.int64("godot.debugger.thread", "Thread", base.DEC),
   dbg_part = ProtoField.string("godot.debugger.part", "Debugger message part"),
+  part = ProtoField.string("godot.part", "Part of a long message"),
   dbg_argc = ProtoField.int32("godot.debugger.argc", "Arguments", base.DEC),
   dbg_args = ProtoField.none("godot.debugger.args", "Arguments"),
 }
@@ -1908,8 +1909,8 @@ end
 -- Long PDUs. Wireshark 4.0's TCP reassembly walks the list of every segment it holds for a PDU each
 -- time it adds one (epan/reassemble.c), so a PDU that arrives in m segments costs it m^2 -- whatever the
 -- dissector (DNS over TCP as much as this one). It is asked to hold at most SPEC.lua_desegment_max bytes
--- (at worst that many 1-byte segments); the rest of a longer PDU is collected here, one segment per
--- call, in time linear in segments, and dissected where it completes. Bytes collected across the capture
+-- (at worst that many 1-byte segments) at once; a longer PDU is reassembled by Wireshark in stages of
+-- that size, each collected here, so time stays linear in segments, and dissected where it completes. Bytes collected across the capture
 -- stay under SPEC.max_held_bytes: a PDU that would go past it is counted, not kept, and reported once.
 -- First-pass decisions are kept per frame (call by call) for re-dissection; only the frame that completes
 -- a PDU keeps its bytes.
@@ -1921,6 +1922,7 @@ local PIECES_PER_CHUNK = 256 -- collected segments joined into one string this o
 local function collected_tree(tree, pinfo, tvb, big, number, got)
   local root = tree_of(tree):add(godot, tvb())
   local so_far = got and sfmt(", %d bytes so far", got) or ""
+  root:add(F.part, tvb(), sfmt("%d-byte message from frame %d", big.n, big.first))
   if big.kept then
     root:set_text(sfmt("Godot Variant: part of a %d-byte message (from frame %d%s)", big.n, big.first, so_far))
     root:add_tvb_expert_info(E.collected, tvb(), sfmt("part of a %d-byte message collected from frame %d on%s",
@@ -1935,7 +1937,8 @@ local function collected_tree(tree, pinfo, tvb, big, number, got)
   end
 end
 
--- a collected PDU continues with this tvb: returns the bytes of it used
+-- a collected PDU continues with this tvb: returns the bytes of it used (and true when Wireshark was asked
+-- for more)
 local function tcp_continue(tvb, pinfo, tree, side, number, visited)
   local len = tvb:len()
   local big, got
@@ -1943,6 +1946,13 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     big = tcp_notes[number]
   else
     big = side.big
+    -- Wireshark keeps reassembling (retransmissions, order), a stage of at most lua_desegment_max bytes at a
+    -- time, each a reassembly of its own: the plugin takes each stage whole
+    local want = big.need < SPEC.lua_desegment_max and big.need or SPEC.lua_desegment_max
+    if len < want then
+      pinfo.desegment_offset, pinfo.desegment_len = 0, want - len
+      return len, true
+    end
     local take = len < big.need and len or big.need
     big.need, big.segments = big.need - take, big.segments + 1
     got = big.n - big.need
@@ -2004,13 +2014,23 @@ function tcp_pdus(tvb, pinfo, tree, conv)
   local len = tvb:len()
   local off = 0
   if (side.big and not visited) or (visited and tcp_notes[number]) then
-    off = tcp_continue(tvb, pinfo, tree, side, number, visited)
+    local asked
+    off, asked = tcp_continue(tvb, pinfo, tree, side, number, visited)
+    if asked then return end
   end
+  local can = pinfo.can_desegment > 0 -- 0: TCP reassembly is off (or this is no TCP payload)
   while off < len do
     local avail = len - off
-    if avail < 4 then -- the prefix continues in the next segment
-      pinfo.desegment_offset, pinfo.desegment_len = off, 4 - avail
+    if avail < 4 and can then -- the prefix continues in the next segment (as tcp_dissect_pdus asks)
+      pinfo.desegment_offset, pinfo.desegment_len = off, DESEGMENT_ONE_MORE_SEGMENT
       return
+    end
+    if avail < 4 or not can then -- no reassembly: each PDU as far as this segment has it
+      dissect_pdu(tvb(off):tvb(), pinfo, tree)
+      local n = avail >= 4 and tvb(off, 4):le_uint() or 0
+      if avail < 4 or n > SPEC.max_pdu or avail < n + 4 then return end
+      off = off + n + 4
+      goto continue
     end
     local n = tvb(off, 4):le_uint()
     if n > SPEC.max_pdu then -- junk: consume what is here
@@ -2027,6 +2047,7 @@ function tcp_pdus(tvb, pinfo, tree, conv)
       tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
       return
     end
+    ::continue::
   end
 end
 
