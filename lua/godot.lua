@@ -1128,12 +1128,10 @@ local E = {
                             expert.group.REASSEMBLE, expert.severity.WARN),
   depth = ProtoExpert.new("godot.depth", "Deeper levels not shown", expert.group.UNDECODED, expert.severity.NOTE),
   engine = ProtoExpert.new("godot.engine", "Engine behaviour", expert.group.PROTOCOL, expert.severity.NOTE),
-  collected = ProtoExpert.new("godot.collected", "Part of a long message, collected by this dissector",
-                              expert.group.REASSEMBLE, expert.severity.CHAT),
   not_reassembled = ProtoExpert.new("godot.not_reassembled", "Long message not reassembled",
                                     expert.group.REASSEMBLE, expert.severity.WARN),
 }
-godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine, E.collected, E.not_reassembled }
+godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine, E.not_reassembled }
 
 local DIALECT_ENUM = { { 1, "auto", 1 } }
 local DIALECT_BY_ENUM = { [1] = "auto" }
@@ -2733,29 +2731,26 @@ local PIECES_PER_CHUNK = 256 -- collected segments joined into one string this o
 -- a collected PDU's record is shared by its frames: tcp_notes[frame] = record (one table entry per frame);
 -- the frame that completes it keeps its bytes (record.data) or why it was not kept (record.why)
 
-local function collected_tree(tree, pinfo, tvb, big, number, got)
-  local root = tree_of(tree):add(godot, tvb())
-  local so_far = got and sfmt(", %d bytes so far", got) or ""
-  root:add(F.part, tvb(), sfmt("%d-byte message from frame %d", big.n, big.first))
+-- a segment of a collected PDU: kept ones are marked in the Info column only (as Wireshark's TCP marks a
+-- segment of a reassembled PDU); one not kept gets an item and expert info
+local function collected_tree(tree, pinfo, tvb, big, number)
   if big.kept then
-    root:set_text(sfmt("Godot Variant: part of a %d-byte message (from frame %d%s)", big.n, big.first, so_far))
-    root:add_tvb_expert_info(E.collected, tvb(), sfmt("part of a %d-byte message collected from frame %d on%s",
-                                                      big.n, big.first, so_far))
-    set_info(pinfo, sfmt("part of a %d-byte message%s", big.n, so_far))
-  else
-    root:set_text(sfmt("Godot Variant: part of a %d-byte message not reassembled", big.n))
-    local why = big.last == number and big.why or big.cause
-    root:add_tvb_expert_info(E.not_reassembled, tvb(), why)
-    set_info(pinfo, big.last == number and sfmt("%d-byte message not reassembled", big.n)
-                            or sfmt("part of a %d-byte message not reassembled", big.n))
+    set_info(pinfo, sfmt("[part of a %d-byte message from frame %d]", big.n, big.first))
+    return
   end
+  local root = tree_of(tree):add(godot, tvb())
+  root:set_text(sfmt("Godot Variant: part of a %d-byte message not reassembled", big.n))
+  root:add(F.part, tvb(), sfmt("%d-byte message from frame %d", big.n, big.first))
+  root:add_tvb_expert_info(E.not_reassembled, tvb(), big.last == number and big.why or big.cause)
+  set_info(pinfo, big.last == number and sfmt("%d-byte message not reassembled", big.n)
+                  or sfmt("[part of a %d-byte message not reassembled]", big.n))
 end
 
 -- a collected PDU continues with this tvb: returns the bytes of it used (and true when Wireshark was asked
 -- for more)
 local function tcp_continue(tvb, pinfo, tree, side, number, visited)
   local len = tvb:len()
-  local big, got
+  local big
   if visited then
     big = tcp_notes[number]
   else
@@ -2769,7 +2764,6 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     end
     local take = len < big.need and len or big.need
     big.need, big.segments = big.need - take, big.segments + 1
-    got = big.n - big.need
     if big.kept then
       local parts = big.parts
       parts[#parts + 1] = tvb:raw(0, take)
@@ -2793,7 +2787,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     local rtvb = ByteArray.new(big.data, true):tvb("Reassembled Godot message")
     dissect_pdu(rtvb, pinfo, tree)
   else
-    collected_tree(tree, pinfo, take == len and tvb or tvb(0, take):tvb(), big, number, got)
+    collected_tree(tree, pinfo, take == len and tvb or tvb(0, take):tvb(), big, number)
   end
   return take
 end
@@ -2818,7 +2812,7 @@ local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
     side.big = big
     tcp_starts[number] = big
   end
-  collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, number, not visited and tvb:len() - off or nil)
+  collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, number)
 end
 
 -- u32 length-prefixed PDUs of one TCP segment (or of a reassembly Wireshark was asked for)
@@ -5593,20 +5587,21 @@ local DISAGREES = { what = "dropped", why = "fragment disagrees with its group's
 local held_total = 0 -- charged bytes of every open group of the capture
 -- every open group in least-recently-fed order, across peers: a queue with lazy deletion (an entry is
 -- current while its stamp is the group's); compacted when stale entries outnumber open groups
-local lru_g, lru_s, lru_head, stamp, open_groups = {}, {}, 1, 0, 0
+-- (explicit head and tail: `#` is unreliable on a table whose first entries were removed)
+local lru_g, lru_s, lru_head, lru_tail, stamp, open_groups = {}, {}, 1, 0, 0, 0
 
 local function touch(g)
   stamp = stamp + 1
   g.stamp = stamp
-  local n = #lru_g + 1
-  lru_g[n], lru_s[n] = g, stamp
-  if n - lru_head > 4 * open_groups + 4096 then
-    local ng, ns = {}, {}
-    for i = lru_head, n do
+  lru_tail = lru_tail + 1
+  lru_g[lru_tail], lru_s[lru_tail] = g, stamp
+  if lru_tail - lru_head > 4 * open_groups + 4096 then
+    local ng, ns, n = {}, {}, 0
+    for i = lru_head, lru_tail do
       local x = lru_g[i]
-      if x.open and x.stamp == lru_s[i] then ng[#ng + 1], ns[#ns + 1] = x, lru_s[i] end
+      if x.open and x.stamp == lru_s[i] then n = n + 1; ng[n], ns[n] = x, lru_s[i] end
     end
-    lru_g, lru_s, lru_head = ng, ns, 1
+    lru_g, lru_s, lru_head, lru_tail = ng, ns, 1, n
   end
 end
 
@@ -5623,11 +5618,12 @@ local function release(g)
 end
 
 -- give a group up to bound memory: the text for the expert info of the frame that went past the bound
+-- (the bound first: Wireshark cuts an expert message at 240 characters)
 local function give_up(g, why)
   release(g)
   recent_add(g.dir.dropped, g.key)
-  return sfmt("%s group (first fragment in frame %d) given up: %d of %d fragments, %d of %d bytes (%s)",
-              g.name, g.first, g.got, g.count, g.size, g.total, why)
+  return sfmt("group dropped: %s; %s group from frame %d held %d of %d fragments, %d of %d bytes",
+              why, g.name, g.first, g.got, g.count, g.size, g.total)
 end
 
 -- the bounds, narrowest first (as EnetReassembler._enforce): this direction's groups and bytes, then the
@@ -5636,11 +5632,13 @@ local function enforce(dir, out)
   while dir.ngroups > MAX_GROUPS or dir.pending > EP.max_reassembly do
     local oldest
     for _, x in pairs(dir.groups) do if oldest == nil or x.stamp < oldest.stamp then oldest = x end end
-    out[#out + 1] = give_up(oldest, sfmt("this direction holds %d groups / %d bytes, more than %d / %d "
-      .. "(REASSEMBLY_PEER_GROUPS / preference enet.max_reassembly)", dir.ngroups, dir.pending, MAX_GROUPS,
-      EP.max_reassembly))
+    local why = dir.ngroups > MAX_GROUPS
+      and sfmt("this direction holds %d groups > %d (REASSEMBLY_PEER_GROUPS)", dir.ngroups, MAX_GROUPS)
+      or sfmt("this direction holds %d bytes > %d (preference enet.max_reassembly; a fragment counts at least %d)",
+              dir.pending, EP.max_reassembly, MIN_FRAGMENT_DATA)
+    out[#out + 1] = give_up(oldest, why)
   end
-  while held_total > MAX_HELD and lru_head <= #lru_g do
+  while held_total > MAX_HELD and lru_head <= lru_tail do
     local g, s = lru_g[lru_head], lru_s[lru_head]
     lru_g[lru_head], lru_s[lru_head], lru_head = nil, nil, lru_head + 1
     if g.open and g.stamp == s then
@@ -5832,6 +5830,11 @@ local function dissect(tvb, pinfo, given)
       if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data, weight * c.data_len) end
       local p = plan[i]
       if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
+      if p.evicted then -- groups given up to bound memory when this fragment came
+        for _, why in ipairs(p.evicted) do
+          if why ~= p.why then item:add_proto_expert_info(EE.dropped, why) end
+        end
+      end
       if p.what == "duplicate" then
         if not null then item:add(F_DUP, whole, true):set_generated() end
       elseif p.what == "fragment" then
@@ -5916,7 +5919,7 @@ function enet.prefs_changed() read_enet_prefs(); register_enet_ports() end
 function enet.init()
   read_enet_prefs()
   econvs, plans, held_total = {}, {}, 0
-  lru_g, lru_s, lru_head, stamp, open_groups = {}, {}, 1, 0, 0
+  lru_g, lru_s, lru_head, lru_tail, stamp, open_groups = {}, {}, 1, 0, 0, 0
   if MP.reset then MP.reset() end
 end
 

@@ -339,20 +339,21 @@ local DISAGREES = { what = "dropped", why = "fragment disagrees with its group's
 local held_total = 0 -- charged bytes of every open group of the capture
 -- every open group in least-recently-fed order, across peers: a queue with lazy deletion (an entry is
 -- current while its stamp is the group's); compacted when stale entries outnumber open groups
-local lru_g, lru_s, lru_head, stamp, open_groups = {}, {}, 1, 0, 0
+-- (explicit head and tail: `#` is unreliable on a table whose first entries were removed)
+local lru_g, lru_s, lru_head, lru_tail, stamp, open_groups = {}, {}, 1, 0, 0, 0
 
 local function touch(g)
   stamp = stamp + 1
   g.stamp = stamp
-  local n = #lru_g + 1
-  lru_g[n], lru_s[n] = g, stamp
-  if n - lru_head > 4 * open_groups + 4096 then
-    local ng, ns = {}, {}
-    for i = lru_head, n do
+  lru_tail = lru_tail + 1
+  lru_g[lru_tail], lru_s[lru_tail] = g, stamp
+  if lru_tail - lru_head > 4 * open_groups + 4096 then
+    local ng, ns, n = {}, {}, 0
+    for i = lru_head, lru_tail do
       local x = lru_g[i]
-      if x.open and x.stamp == lru_s[i] then ng[#ng + 1], ns[#ns + 1] = x, lru_s[i] end
+      if x.open and x.stamp == lru_s[i] then n = n + 1; ng[n], ns[n] = x, lru_s[i] end
     end
-    lru_g, lru_s, lru_head = ng, ns, 1
+    lru_g, lru_s, lru_head, lru_tail = ng, ns, 1, n
   end
 end
 
@@ -369,11 +370,12 @@ local function release(g)
 end
 
 -- give a group up to bound memory: the text for the expert info of the frame that went past the bound
+-- (the bound first: Wireshark cuts an expert message at 240 characters)
 local function give_up(g, why)
   release(g)
   recent_add(g.dir.dropped, g.key)
-  return sfmt("%s group (first fragment in frame %d) given up: %d of %d fragments, %d of %d bytes (%s)",
-              g.name, g.first, g.got, g.count, g.size, g.total, why)
+  return sfmt("group dropped: %s; %s group from frame %d held %d of %d fragments, %d of %d bytes",
+              why, g.name, g.first, g.got, g.count, g.size, g.total)
 end
 
 -- the bounds, narrowest first (as EnetReassembler._enforce): this direction's groups and bytes, then the
@@ -382,11 +384,13 @@ local function enforce(dir, out)
   while dir.ngroups > MAX_GROUPS or dir.pending > EP.max_reassembly do
     local oldest
     for _, x in pairs(dir.groups) do if oldest == nil or x.stamp < oldest.stamp then oldest = x end end
-    out[#out + 1] = give_up(oldest, sfmt("this direction holds %d groups / %d bytes, more than %d / %d "
-      .. "(REASSEMBLY_PEER_GROUPS / preference enet.max_reassembly)", dir.ngroups, dir.pending, MAX_GROUPS,
-      EP.max_reassembly))
+    local why = dir.ngroups > MAX_GROUPS
+      and sfmt("this direction holds %d groups > %d (REASSEMBLY_PEER_GROUPS)", dir.ngroups, MAX_GROUPS)
+      or sfmt("this direction holds %d bytes > %d (preference enet.max_reassembly; a fragment counts at least %d)",
+              dir.pending, EP.max_reassembly, MIN_FRAGMENT_DATA)
+    out[#out + 1] = give_up(oldest, why)
   end
-  while held_total > MAX_HELD and lru_head <= #lru_g do
+  while held_total > MAX_HELD and lru_head <= lru_tail do
     local g, s = lru_g[lru_head], lru_s[lru_head]
     lru_g[lru_head], lru_s[lru_head], lru_head = nil, nil, lru_head + 1
     if g.open and g.stamp == s then
@@ -578,6 +582,11 @@ local function dissect(tvb, pinfo, given)
       if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data, weight * c.data_len) end
       local p = plan[i]
       if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
+      if p.evicted then -- groups given up to bound memory when this fragment came
+        for _, why in ipairs(p.evicted) do
+          if why ~= p.why then item:add_proto_expert_info(EE.dropped, why) end
+        end
+      end
       if p.what == "duplicate" then
         if not null then item:add(F_DUP, whole, true):set_generated() end
       elseif p.what == "fragment" then
@@ -662,7 +671,7 @@ function enet.prefs_changed() read_enet_prefs(); register_enet_ports() end
 function enet.init()
   read_enet_prefs()
   econvs, plans, held_total = {}, {}, 0
-  lru_g, lru_s, lru_head, stamp, open_groups = {}, {}, 1, 0, 0
+  lru_g, lru_s, lru_head, lru_tail, stamp, open_groups = {}, {}, 1, 0, 0, 0
   if MP.reset then MP.reset() end
 end
 

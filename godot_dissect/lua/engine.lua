@@ -314,12 +314,10 @@ local E = {
                             expert.group.REASSEMBLE, expert.severity.WARN),
   depth = ProtoExpert.new("godot.depth", "Deeper levels not shown", expert.group.UNDECODED, expert.severity.NOTE),
   engine = ProtoExpert.new("godot.engine", "Engine behaviour", expert.group.PROTOCOL, expert.severity.NOTE),
-  collected = ProtoExpert.new("godot.collected", "Part of a long message, collected by this dissector",
-                              expert.group.REASSEMBLE, expert.severity.CHAT),
   not_reassembled = ProtoExpert.new("godot.not_reassembled", "Long message not reassembled",
                                     expert.group.REASSEMBLE, expert.severity.WARN),
 }
-godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine, E.collected, E.not_reassembled }
+godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine, E.not_reassembled }
 
 local DIALECT_ENUM = { { 1, "auto", 1 } }
 local DIALECT_BY_ENUM = { [1] = "auto" }
@@ -1919,29 +1917,26 @@ local PIECES_PER_CHUNK = 256 -- collected segments joined into one string this o
 -- a collected PDU's record is shared by its frames: tcp_notes[frame] = record (one table entry per frame);
 -- the frame that completes it keeps its bytes (record.data) or why it was not kept (record.why)
 
-local function collected_tree(tree, pinfo, tvb, big, number, got)
-  local root = tree_of(tree):add(godot, tvb())
-  local so_far = got and sfmt(", %d bytes so far", got) or ""
-  root:add(F.part, tvb(), sfmt("%d-byte message from frame %d", big.n, big.first))
+-- a segment of a collected PDU: kept ones are marked in the Info column only (as Wireshark's TCP marks a
+-- segment of a reassembled PDU); one not kept gets an item and expert info
+local function collected_tree(tree, pinfo, tvb, big, number)
   if big.kept then
-    root:set_text(sfmt("Godot Variant: part of a %d-byte message (from frame %d%s)", big.n, big.first, so_far))
-    root:add_tvb_expert_info(E.collected, tvb(), sfmt("part of a %d-byte message collected from frame %d on%s",
-                                                      big.n, big.first, so_far))
-    set_info(pinfo, sfmt("part of a %d-byte message%s", big.n, so_far))
-  else
-    root:set_text(sfmt("Godot Variant: part of a %d-byte message not reassembled", big.n))
-    local why = big.last == number and big.why or big.cause
-    root:add_tvb_expert_info(E.not_reassembled, tvb(), why)
-    set_info(pinfo, big.last == number and sfmt("%d-byte message not reassembled", big.n)
-                            or sfmt("part of a %d-byte message not reassembled", big.n))
+    set_info(pinfo, sfmt("[part of a %d-byte message from frame %d]", big.n, big.first))
+    return
   end
+  local root = tree_of(tree):add(godot, tvb())
+  root:set_text(sfmt("Godot Variant: part of a %d-byte message not reassembled", big.n))
+  root:add(F.part, tvb(), sfmt("%d-byte message from frame %d", big.n, big.first))
+  root:add_tvb_expert_info(E.not_reassembled, tvb(), big.last == number and big.why or big.cause)
+  set_info(pinfo, big.last == number and sfmt("%d-byte message not reassembled", big.n)
+                  or sfmt("[part of a %d-byte message not reassembled]", big.n))
 end
 
 -- a collected PDU continues with this tvb: returns the bytes of it used (and true when Wireshark was asked
 -- for more)
 local function tcp_continue(tvb, pinfo, tree, side, number, visited)
   local len = tvb:len()
-  local big, got
+  local big
   if visited then
     big = tcp_notes[number]
   else
@@ -1955,7 +1950,6 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     end
     local take = len < big.need and len or big.need
     big.need, big.segments = big.need - take, big.segments + 1
-    got = big.n - big.need
     if big.kept then
       local parts = big.parts
       parts[#parts + 1] = tvb:raw(0, take)
@@ -1979,7 +1973,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     local rtvb = ByteArray.new(big.data, true):tvb("Reassembled Godot message")
     dissect_pdu(rtvb, pinfo, tree)
   else
-    collected_tree(tree, pinfo, take == len and tvb or tvb(0, take):tvb(), big, number, got)
+    collected_tree(tree, pinfo, take == len and tvb or tvb(0, take):tvb(), big, number)
   end
   return take
 end
@@ -2004,7 +1998,7 @@ local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
     side.big = big
     tcp_starts[number] = big
   end
-  collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, number, not visited and tvb:len() - off or nil)
+  collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, number)
 end
 
 -- u32 length-prefixed PDUs of one TCP segment (or of a reassembly Wireshark was asked for)
