@@ -152,9 +152,10 @@ def run_lua(total: int, out: Path, seed: int = 1) -> tuple[int, int, float, floa
 def _prefs(h: hostile.Hostile) -> tuple[str, ...]:
     args = list(h.read_args)
     out: list[str] = []
-    for opt, pref in (("-p", "godot.udp_ports"), ("--enet-port", "enet.udp_ports")):
+    for opt, prefs in (("-p", ("godot.udp_ports", "godot.tcp_ports")), ("--enet-port", ("enet.udp_ports",))):
         if opt in args:
-            out += ["-o", f"{pref}:{args[args.index(opt) + 1]}"]
+            for pref in prefs:
+                out += ["-o", f"{pref}:{args[args.index(opt) + 1]}"]
     return tuple(out)
 
 

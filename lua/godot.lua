@@ -2874,7 +2874,12 @@ local function dissect_tcp(tvb, pinfo, tree)
   end
   if conv.kind == "http" then
     http = http or Dissector.get("http")
-    return http:call(tvb, pinfo, tree)
+    -- a Dissector:call that throws (a malformed HTTP or WebSocket stream) would be a Lua error: say it instead
+    local ok, used = pcall(http.call, http, tvb, pinfo, tree)
+    if ok then return used end
+    tree_of(tree):add(godot, tvb()):add_tvb_expert_info(E.skipped, tvb(),
+      sfmt("%d bytes of an HTTP/WebSocket stream Wireshark's http dissector rejected: %s", tvb:len(), tostring(used)))
+    return tvb:len()
   end
   if tvb:len() < tvb:reported_len() then
     -- the capture's snap length cut this segment: its stream cannot be followed
