@@ -2758,7 +2758,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     -- Wireshark keeps reassembling (retransmissions, order), a stage of at most lua_desegment_max bytes at a
     -- time, each a reassembly of its own: the plugin takes each stage whole
     local want = big.need < SPEC.lua_desegment_max and big.need or SPEC.lua_desegment_max
-    if len < want then
+    if len < want and pinfo.can_desegment > 0 then
       pinfo.desegment_offset, pinfo.desegment_len = 0, want - len
       return len, true
     end
