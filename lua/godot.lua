@@ -9,8 +9,9 @@
 --
 -- Speed (benchmarks/bench_lua.py): values are read from one tvb:raw() string with string.byte and
 -- Struct.unpack; what costs is Wireshark's Lua API. Every TreeItem and TvbRange is a userdata that
--- is allocated, type-checked on each call and finalized by the garbage collector, so the tree has
--- one item per Variant (a bool, int, float or String Variant is its value field), String keys are in
+-- is allocated, type-checked on each call and finalized by the garbage collector, so the tree shows
+-- two levels by default (AUTO_DEPTH), has one item per Variant shown (a bool, int, float or String
+-- Variant is its value field), what is not shown is only checked (check()), String keys are in
 -- their entries' labels, and the fields inside an item share its TvbRange. Labels are made of kept
 -- strings (numbers, keys, math values, Dictionary summaries) in small memo tables (the collector
 -- walks all of them on every cycle), TreeItem methods are looked up once, and the message being read
@@ -1744,6 +1745,19 @@ local function read_key(pos, depth)
   return { s = pos, depth = depth, pre = "" }, variant(pos, depth)
 end
 
+-- The text of a key that is not a String, for the label of a Dictionary shown as one item: the key
+-- read again as without a tree (it was checked already), then the tree's methods back
+local function key_text(k, item)
+  local tvb = TVB
+  tree_methods(NULL_ITEM)
+  TVB, NULL_MODE = NULL_FN, true
+  local _, text = variant(k.s, k.depth, NULL_ITEM, KEY, nil)
+  TVB, NULL_MODE = tvb, false
+  tree_methods(item)
+  k.text = text
+  return text
+end
+
 -- The label of a Dictionary: its type and first keys, e.g. Dictionary{id, pos, rot, vel, …}. The
 -- labels are kept in a trie of key texts: node[key] is the next node, node[1] the one before,
 -- node[2] the key, node[3] the label once made.
@@ -1858,6 +1872,13 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
           local kt = k.short or k.text
           node = node[kt] or summary_next(node, kt)
         end
+      elseif node and i < 4 then
+        -- a Dictionary below the levels shown is one item: its label names its first keys
+        local k
+        k, pos = read_key(pos, depth + 1)
+        local kt = k.short or k.text or key_text(k, item)
+        pos = variant(pos, depth + 1)
+        node = node[kt] or summary_next(node, kt)
       else
         pos = variant(pos, depth + 1)
         if seen then -- a repeated key collapses in the engine's Dictionary

@@ -246,7 +246,7 @@ def lua_messages(items: list[list]) -> list[tuple]:
     out = []
     for m in items:
         if _fields(m, "godot.part"):
-            continue  # a segment of a long message the plugin collects (shown whole where it ends)
+            continue  # a segment of a long message the plugin did not reassemble (kept ones have no godot item)
         dialect = get_dialect(_fields(m, "godot.dialect")[-1])
         name = _fields(m, "godot.debugger.message")
         args = [v for k, v in m if k == "godot.debugger.args"]
@@ -664,6 +664,34 @@ def test_mutated_and_truncated_captures(tmp_path: Path) -> None:
     r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{LUA}", "-r", str(half), "-V"], capture_output=True,
                        text=True)
     assert "Lua Error" not in r.stdout and "Godot Variant" in r.stdout
+
+
+def test_default_tree_shows_two_levels_and_the_rest_on_request() -> None:
+    """The default tree (max_depth 0: automatic) opens a message's Variant and its entries; a container
+    below them is one item with its summary, checked but not opened, and no expert note says so. A
+    depth set by hand (or the details preference) opens every level."""
+    pcap = CAPTURES / MANIFEST["godot3-udp-all-types"]["pcap"]
+    nested = [r for r in read_pcap(str(pcap)) if r.kind == "variant" and isinstance(r.value, dict)
+              and any(isinstance(v, dict) and any(isinstance(x, (dict, list)) for x in v.values())
+                      for v in r.value.values())]
+    assert nested
+    r = nested[0]
+    outer, inner = next((k, v) for k, v in r.value.items() if isinstance(v, dict) and v)
+    deep_key = next(k for k, x in inner.items() if isinstance(x, (dict, list)))
+    args = ("-2", "-V", "-O", "godot", "-Y", f"frame.number=={r.frame}")
+    summary = f'"{outer}" → Dictionary{{{", ".join(inner)}}}'
+    default = tshark(pcap, *args)
+    assert summary in default
+    assert f'"{deep_key}" →' not in default and "nesting deeper" not in default
+    for opened in (tshark(pcap, *args, "-o", "godot.max_depth:32"), tshark(pcap, *args, "-o", "godot.details:TRUE")):
+        assert f'"{deep_key}" →' in opened or f'String: "{deep_key}" →' in opened
+
+
+def test_no_field_extractor_at_load() -> None:
+    """A Field extractor (Field.new) made when the file loads makes tshark build a protocol tree for
+    every packet, with or without -V (epan/column-utils.c have_field_extractors()): the packet list
+    then costs several times more. The statistics read their fields from their Listener's tree."""
+    assert "Field.new(" not in LUA.read_text(encoding="utf-8")
 
 
 def test_deep_nesting_stays_below_wireshark_limits(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ are the other two implementations, fed from the same parameters.
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from array import array
@@ -392,6 +393,7 @@ class StructKind(Kind):
         return pos, None
 
 
+@functools.cache
 def _node_path_words() -> struct.Struct:
     """The three words of ``layouts.NodePathLayout``: name count, subname count, flags."""
     lay = L.NodePathLayout

@@ -28,6 +28,7 @@ from typing import Any
 from .. import values as V
 from ..codec import encode
 from ..spec.dialects import Dialect, get_dialect
+from ..spec.transports import MAX_DEPTH
 from .fields import COUNT, LENGTH, FieldMap, field_map
 from .generate import NEST_SHAPES, ValueGenerator, nest, nest_levels, nest_units
 from .malformed import Mutant, malformed_corpus
@@ -235,7 +236,7 @@ class CaseGenerator:
         shape = "array" if first else rng.choice(self.shapes)
         pre, leaf, suf = nest_units(self.d, shape)  # type: ignore[misc]
         fit = (self.max_payload - len(leaf)) // (len(pre) + len(suf))
-        limit = self.d.engine_depth_limit or 1024
+        limit = self.d.engine_depth_limit or MAX_DEPTH
         depths = [*self.deep_depths, limit - 1, limit, limit + 1]
         depth = min(min(self.deep_depths) if first else rng.choice(depths), fit)
         data = nest(self.d, shape, depth)

@@ -28,6 +28,7 @@ from ..codec import decode_prefix
 from ..deep import deep_recursion
 from ..errors import DecodeError
 from ..spec import get_dialect
+from ..spec.conversions import OBJECT_AS_ID_CLASS
 from .cases import Case, CaseGenerator
 
 #: documented reasons why the engine and godot-dissect may legitimately differ on an input
@@ -290,7 +291,7 @@ def _object_agrees(ours: Any, engine_text: str) -> bool:
     if isinstance(ours, V.Object):
         return bool(ours.class_name) and text.startswith(f"Object({ours.class_name},")
     m = re.search(r'"object_id":\s*(-?\d+)', text)
-    return m is not None and text.startswith("Object(EncodedObjectAsID,") and \
+    return m is not None and text.startswith(f"Object({OBJECT_AS_ID_CLASS},") and \
         int(m.group(1)) & (2**64 - 1) == ours.id
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from . import types as T
+from .transports import MAX_DEPTH
 from .types import TypeDef
 
 
@@ -37,7 +38,7 @@ class Dialect:
     #: UTF-8 strictness: Godot 3 accepts surrogates and code points > U+10FFFF, Godot 4 does not
     utf8_strict: bool = True
     #: engine's own nesting limit (None: Godot 3.0-3.3.4 have none and crash instead)
-    engine_depth_limit: int | None = 1024
+    engine_depth_limit: int | None = MAX_DEPTH
     #: typed Array / typed Dictionary container info in the header (None: not in this dialect)
     typed_array_since: str | None = None
     typed_dictionary_since: str | None = None

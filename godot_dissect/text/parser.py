@@ -20,6 +20,7 @@ from .. import values as V
 from ..deep import deep_recursion
 from ..spec import Dialect, get_dialect
 from ..spec import layouts as L
+from ..spec.conversions import OBJECT_AS_ID_CLASS
 from .writer import f32, real_is_double, s64
 
 __all__ = ["Reader", "TextParseError", "from_text"]
@@ -380,7 +381,7 @@ class Reader:
 
     def _finish(self, frame: _Frame) -> Any:
         if frame.kind == "object":
-            if frame.typed == "EncodedObjectAsID" and isinstance(frame.items.get("object_id"), int):
+            if frame.typed == OBJECT_AS_ID_CLASS and isinstance(frame.items.get("object_id"), int):
                 return V.ObjectID(frame.items["object_id"] & _U64)
             return V.Object(frame.typed, frame.items)
         if frame.wrapped:

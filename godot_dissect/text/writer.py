@@ -21,6 +21,7 @@ from ..deep import deep_recursion
 from ..errors import EncodeError
 from ..spec import Dialect, get_dialect
 from ..spec import layouts as L
+from ..spec.conversions import OBJECT_AS_ID_CLASS
 from ..spec.dialects import per_dialect
 from .floats import CACHED_POWERS, f32, num_scientific, rtos_fix3, rtos_fix4, s64
 from .order import STRINGLIKE, VariantOrder, godot_sort
@@ -214,7 +215,7 @@ class _Writer:
             if value.id == 0:
                 return "null"
             # the decoder hands out an EncodedObjectAsID object, printed like any object
-            value = V.Object("EncodedObjectAsID", {"object_id": s64(value.id), "script": None})
+            value = V.Object(OBJECT_AS_ID_CLASS, {"object_id": s64(value.id), "script": None})
         if not value.class_name:
             return "null"
         if not self.g3 and depth > _MAX_RECURSION:
