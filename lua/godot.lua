@@ -97,9 +97,83 @@ local SPEC = {
     MAX_GUESSED_PDU = 4096,
     LUA_DESEGMENT_MAX = 4096,
   },
+  kind_parts = {
+    bool = { word = { name = "u32", code = "I", size = 4 } },
+    string = {
+      text = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = true,
+        utf8 = true,
+        nul = false,
+      },
+    },
+    node_path = {
+      name_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
+      subname_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 4294967295, negative = "error" },
+      flags = { name = "u32", code = "I", size = 4 },
+      part = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = true,
+        utf8 = true,
+        nul = false,
+      },
+    },
+    id64 = { word = { name = "u64", code = "Q", size = 8 } },
+    object = {
+      id = { name = "u64", code = "Q", size = 8 },
+      class_name = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = true,
+        utf8 = true,
+        nul = false,
+      },
+      property_count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "empty" },
+      property_name = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = true,
+        utf8 = true,
+        nul = false,
+      },
+    },
+    signal = {
+      name = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = true,
+        utf8 = true,
+        nul = false,
+      },
+      object_id = { name = "u64", code = "Q", size = 8 },
+    },
+    container = { count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" } },
+    packed_bytes = {
+      data = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = false,
+        utf8 = false,
+        nul = false,
+      },
+    },
+    packed_strings = {
+      count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "empty" },
+      element = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = true,
+        utf8 = true,
+        nul = true,
+      },
+    },
+    packed = { count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" } },
+  },
   typedefs = {
     { layout = { kind = "empty" }, header = {} },
-    { layout = { kind = "bool", word = { name = "u32", code = "I", size = 4 } }, header = {} },
+    { layout = { kind = "bool" }, header = {} },
     {
       layout = {
         kind = "number",
@@ -119,19 +193,7 @@ local SPEC = {
       },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
-    {
-      layout = {
-        kind = "string",
-        text = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = false,
-        },
-      },
-      header = {},
-    },
+    { layout = { kind = "string" }, header = {} },
     {
       layout = { kind = "struct", component = { name = "f32", code = "f", size = 4 }, fields = { "x", "y" } },
       header = {},
@@ -211,144 +273,38 @@ local SPEC = {
         new_format_bit = 2147483648,
         flag_absolute = 1,
         flag_legacy_property = 2,
-        name_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
-        subname_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 4294967295, negative = "error" },
         legacy_extra_subnames = 1,
-        flags = { name = "u32", code = "I", size = 4 },
-        part = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = false,
-        },
       },
       header = {},
     },
     { layout = { kind = "empty", value = "RID" }, header = {} },
+    { layout = { kind = "object" }, header = { { name = "object as id", shift = 16, bits = 1 } } },
+    { layout = { kind = "container", pairs = true, count_mask = 2147483647 }, header = {} },
+    { layout = { kind = "container", pairs = false, count_mask = 2147483647 }, header = {} },
+    { layout = { kind = "packed_bytes" }, header = {} },
     {
-      layout = {
-        kind = "object",
-        id = { name = "u64", code = "Q", size = 8 },
-        class_name = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = false,
-        },
-        property_count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "empty" },
-        property_name = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = false,
-        },
-      },
-      header = { { name = "object as id", shift = 16, bits = 1 } },
-    },
-    {
-      layout = {
-        kind = "container",
-        pairs = true,
-        count_mask = 2147483647,
-        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "i32", code = "i", size = 4 }, width = 1 },
       header = {},
     },
     {
-      layout = {
-        kind = "container",
-        pairs = false,
-        count_mask = 2147483647,
-        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 1 },
+      header = {},
+    },
+    { layout = { kind = "packed_strings" }, header = {} },
+    {
+      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 2, element = "VECTOR2" },
       header = {},
     },
     {
-      layout = {
-        kind = "packed_bytes",
-        data = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = false,
-          utf8 = false,
-          nul = false,
-        },
-      },
+      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 3, element = "VECTOR3" },
       header = {},
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "i32", code = "i", size = 4 },
-        width = 1,
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 4, element = "COLOR" },
       header = {},
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "f32", code = "f", size = 4 },
-        width = 1,
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
-      header = {},
-    },
-    {
-      layout = {
-        kind = "packed_strings",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "empty" },
-        element = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = true,
-        },
-      },
-      header = {},
-    },
-    {
-      layout = {
-        kind = "packed",
-        component = { name = "f32", code = "f", size = 4 },
-        width = 2,
-        element = "VECTOR2",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
-      header = {},
-    },
-    {
-      layout = {
-        kind = "packed",
-        component = { name = "f32", code = "f", size = 4 },
-        width = 3,
-        element = "VECTOR3",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
-      header = {},
-    },
-    {
-      layout = {
-        kind = "packed",
-        component = { name = "f32", code = "f", size = 4 },
-        width = 4,
-        element = "COLOR",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
-      header = {},
-    },
-    {
-      layout = {
-        kind = "packed",
-        component = { name = "f32", code = "f", size = 4 },
-        width = 1,
-        stride = 8,
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 1, stride = 8 },
       header = {},
     },
     {
@@ -481,112 +437,40 @@ local SPEC = {
       },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
-    {
-      layout = {
-        kind = "string",
-        wrapper = "StringName",
-        text = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = false,
-        },
-      },
-      header = {},
-    },
-    {
-      layout = { kind = "id64", word = { name = "u64", code = "Q", size = 8 }, wrapper = "RID" },
-      header = {},
-    },
+    { layout = { kind = "string", wrapper = "StringName" }, header = {} },
+    { layout = { kind = "id64", wrapper = "RID" }, header = {} },
     { layout = { kind = "empty", value = "Callable" }, header = {} },
+    { layout = { kind = "signal" }, header = {} },
     {
-      layout = {
-        kind = "signal",
-        name = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = false,
-        },
-        object_id = { name = "u64", code = "Q", size = 8 },
-      },
-      header = {},
-    },
-    {
-      layout = {
-        kind = "container",
-        pairs = true,
-        count_mask = 2147483647,
-        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
-      },
+      layout = { kind = "container", pairs = true, count_mask = 2147483647 },
       header = { { name = "key type kind", shift = 16, bits = 2 }, { name = "value type kind", shift = 18, bits = 2 } },
     },
     {
-      layout = {
-        kind = "container",
-        pairs = false,
-        count_mask = 2147483647,
-        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
-      },
+      layout = { kind = "container", pairs = false, count_mask = 2147483647 },
       header = { { name = "element type kind", shift = 16, bits = 2 } },
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "i64", code = "q", size = 8 },
-        width = 1,
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "i64", code = "q", size = 8 }, width = 1 },
       header = {},
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "f32", code = "f", size = 4 },
-        width = 1,
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 1 },
       header = {},
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "f64", code = "d", size = 8 },
-        width = 1,
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "f64", code = "d", size = 8 }, width = 1 },
       header = {},
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "real", code = "f", size = 4 },
-        width = 2,
-        element = "VECTOR2",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "real", code = "f", size = 4 }, width = 2, element = "VECTOR2" },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "real", code = "f", size = 4 },
-        width = 3,
-        element = "VECTOR3",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "real", code = "f", size = 4 }, width = 3, element = "VECTOR3" },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "real", code = "f", size = 4 },
-        width = 4,
-        element = "VECTOR4",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "real", code = "f", size = 4 }, width = 4, element = "VECTOR4" },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
   },
@@ -929,7 +813,8 @@ local function compile_type(d, e)
   elseif k == "node_path" then
     t.new_bit, t.absolute, t.legacy = L.new_format_bit, L.flag_absolute, L.flag_legacy_property
     -- the count words' masks and the legacy property flag's extra subnames, as the spec declares them
-    t.names_mask, t.subs_mask, t.legacy_extra = L.name_count.mask, L.subname_count.mask, L.legacy_extra_subnames
+    local P = SPEC.kind_parts.node_path
+    t.names_mask, t.subs_mask, t.legacy_extra = P.name_count.mask, P.subname_count.mask, L.legacy_extra_subnames
   end
   return t
 end

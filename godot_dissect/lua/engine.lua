@@ -115,7 +115,8 @@ local function compile_type(d, e)
   elseif k == "node_path" then
     t.new_bit, t.absolute, t.legacy = L.new_format_bit, L.flag_absolute, L.flag_legacy_property
     -- the count words' masks and the legacy property flag's extra subnames, as the spec declares them
-    t.names_mask, t.subs_mask, t.legacy_extra = L.name_count.mask, L.subname_count.mask, L.legacy_extra_subnames
+    local P = SPEC.kind_parts.node_path
+    t.names_mask, t.subs_mask, t.legacy_extra = P.name_count.mask, P.subname_count.mask, L.legacy_extra_subnames
   end
   return t
 end
