@@ -2627,15 +2627,13 @@ end
 -- Long PDUs. Wireshark 4.0's TCP reassembly walks the list of every segment it holds for a PDU each
 -- time it adds one (epan/reassemble.c), so a PDU that arrives in m segments costs it m^2 -- whatever the
 -- dissector (DNS over TCP as much as this one). It is asked to hold at most SPEC.lua_desegment_max bytes
--- (at worst that many 1-byte segments) at once; a longer PDU is reassembled by Wireshark in stages of
--- that size, each collected here, so time stays linear in segments, and dissected where it completes. Bytes collected across the capture
--- stay under SPEC.max_held_bytes: a PDU that would go past it is counted, not kept, and reported once.
--- First-pass decisions are kept per frame (call by call) for re-dissection; only the frame that completes
--- a PDU keeps its bytes.
+-- (at worst that many 1-byte segments) at once: a longer PDU is reassembled by Wireshark in stages of
+-- that size, each collected here, and dissected where it completes, so time stays linear in segments.
+-- Bytes collected across the capture stay under SPEC.max_held_bytes: a PDU that would go past it is
+-- counted, not kept, and reported once. For re-dissection a collected PDU's record is shared by its
+-- frames (tcp_starts / tcp_notes[frame] = record, one table entry per frame); only the frame that
+-- completes it keeps its bytes (record.data), or why they were not kept (record.why).
 local PIECES_PER_CHUNK = 256 -- collected segments joined into one string this often (bounds the table)
-
--- a collected PDU's record is shared by its frames: tcp_notes[frame] = record (one table entry per frame);
--- the frame that completes it keeps its bytes (record.data) or why it was not kept (record.why)
 
 -- a segment of a collected PDU: kept ones are marked in the Info column only (as Wireshark's TCP marks a
 -- segment of a reassembled PDU); one not kept gets an item and expert info
