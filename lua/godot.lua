@@ -3680,6 +3680,8 @@ local MP_SPEC = {
     max_groups = 256,
     seen_window = 4096,
     max_held_bytes = 67108864,
+    reassembly_channel_fragments = 65536,
+    reassembly_stale_seconds = 30.0,
   },
   mp = {
     protocols = {
@@ -5460,7 +5462,7 @@ end
 
 local function new_direction()
   return { reliable = {}, unreliable = {}, unsequenced = recent(), groups = {}, ngroups = 0, pending = 0,
-           dropped = recent() }
+           dropped = recent(), channel_fragments = {} }
 end
 
 local function econv_of(pinfo)
@@ -5480,10 +5482,11 @@ end
 
 -- Fragment reassembly, bounded as godot_dissect.enet.reassembly bounds it (the spec's limits): what a
 -- peer holds is charged per fragment at least the data an ENet sender puts in a fragment at the smallest
--- MTU (a fragment of 0 bytes still costs an entry); at most MAX_GROUPS groups and the host's
--- maximumWaitingData bytes (preference enet.max_reassembly) per direction, and MAX_HELD_BYTES across every
--- peer of the capture. Past a bound the least recently fed group goes first (of the direction, or of the
--- whole capture), as in the Python reader; expert info on the frame that went past it says which group
+-- MTU (a fragment of 0 bytes still costs an entry); at most REASSEMBLY_CHANNEL_FRAGMENTS fragments per
+-- channel, MAX_GROUPS groups and the host's maximumWaitingData bytes (preference enet.max_reassembly) per
+-- direction, and MAX_HELD_BYTES across every peer of the capture; a group fed nothing for
+-- REASSEMBLY_STALE_SECONDS is given up. Past a bound the least recently fed group goes first (of the
+-- channel, the direction, or the whole capture), as in the Python reader; expert info on the frame that went past it says which group
 -- was given up and what it held, and later fragments of that group are marked dropped.
 -- Per frame only the decision is kept (for re-dissection): a shared constant for most, a two-entry
 -- table for a fragment held, the packet's bytes only in the frame that completes a group.
@@ -5521,6 +5524,7 @@ local function release(g)
   dir.groups[g.key] = nil
   dir.ngroups = dir.ngroups - 1
   dir.pending = dir.pending - g.held
+  dir.channel_fragments[g.channel] = dir.channel_fragments[g.channel] - g.got
   held_total = held_total - g.held
   open_groups = open_groups - 1
   g.have, g.offs, g.datas = nil, nil, nil
@@ -5537,7 +5541,15 @@ end
 
 -- the bounds, narrowest first (as EnetReassembler._enforce): this direction's groups and bytes, then the
 -- capture's; each gives up the least recently fed group
-local function enforce(dir, out)
+local function enforce(dir, channel, now, out)
+  while (dir.channel_fragments[channel] or 0) > ES.reassembly_channel_fragments do
+    local oldest
+    for _, x in pairs(dir.groups) do
+      if x.channel == channel and (oldest == nil or x.stamp < oldest.stamp) then oldest = x end
+    end
+    out[#out + 1] = give_up(oldest, sfmt("channel %d holds more than %d fragments (REASSEMBLY_CHANNEL_FRAGMENTS)",
+                                         channel, ES.reassembly_channel_fragments))
+  end
   while dir.ngroups > MAX_GROUPS or dir.pending > EP.max_reassembly do
     local oldest
     for _, x in pairs(dir.groups) do if oldest == nil or x.stamp < oldest.stamp then oldest = x end end
@@ -5547,11 +5559,16 @@ local function enforce(dir, out)
               dir.pending, EP.max_reassembly, MIN_FRAGMENT_DATA)
     out[#out + 1] = give_up(oldest, why)
   end
-  while held_total > MAX_HELD and lru_head <= lru_tail do
+  -- the least recently fed group of the capture: given up while too much is held, or when stale
+  while lru_head <= lru_tail do
     local g, s = lru_g[lru_head], lru_s[lru_head]
+    local current = g.open and g.stamp == s
+    if current and held_total <= MAX_HELD and now - g.time <= ES.reassembly_stale_seconds then break end
     lru_g[lru_head], lru_s[lru_head], lru_head = nil, nil, lru_head + 1
-    if g.open and g.stamp == s then
-      out[#out + 1] = give_up(g, sfmt("all peers hold %d bytes > %d (MAX_HELD_BYTES)", held_total, MAX_HELD))
+    if current then
+      out[#out + 1] = give_up(g, held_total > MAX_HELD
+        and sfmt("all peers hold %d bytes > %d (MAX_HELD_BYTES)", held_total, MAX_HELD)
+        or sfmt("no fragment for %g s (REASSEMBLY_STALE_SECONDS)", ES.reassembly_stale_seconds))
     end
   end
 end
@@ -5561,7 +5578,7 @@ end
 --   evicted = { texts of groups given up to make room } }
 -- `share`: the wire bytes of the frame that carried this command's data (stats.lua's wire_bytes); a
 -- reassembled packet's wire is the sum of its fragments' shares
-local function fragment(dir, cmd, frame, raw_data, share)
+local function fragment(dir, cmd, frame, now, raw_data, share)
   local d, v = cmd.def, cmd.values
   local parts = {}
   for _, k in ipairs(d.fragment_key) do parts[#parts + 1] = tostring(v[k]) end
@@ -5570,7 +5587,7 @@ local function fragment(dir, cmd, frame, raw_data, share)
   local g = dir.groups[key]
   if g == nil then
     g = { count = v.fragment_count, total = v.total_length, got = 0, have = {}, offs = {}, datas = {}, first = frame,
-          held = 0, wire = 0, size = 0, dir = dir, key = key, open = true, name = d.name }
+          held = 0, wire = 0, size = 0, dir = dir, key = key, open = true, name = d.name, channel = v.channel }
     g.info = { __index = { what = "fragment", count = g.count, first = frame } }
     dir.groups[key] = g
     dir.ngroups = dir.ngroups + 1
@@ -5585,11 +5602,13 @@ local function fragment(dir, cmd, frame, raw_data, share)
   g.offs[g.got], g.datas[g.got] = v.fragment_offset, raw_data
   g.held, g.size, g.wire = g.held + cost, g.size + #raw_data, g.wire + share
   dir.pending = dir.pending + cost
+  dir.channel_fragments[g.channel] = (dir.channel_fragments[g.channel] or 0) + 1
   held_total = held_total + cost
+  g.time = now
   touch(g)
   if g.got < g.count then
     local evicted = {}
-    enforce(dir, evicted)
+    enforce(dir, g.channel, now, evicted)
     if not g.open then return { what = "dropped", why = evicted[#evicted], evicted = evicted } end
     if evicted[1] then
       return { what = "fragment", got = g.got, count = g.count, first = g.first, evicted = evicted }
@@ -5611,13 +5630,13 @@ local function fragment(dir, cmd, frame, raw_data, share)
   return { what = "reassembled", data = data, count = g.count, first = g.first, wire = g.wire }
 end
 
-local function decide(conv, dir, cmd, frame, raw_data, share)
+local function decide(conv, dir, cmd, frame, now, raw_data, share)
   local d, v = cmd.def, cmd.values
   if d.delivery == "reliable" then
     dir.reliable[v.channel] = dir.reliable[v.channel] or recent()
     if not recent_add(dir.reliable[v.channel], v.reliable_seq) then return DUPLICATE end
   end
-  if d.fragment_key then return fragment(dir, cmd, frame, raw_data, share) end
+  if d.fragment_key then return fragment(dir, cmd, frame, now, raw_data, share) end
   if d.delivery == "unsequenced" then
     if not recent_add(dir.unsequenced, v.unsequenced_group) then return DUPLICATE end
   elseif d.delivery == "unreliable" then
@@ -5724,6 +5743,7 @@ local function dissect(tvb, pinfo, given)
   local plan = plans[pinfo.number]
   local fresh = plan == nil
   if fresh then plan = {} elseif plan.what then plan = { plan } end -- one decision is kept bare
+  local now = fresh and pinfo.abs_ts or 0 -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only)
   local deliveries = {}
   -- the frame's length is shared by the data bytes of its data commands (duplicates too: their share is
   -- nobody's), as godot_dissect.enet.reassembly gives Record.wire_bytes
@@ -5736,7 +5756,7 @@ local function dissect(tvb, pinfo, given)
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data, weight * c.data_len) end
+      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, now, data, weight * c.data_len) end
       local p = plan[i]
       if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
       if p.evicted then -- groups given up to bound memory when this fragment came
