@@ -163,6 +163,8 @@ def spec_data() -> dict[str, Any]:
         "max_ambiguous_samples": T.MAX_AMBIGUOUS_SAMPLES,
         "max_pdu": T.MAX_PDU,
         "max_guessed_pdu": T.MAX_GUESSED_PDU,
+        "lua_desegment_max": T.LUA_DESEGMENT_MAX,
+        "max_held_bytes": T.MAX_HELD_BYTES,
         "debugger_ports": list(T.DEBUGGER_PORTS),
         "transports": transport_constants(),
         "kind_parts": kind_parts(),
