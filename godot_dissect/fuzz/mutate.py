@@ -86,26 +86,25 @@ def op_flag(buf: bytearray, fm: FieldMap, rng: random.Random, d: Dialect) -> str
     return f"header @{f.offset} {what}"
 
 
-def op_count(buf: bytearray, fm: FieldMap, rng: random.Random, d: Dialect) -> str | None:
-    cs = fm.by_role(COUNT)
-    if not cs:
+def _rewrite_word(buf: bytearray, fields: list, rng: random.Random, values: Callable[[int, int], tuple[int, ...]],
+                  mask: int, what: str) -> str | None:
+    """Set one of ``fields`` (u32 words) to one of ``values(old, bytes left after it)``."""
+    if not fields:
         return None
-    f = rng.choice(cs)
-    n = _U32.unpack_from(buf, f.offset)[0] & L.Container.count_mask  # packed counts: >= 0 anyway
-    v = rng.choice(count_values(n, len(buf) - f.offset - 4))
+    f = rng.choice(fields)
+    n = _U32.unpack_from(buf, f.offset)[0] & mask
+    v = rng.choice(values(n, len(buf) - f.offset - 4))
     _put32(buf, f.offset, v)
-    return f"count @{f.offset} {n} -> {v & 0xFFFFFFFF:#x}"
+    return f"{what} @{f.offset} {n} -> {v & 0xFFFFFFFF:#x}"
+
+
+def op_count(buf: bytearray, fm: FieldMap, rng: random.Random, d: Dialect) -> str | None:
+    # packed counts (the top bit shared with a flag): the count alone, >= 0 anyway
+    return _rewrite_word(buf, fm.by_role(COUNT), rng, count_values, L.Container.count_mask, "count")
 
 
 def op_length(buf: bytearray, fm: FieldMap, rng: random.Random, d: Dialect) -> str | None:
-    ls = fm.by_role(LENGTH)
-    if not ls:
-        return None
-    f = rng.choice(ls)
-    n = _U32.unpack_from(buf, f.offset)[0]
-    v = rng.choice(length_values(n, len(buf) - f.offset - 4))
-    _put32(buf, f.offset, v)
-    return f"length @{f.offset} {n} -> {v & 0xFFFFFFFF:#x}"
+    return _rewrite_word(buf, fm.by_role(LENGTH), rng, length_values, 0xFFFFFFFF, "length")
 
 
 def op_utf8(buf: bytearray, fm: FieldMap, rng: random.Random, d: Dialect) -> str | None:

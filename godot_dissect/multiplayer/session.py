@@ -138,12 +138,10 @@ class MultiplayerSession:
                 msg.fail(0, f"{kind} from a client on channel 0: the server drops it")
             return [msg]
         form = self._enet3_form(payload)
-        scope = Scope()
-        try:
-            check_size(form, len(payload), 0, "ENet peer header")
-            end = read_items(form.items, payload, 0, len(payload), scope)
-        except LayoutError as e:
-            return [MpMessage(kind="error", command="ENET_PEER_HEADER", raw=payload).fail(e.offset, e.reason)]
+        header = _read_header(form, payload, "ENet peer header", "ENET_PEER_HEADER")
+        if isinstance(header, MpMessage):
+            return [header]
+        scope, end = header
         msg = godot3.decode_packet(payload[end:], self.dialect, allow_objects=True)  # type: ignore[arg-type]
         _shift(msg, end)
         msg.fields.update(src=scope["src"], dst=scope["dst"], header=form.name)
@@ -161,12 +159,10 @@ class MultiplayerSession:
         return next(f for f in ENET3_PEER_HEADER if f.name == self.enet3_header)
 
     def _ws3(self, payload: bytes, direction: str) -> list[MpMessage]:
-        scope = Scope()
-        try:
-            check_size(WS3_HEADER, len(payload), 0, "WebSocket multiplayer header")
-            end = read_items(WS3_HEADER.items, payload, 0, len(payload), scope)
-        except LayoutError as e:
-            return [MpMessage(kind="error", command="WS_HEADER", raw=payload).fail(e.offset, e.reason)]
+        header = _read_header(WS3_HEADER, payload, "WebSocket multiplayer header", "WS_HEADER")
+        if isinstance(header, MpMessage):
+            return [header]
+        scope, end = header
         kind = WS3_TYPES.get(scope["type"])
         head = {"ws_type": kind or scope["type"], "from": scope["from"], "to": scope["to"]}
         if scope["type"] != 0:
@@ -323,3 +319,13 @@ def _shift(msg: MpMessage, by: int) -> None:
     if msg.error_offset is not None:
         msg.error_offset += by
         msg.error = f"offset {msg.error_offset}: " + msg.error.split(": ", 1)[-1]  # type: ignore[union-attr]
+
+
+def _read_header(form: Any, payload: bytes, what: str, command: str) -> tuple[Scope, int] | MpMessage:
+    """A transport's peer header read into a scope (and where it ends), or the error message for the packet."""
+    scope = Scope()
+    try:
+        check_size(form, len(payload), 0, what)
+        return scope, read_items(form.items, payload, 0, len(payload), scope)
+    except LayoutError as e:
+        return MpMessage(kind="error", command=command, raw=payload).fail(e.offset, e.reason)
