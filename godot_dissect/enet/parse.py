@@ -36,20 +36,19 @@ def parse_datagram(data: bytes, compression: str | None = None, checksum: bool =
     has_sent_time = bool(spec.FLAG_SENT_TIME.get(word))
     dg = Datagram(spec.PEER_ID.get(word), spec.SESSION_ID.get(word), bool(spec.FLAG_COMPRESSED.get(word)), None)
     pos = _WORD.size
-    if has_sent_time:
-        if len(data) < pos + _SENT_TIME.size:
-            dg.error = EnetError(pos, "header has the sent-time flag but the datagram ends before the sent time")
+    # the optional header words, in wire order: (present, struct, attribute, what is missing when cut)
+    for present, word_struct, attr, missing in (
+            (has_sent_time, _SENT_TIME, "sent_time",
+             "header has the sent-time flag but the datagram ends before the sent time"),
+            (checksum, _CHECKSUM, "checksum", "datagram ends before the checksum")):
+        if not present:
+            continue
+        if len(data) < pos + word_struct.size:
+            dg.error = EnetError(pos, missing)
             dg.header_size, dg.body = pos, data[pos:]
             return dg
-        dg.sent_time = _SENT_TIME.unpack_from(data, pos)[0]
-        pos += _SENT_TIME.size
-    if checksum:
-        if len(data) < pos + _CHECKSUM.size:
-            dg.error = EnetError(pos, "datagram ends before the checksum")
-            dg.header_size, dg.body = pos, data[pos:]
-            return dg
-        dg.checksum = _CHECKSUM.unpack_from(data, pos)[0]
-        pos += _CHECKSUM.size
+        setattr(dg, attr, word_struct.unpack_from(data, pos)[0])
+        pos += word_struct.size
     dg.header_size, dg.body = pos, data[pos:]
     commands = dg.body
     if dg.compressed:
