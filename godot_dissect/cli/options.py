@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from ..pcap.reader import DEBUGGER_PORTS
-from ..spec import DIALECT_NAMES
+from ..spec import DIALECT_NAMES, get_dialect
 from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
 from ..spec.transports import MAX_CONVERSATIONS, MAX_HELD_BYTES
 
@@ -59,7 +59,12 @@ def usage_error(msg: str, prog: str = "godot-dissect") -> int:
 def read_options(args: argparse.Namespace) -> dict[str, Any]:
     """``read_pcap`` keyword arguments from the options :func:`add_read_options` declared.
 
-    Raises ValueError naming the option (``--rpc-names: ...``) when --rpc-names cannot be read."""
+    Raises ValueError naming the option (``--dialect: ...``, ``--rpc-names: ...``) when it cannot be used."""
+    if args.dialect != "auto":
+        try:
+            get_dialect(args.dialect)
+        except (ValueError, KeyError) as e:
+            raise ValueError(f"--dialect: {e}") from None
     try:
         rpc_names = _rpc_names(args.rpc_names)
     except (OSError, ValueError) as e:

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from ..pcap.packets import CaptureError
 from ..pcap.reader import read_pcap
 from ..records import KINDS, MULTIPLAYER_KINDS, Record, compiled_text_writer
-from ..spec import DIALECTS, get_dialect
+from ..spec import DIALECTS
 from ..spec.debugger import MESSAGES as DEBUGGER_MESSAGES
 from .options import add_live_options, add_read_options, live_args_problem, read_options, usage_error
 
@@ -86,11 +86,6 @@ def _check_options(args: argparse.Namespace) -> str | None:
                     _choices("--message", args.message, DEBUGGER_MESSAGES, open_if=":")):
         if problem:
             return problem
-    if args.dialect != "auto":
-        try:
-            get_dialect(args.dialect)
-        except (ValueError, KeyError) as e:
-            return f"--dialect: {e}"
     problem = live_args_problem(args, "read")
     if problem:
         return problem

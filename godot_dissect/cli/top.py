@@ -21,7 +21,6 @@ from typing import Any
 
 from ..pcap.reader import read_pcap
 from ..records import Record
-from ..spec import get_dialect
 from ..spec.stats import MAX_ROWS
 from ..stats import Profile
 from ..stats.render import human_bytes
@@ -266,11 +265,6 @@ def run_top(args: argparse.Namespace) -> int:
     problem = live_args_problem(args, "top")
     if problem:
         return usage_error(problem)
-    if args.dialect != "auto":
-        try:
-            get_dialect(args.dialect)
-        except (ValueError, KeyError) as e:
-            return usage_error(f"--dialect: {e}")
     if args.refresh <= 0:
         return usage_error("--refresh must be positive")
     try:
