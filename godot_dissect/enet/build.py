@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable
+from dataclasses import asdict, dataclass
 
 from ..spec import enet as spec
 from ..spec.words import BitField
@@ -104,45 +105,43 @@ def acknowledge(channel: int, received_reliable_seq: int, received_sent_time: in
                    received_sent_time=received_sent_time)
 
 
-def _connect_fields(outgoing_peer_id: int, connect_id: int, channel_count: int, mtu: int, window_size: int,
-                    incoming_session_id: int, outgoing_session_id: int, incoming_bandwidth: int,
-                    outgoing_bandwidth: int, packet_throttle_interval: int, packet_throttle_acceleration: int,
-                    packet_throttle_deceleration: int) -> dict[str, int]:
-    return dict(outgoing_peer_id=outgoing_peer_id, incoming_session_id=incoming_session_id,
-                outgoing_session_id=outgoing_session_id, mtu=mtu, window_size=window_size,
-                channel_count=channel_count, incoming_bandwidth=incoming_bandwidth,
-                outgoing_bandwidth=outgoing_bandwidth, packet_throttle_interval=packet_throttle_interval,
-                packet_throttle_acceleration=packet_throttle_acceleration,
-                packet_throttle_deceleration=packet_throttle_deceleration, connect_id=connect_id)
+@dataclass(frozen=True)
+class Handshake:
+    """The fields CONNECT and VERIFY_CONNECT share besides the peer, connection id and channel count;
+    the defaults are what a fresh ENet host sends."""
+
+    mtu: int = spec.DEFAULT_MTU[3]
+    window_size: int = spec.MAX_WINDOW_SIZE
+    incoming_bandwidth: int = 0
+    outgoing_bandwidth: int = 0
+    # enet.h: ENET_PEER_PACKET_THROTTLE_INTERVAL / _ACCELERATION / _DECELERATION
+    packet_throttle_interval: int = 5000
+    packet_throttle_acceleration: int = 2
+    packet_throttle_deceleration: int = 2
 
 
-# ENet defaults a fresh host sends (enet.h: ENET_PEER_PACKET_THROTTLE_INTERVAL/ACCELERATION/DECELERATION)
-_THROTTLE_DEFAULTS = (5000, 2, 2)
+def _handshake(name: str, outgoing_peer_id: int, connect_id: int, channel_count: int, reliable_seq: int,
+               incoming_session_id: int, outgoing_session_id: int, options: dict[str, int],
+               **extra: int) -> Command:
+    fields = asdict(Handshake(**options))  # an unknown option is a TypeError naming it
+    return command(name, spec.CONTROL_CHANNEL, reliable_seq, ack=True, outgoing_peer_id=outgoing_peer_id,
+                   incoming_session_id=incoming_session_id, outgoing_session_id=outgoing_session_id,
+                   channel_count=channel_count, connect_id=connect_id, **fields, **extra)
 
 
 def connect(outgoing_peer_id: int, connect_id: int, data: int, channel_count: int, *, reliable_seq: int = 1,
-            mtu: int = spec.DEFAULT_MTU[3], window_size: int = spec.MAX_WINDOW_SIZE,
-            incoming_session_id: int = 0xFF, outgoing_session_id: int = 0xFF, incoming_bandwidth: int = 0,
-            outgoing_bandwidth: int = 0, packet_throttle_interval: int = _THROTTLE_DEFAULTS[0],
-            packet_throttle_acceleration: int = _THROTTLE_DEFAULTS[1],
-            packet_throttle_deceleration: int = _THROTTLE_DEFAULTS[2]) -> Command:
-    """CONNECT (reliable, channel 0xFF); Godot puts the client's unique id in ``data``."""
-    f = _connect_fields(outgoing_peer_id, connect_id, channel_count, mtu, window_size, incoming_session_id,
-                        outgoing_session_id, incoming_bandwidth, outgoing_bandwidth, packet_throttle_interval,
-                        packet_throttle_acceleration, packet_throttle_deceleration)
-    return command("CONNECT", spec.CONTROL_CHANNEL, reliable_seq, ack=True, data=data, **f)
+            incoming_session_id: int = 0xFF, outgoing_session_id: int = 0xFF, **options: int) -> Command:
+    """CONNECT (reliable, channel 0xFF); Godot puts the client's unique id in ``data``. ``options``: any
+    :class:`Handshake` field (mtu, window_size, bandwidths, throttle), ENet's defaults otherwise."""
+    return _handshake("CONNECT", outgoing_peer_id, connect_id, channel_count, reliable_seq, incoming_session_id,
+                      outgoing_session_id, options, data=data)
 
 
 def verify_connect(outgoing_peer_id: int, connect_id: int, channel_count: int, *, reliable_seq: int = 1,
-                   mtu: int = spec.DEFAULT_MTU[3], window_size: int = spec.MAX_WINDOW_SIZE,
-                   incoming_session_id: int = 0, outgoing_session_id: int = 0, incoming_bandwidth: int = 0,
-                   outgoing_bandwidth: int = 0, packet_throttle_interval: int = _THROTTLE_DEFAULTS[0],
-                   packet_throttle_acceleration: int = _THROTTLE_DEFAULTS[1],
-                   packet_throttle_deceleration: int = _THROTTLE_DEFAULTS[2]) -> Command:
-    f = _connect_fields(outgoing_peer_id, connect_id, channel_count, mtu, window_size, incoming_session_id,
-                        outgoing_session_id, incoming_bandwidth, outgoing_bandwidth, packet_throttle_interval,
-                        packet_throttle_acceleration, packet_throttle_deceleration)
-    return command("VERIFY_CONNECT", spec.CONTROL_CHANNEL, reliable_seq, ack=True, **f)
+                   incoming_session_id: int = 0, outgoing_session_id: int = 0, **options: int) -> Command:
+    """VERIFY_CONNECT, the server's answer to CONNECT; ``options`` as :func:`connect`."""
+    return _handshake("VERIFY_CONNECT", outgoing_peer_id, connect_id, channel_count, reliable_seq,
+                      incoming_session_id, outgoing_session_id, options)
 
 
 def disconnect(data: int = 0, *, reliable_seq: int = 0, ack: bool = True) -> Command:
