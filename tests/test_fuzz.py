@@ -123,11 +123,10 @@ def test_field_map_roles_and_deep_nesting() -> None:
     assert len(fm.by_role(COUNT)) == 4  # Dictionary, Array, NodePath names + subnames
     assert {data[f.offset:f.offset + f.size] for f in fm.by_role(TEXT)} >= {b"name", b"xy", b"a", b"b"}
     assert len(fm.by_role(LENGTH)) == len(fm.by_role(TEXT))
+    # a million levels: walked without recursion (the walk's time is benchmarks' business, not a test's)
     deep = nest("godot4", "array", 1_000_000)
-    t = time.monotonic()
     fm = field_map(deep, "godot4", limit=10)
     assert fm.complete and fm.max_depth == 1_000_000 and len(fm.fields) == 10
-    assert time.monotonic() - t < 10
 
 
 @pytest.mark.parametrize("dialect", ["godot3", "godot4", "godot4@4.2", "godot4-double"])
