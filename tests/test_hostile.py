@@ -47,16 +47,16 @@ CLASSES = [pytest.param(h, id=h.name, marks=_mark(h.name)) for h in hostile.CLAS
 
 @pytest.fixture(scope="module")
 def floor(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
-    """Start-up time of each tool on a one-datagram capture (what the scaling check subtracts)."""
+    """Start-up CPU time of each tool on a one-datagram capture (what the scaling check subtracts)."""
     folder = tmp_path_factory.mktemp("floor")
     w = PcapWriter(folder / "one.pcap")
     w.udp(0, hostile.CLIENT, hostile.SERVER, hostile.GOOD)
     w.close()
     hostile.tscn_sections(1, folder / "one.tscn")
-    floors = {"read": min(harness.run_read(folder / "one.pcap", fmt=("-T", "jsonl")).seconds for _ in range(3)),
-              "tscn": min(harness.run_tscn(folder / "one.tscn").seconds for _ in range(2))}
+    floors = {"read": min(harness.run_read(folder / "one.pcap", fmt=("-T", "jsonl")).cpu_seconds for _ in range(3)),
+              "tscn": min(harness.run_tscn(folder / "one.tscn").cpu_seconds for _ in range(2))}
     if shutil.which("tshark"):
-        floors["tshark"] = min(harness.run_tshark(folder / "one.pcap").seconds for _ in range(2))
+        floors["tshark"] = min(harness.run_tshark(folder / "one.pcap").cpu_seconds for _ in range(2))
     return floors
 
 
@@ -86,7 +86,7 @@ def test_read(h: hostile.Hostile, tmp_path: Path, floor: dict[str, float]) -> No
         for o in runs:
             _check(o, READ_RSS_MB, READ_SECONDS)
         if h.scales:
-            _scales(runs[0].seconds, runs[1].seconds, floor["tscn"], f"{h.name} tscn.load")
+            _scales(runs[0].cpu_seconds, runs[1].cpu_seconds, floor["tscn"], f"{h.name} tscn.load")
         if h.name == "tscn_bad_utf8":
             assert all(o.rc == 2 for o in runs)  # a clean TextParseError
         return
@@ -99,7 +99,7 @@ def test_read(h: hostile.Hostile, tmp_path: Path, floor: dict[str, float]) -> No
         assert o.error_records >= lo and (hi is None or o.error_records <= hi), \
             f"{o.error_records} error records, expected {lo}..{hi}"
     if h.scales:
-        _scales(runs[0].seconds, runs[1].seconds, floor["read"], f"{h.name} read")
+        _scales(runs[0].cpu_seconds, runs[1].cpu_seconds, floor["read"], f"{h.name} read")
 
 
 @pytest.mark.parametrize("h", [p for p in CLASSES if p.values[0].suffix == ".pcap"])
@@ -139,7 +139,7 @@ def test_tshark_lua_scales(name: str, tmp_path: Path, floor: dict[str, float]) -
     runs = [harness.run_tshark(_build(h, n, tmp_path), extra=tuple(_lua_prefs(h))) for n in LUA_SCALING[name]]
     for o in runs:
         _check(o, TSHARK_RSS_MB, TSHARK_SECONDS)
-    _scales(runs[0].seconds, runs[1].seconds, floor["tshark"], f"{name} tshark+lua")
+    _scales(runs[0].cpu_seconds, runs[1].cpu_seconds, floor["tshark"], f"{name} tshark+lua")
 
 
 @pytest.mark.parametrize("capture", sorted(p.name for p in CAPTURES.glob("*.pcapng"))[:4])

@@ -71,6 +71,8 @@ class Outcome:
     stdout_bytes: int
     crash: str | None  # the first crash mark found, or why the exit is not clean
     error_records: int = 0  # records of kind "error" (read --format json/jsonl)
+    cpu_seconds: float = 0.0  # the child's user + system time: what scaling checks compare (other jobs on
+    # the machine stretch wall time, not this)
 
     @property
     def clean(self) -> bool:
@@ -88,7 +90,7 @@ if pid == 0:
     os.execvp(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
 with open(sys.argv[1], "w") as f:
-    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 """
 
 
@@ -105,7 +107,7 @@ def _run(tool: str, argv: list[str], timeout: float, env: dict[str, str] | None 
             proc.wait()
         seconds = time.perf_counter() - start
         figures = report.read().split()
-        rc, rss_kb = (int(figures[0]), int(figures[1])) if len(figures) == 2 else (-9, 0)
+        rc, rss_kb, cpu = (int(figures[0]), int(figures[1]), float(figures[2])) if len(figures) == 3 else (-9, 0, 0.0)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read().decode("utf-8", "replace")
@@ -127,7 +129,7 @@ def _run(tool: str, argv: list[str], timeout: float, env: dict[str, str] | None 
         elif rc == 2 and tool.startswith("read") and len(stderr.strip().splitlines()) != 1:
             crash = f"exit 2 without a one-line error: {stderr[-300:]}"
     errors = stdout.count(b'"kind": "error"')
-    return Outcome(tool, rc, seconds, rss_kb / 1024, len(stdout), crash, errors)  # ru_maxrss is KB on Linux
+    return Outcome(tool, rc, seconds, rss_kb / 1024, len(stdout), crash, errors, cpu)  # ru_maxrss is KB on Linux
 
 
 def _env() -> dict[str, str]:
