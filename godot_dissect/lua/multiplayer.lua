@@ -186,15 +186,17 @@ local function get(s, name)
   end
   return nil
 end
-local function span_of(s, name)
+-- where item `name` starts (scope.at holds start offsets: a number, not a span table, per item read)
+local function start_of(s, name)
   while s do
     if s.at[name] then return s.at[name] end
     s = s.parent
   end
   return nil
 end
+local NONE = {} -- an empty list (read only): `x or NONE` makes no table
 local function holds(conds, s)
-  for _, c in ipairs(conds or {}) do
+  for _, c in ipairs(conds or NONE) do
     local v = get(s, c.name)
     if type(v) ~= "number" then return false end
     if c.op == "==" and v ~= c.operand then return false end
@@ -245,7 +247,7 @@ local function read_text(ctx, it, pos, stop, scope, tree)
   end
   local cut = sfind(raw, "\0", 1, true)
   if cut then raw = ssub(raw, 1, cut - 1) end
-  scope.v[it.name], scope.at[it.name] = raw, { start, e }
+  scope.v[it.name], scope.at[it.name] = raw, start
   if tree then tree:add(IF[it.name], rng(ctx, start, e), raw) end
   if pos > e then return pos end
   return e
@@ -256,14 +258,14 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
     mfail(ctx, pos, sfmt("%s: needs %d bytes, %d left", it.name, code.size, math.max(stop - pos, 0)))
   end
   local v = read_code(ctx.raw, pos, code)
-  scope.v[it.name], scope.at[it.name] = v, { pos, pos + code.size }
+  scope.v[it.name], scope.at[it.name] = v, pos
   local item, r
   if tree and IF[it.name] then
     local w = WIDE[it.name]
     r = rng(ctx, pos, pos + code.size) -- the item's bit fields share its TvbRange
     item = tree:add(IF[it.name], r, w and w.new(v) or v)
   end
-  for _, b in ipairs(bits or {}) do
+  for _, b in ipairs(bits or NONE) do
     local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
     scope.v[b.name] = bv
     if item and BF[b.name] then
@@ -300,7 +302,7 @@ local function read_item(ctx, it, pos, stop, scope, tree)
     if it.size then
       local n = get(scope, it.size)
       if n > stop - pos then
-        local at = (span_of(scope, it.size) or { pos })[1]
+        local at = start_of(scope, it.size) or pos
         mfail(ctx, at, sfmt("%s: %s = %d but %d bytes are left", it.name, it.size, n, math.max(stop - pos, 0)))
       end
       e = pos + n
@@ -309,7 +311,7 @@ local function read_item(ctx, it, pos, stop, scope, tree)
       if e > stop then mfail(ctx, pos, sfmt("%s %d is past the end of the packet (%d bytes)", it["end"], e, stop - ctx.base)) end
       if e < pos then mfail(ctx, pos, sfmt("%s %d points inside the header (before offset %d)", it["end"], e, pos)) end
     end
-    scope.v[it.name], scope.at[it.name] = ssub(ctx.raw, pos + 1, e), { pos, e }
+    scope.v[it.name], scope.at[it.name] = ssub(ctx.raw, pos + 1, e), pos
     local item
     if tree and TEXT_BLOB[it.name] then
       local text = ssub(ctx.raw, pos + 1, e)
@@ -328,7 +330,7 @@ local function read_item(ctx, it, pos, stop, scope, tree)
       local min = 0
       for _, x in ipairs(it.items) do if x.kind == "int" then min = min + x.code.size end end
       if n * min > stop - pos then
-        local at = (span_of(scope, it.count) or { pos })[1]
+        local at = start_of(scope, it.count) or pos
         mfail(ctx, at, sfmt("%s = %d needs %d bytes, %d left", it.count, n, n * min, math.max(stop - pos, 0)))
       end
       for i = 1, n do
@@ -366,6 +368,12 @@ end
 read_items = function(ctx, items, pos, stop, scope, tree)
   for _, it in ipairs(items) do pos = read_item(ctx, it, pos, stop, scope, tree) end
   return pos
+end
+
+-- a form of `size` bytes (checked as `what` at `at`) read from [s, e) into scope (pcall'd by the callers)
+local function read_form(ctx, form, size, at, what, s, e, scope, tree)
+  check_size(ctx, form, size, at, what)
+  read_items(ctx, form.items, s, e, scope, tree)
 end
 
 -- Variants ---------------------------------------------------------------------------------------------
@@ -423,7 +431,7 @@ local function show_args(ctx, it, s, e, scope, tree, count, reader)
   while (count and i < count) or (not count and pos < e) do
     if pos >= e then mfail(ctx, pos, sfmt("argument %d of %d: no bytes left", i, count)) end
     local text
-    pos, text = reader(ctx, pos, e, tree, sfmt("[%d] ", i))
+    pos, text = reader(ctx, pos, e, tree, tree and sfmt("[%d] ", i) or "") -- (no tree: no label)
     texts[#texts + 1] = text
     i = i + 1
   end
@@ -569,13 +577,20 @@ end
 -- the form its flags select, else the one its size fits (CONFIRM_PATH 4.3+ is exactly 6 bytes), else the
 -- first without a fixed size; `hint`: the form the conversation was seen to use (packets.py pick_form)
 local function pick_form(c, scope, size, hint)
-  local forms = {}
-  for _, f in ipairs(c.forms) do if holds(f.when, scope) then forms[#forms + 1] = f end end
-  if #forms == 0 then forms = c.forms end
-  if hint then for _, f in ipairs(forms) do if f.name == hint then return f end end end
-  for _, f in ipairs(forms) do if f.exact_size and f.exact_size == size then return f end end
-  for _, f in ipairs(forms) do if f.exact_size == nil then return f end end
-  return forms[1]
+  local all = c.forms
+  local any = false -- (no form's flags hold: choose among all)
+  for i = 1, #all do if holds(all[i].when, scope) then any = true; break end end
+  local first, by_size, open
+  for i = 1, #all do
+    local f = all[i]
+    if not any or holds(f.when, scope) then
+      if hint and f.name == hint then return f end
+      first = first or f
+      if by_size == nil and f.exact_size and f.exact_size == size then by_size = f end
+      if open == nil and f.exact_size == nil then open = f end
+    end
+  end
+  return by_size or open or first
 end
 
 -- state per conversation: path caches per sender, spawned nodes; memo of resolved names per message
@@ -630,7 +645,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   citem:append_text(sfmt(" (%d)", n))
   root:add(MF.kind, first, c.kind):set_generated()
   local scope = scope_new(nil)
-  for _, b in ipairs(c.flags or {}) do
+  for _, b in ipairs(c.flags or NONE) do
     local v = bits_get(b, byte)
     scope.v[b.name] = v
     if BF_MASKED[b.name] then citem:add(BF[b.name], first)
@@ -646,7 +661,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   msg.args = ctx.args
   local v = scope.v
   if c.name == "SPAWN" then -- the engine's name checks (String::validate_node_name)
-    local at = (scope.at.name or { base })[1]
+    local at = scope.at.name or base
     if v.name_len == 0 then mfail(ctx, at, "zero spawn name size") end
     if v.name and sfind(v.name, "[" .. MS.invalid_node_name_chars:gsub("%p", "%%%0") .. "]") then
       mfail(ctx, at, sfmt("invalid node name '%s' (validate_node_name)", v.name))
@@ -921,10 +936,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   local root = tree:add(godot_mp, rng(ctx, s, e))
   root:set_text("Godot multiplayer, peer message")
   ctx.base = s
-  local ok, err = pcall(function()
-    check_size(ctx, form, e - s, s, command_name)
-    read_items(ctx, form.items, s, e, scope, not ctx.null and root or nil)
-  end)
+  local ok, err = pcall(read_form, ctx, form, e - s, s, command_name, s, e, scope, not ctx.null and root or nil)
   if not ok and err ~= MPFAIL then error(err, 0) end
   if not ok then
     local text = sfmt("offset %d: %s", ctx.err_off or s, ctx.err or "bad peer message")
@@ -991,10 +1003,7 @@ MP.payload = function(p, pinfo, tree, e)
     for _, f in ipairs(MS.enet3_peer_header) do if f.name == st.enet3_header then form = f end end
     local scope = scope_new(nil)
     ctx.base = 0
-    local ok, err = pcall(function()
-      check_size(ctx, form, #p.data, 0, "ENet peer header")
-      read_items(ctx, form.items, 0, #p.data, scope, nil)
-    end)
+    local ok, err = pcall(read_form, ctx, form, #p.data, 0, "ENet peer header", 0, #p.data, scope, nil)
     if not ok and err ~= MPFAIL then error(err, 0) end
     if not ok then
       local text = sfmt("offset %d: %s", ctx.err_off or 0, ctx.err or "bad header")
@@ -1118,10 +1127,7 @@ local function heur_ws_mp(tvb, pinfo, given)
   local hsize = form.min_size
   local htree = tree:add(godot_mp, tvb(0, math.min(hsize, #raw)), "Godot 3 WebSocket multiplayer header")
   ctx.base = 0
-  local ok, err = pcall(function()
-    check_size(ctx, form, #raw, 0, "WebSocket multiplayer header")
-    read_items(ctx, form.items, 0, #raw, scope, htree)
-  end)
+  local ok, err = pcall(read_form, ctx, form, #raw, 0, "WebSocket multiplayer header", 0, #raw, scope, htree)
   if not ok and err ~= MPFAIL then error(err, 0) end
   if not ok then
     local text = sfmt("offset %d: %s", ctx.err_off or 0, ctx.err or "bad header")
