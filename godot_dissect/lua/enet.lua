@@ -386,6 +386,8 @@ end
 -- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first, wire }
 -- `share`: the wire bytes of the frame that carried this command's data (stats.lua's wire_bytes); a
 -- reassembled packet's wire is the sum of its fragments' shares
+-- the decisions with nothing but `what` are one table each (read only)
+local DELIVER, DUPLICATE = { what = "deliver" }, { what = "duplicate" }
 local function fragment(dir, cmd, frame, raw_data, share)
   local d, v = cmd.def, cmd.values
   local parts = {}
@@ -406,7 +408,7 @@ local function fragment(dir, cmd, frame, raw_data, share)
   elseif g.count ~= v.fragment_count or g.total ~= v.total_length then
     return { what = "dropped", why = "fragment disagrees with its group's count or length" }
   end
-  if g.have[v.fragment_number] then return { what = "duplicate" } end
+  if g.have[v.fragment_number] then return DUPLICATE end
   local cost = #raw_data > MIN_FRAGMENT_DATA and #raw_data or MIN_FRAGMENT_DATA
   if dir.pending + cost > EP.max_reassembly then
     return drop(dir, key, sfmt("group dropped: %d fragments (%d bytes charged) held in this direction, "
@@ -443,18 +445,18 @@ local function decide(conv, dir, cmd, frame, raw_data, share)
   local d, v = cmd.def, cmd.values
   if d.delivery == "reliable" then
     dir.reliable[v.channel] = dir.reliable[v.channel] or recent()
-    if not recent_add(dir.reliable[v.channel], v.reliable_seq) then return { what = "duplicate" } end
+    if not recent_add(dir.reliable[v.channel], v.reliable_seq) then return DUPLICATE end
   end
   if d.fragment_key then return fragment(dir, cmd, frame, raw_data, share) end
   if d.delivery == "unsequenced" then
-    if not recent_add(dir.unsequenced, v.unsequenced_group) then return { what = "duplicate" } end
+    if not recent_add(dir.unsequenced, v.unsequenced_group) then return DUPLICATE end
   elseif d.delivery == "unreliable" then
     dir.unreliable[v.channel] = dir.unreliable[v.channel] or recent()
     if not recent_add(dir.unreliable[v.channel], v.reliable_seq .. ":" .. (v.unreliable_seq or "")) then
-      return { what = "duplicate" }
+      return DUPLICATE
     end
   end
-  return { what = "deliver" }
+  return DELIVER
 end
 
 -- Showing --------------------------------------------------------------------------------------------
@@ -547,9 +549,10 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   if conv.client == nil and not pinfo.visited then conv.client = sender end
   local direction = conv.client == sender and "c2s" or "s2c"
   local dir = dir_of(conv, sender)
-  local plan = plans[pinfo.number]
+  local number = pinfo.number
+  local plan = plans[number]
   local fresh = plan == nil
-  if fresh then plan = {}; plans[pinfo.number] = plan end
+  if fresh then plan = {}; plans[number] = plan end
   local deliveries = {}
   -- the frame's length is shared by the data bytes of its data commands (duplicates too: their share is
   -- nobody's), as godot_dissect.enet.reassembly gives Record.wire_bytes
@@ -562,7 +565,7 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, data, weight * c.data_len) end
+      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, number, data, weight * c.data_len) end
       local p = plan[i]
       if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
       if p.what == "duplicate" then
@@ -609,7 +612,7 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
       list[i] = { p = p, env = { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
                                  client_id = conv.client_id, transport = "enet", conv = conv,
                                  direction_known = conv.connect_seen or false,
-                                 msg_key = pinfo.number .. ":" .. i } }
+                                 msg_key = number .. ":" .. i } }
     end
     MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
   end

@@ -620,12 +620,13 @@ local function lookup(st, tbl, sender, id) local t = st[tbl][sender]; return t a
 local decode_packet
 decode_packet = function(ctx, base, stop, tree, env, memo)
   local proto = PROTOCOLS[env.major]
-  local msg = { args = nil, base = base }
   ctx.base = base
   local whole = rng(ctx, base, stop)
+  local msg = { args = nil, base = base, whole = whole }
+  local null = ctx.null
   local root = tree:add(godot_mp, env.start ~= nil and env.start ~= base and rng(ctx, env.start, stop) or whole)
   msg.root, ctx.root = root, root
-  root:set_text("Godot multiplayer, " .. proto.name)
+  if not null then root:set_text("Godot multiplayer, " .. proto.name) end
   if env.header then env.header(root) end
   root:add(MF.protocol, whole, proto.name):set_generated()
   if stop - base < 1 then
@@ -642,7 +643,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   end
   msg.command, msg.kind = c.name, c.kind
   local citem = root:add(MF.command, first, c.name)
-  citem:append_text(sfmt(" (%d)", n))
+  if not null then citem:append_text(sfmt(" (%d)", n)) end
   root:add(MF.kind, first, c.kind):set_generated()
   local scope = scope_new(nil)
   for _, b in ipairs(c.flags or NONE) do
@@ -783,9 +784,8 @@ end
 -- what the packet means, as generated fields: only what it did not carry as such (a node resolved
 -- from a cache id, a Godot 4 method name from its id); the arguments as text are hidden fields, for
 -- filters and pyshark (their Variants are the items shown)
-local function show_resolved(msg, ctx, base, stop)
+local function show_resolved(msg, whole)
   local root = msg.root
-  local whole = rng(ctx, base, stop)
   if msg.node and not read_as(msg, msg.node, "node_path") then root:add(MF.node, whole, msg.node):set_generated() end
   if msg.node_id and not read_as(msg, msg.node_id, "node_id", "path_id", "cache_id") then
     root:add(MF.node_id, whole, msg.node_id):set_generated()
@@ -894,17 +894,19 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     local text = sfmt("offset %d: %s", msg.err_off, msg.err)
     msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
-  local sender, receiver, relayed = route(env)
-  local whole = rng(ctx, base, stop) -- one TvbRange for the generated fields (each costs an allocation)
-  if sender then msg.root:add(MF.sender, whole, sender):set_generated() end
-  if receiver then msg.root:add(MF.receiver, whole, receiver):set_generated() end
-  if relayed then msg.root:add(MF.relayed, whole, true):set_generated() end
-  msg.root:add(MF.app_bytes, whole, env.app_bytes or (stop - base)):set_generated()
-  if env.transfer then msg.root:add(MF.transfer, whole, env.transfer):set_generated() end
-  if env.relay then msg.root:add(MF.relay, whole, env.relay):set_generated() end
-  show_resolved(msg, ctx, base, stop)
   local text = (prefix or "") .. summary(msg)
-  msg.root:append_text(": " .. text)
+  if not ctx.null then -- (no tree: the generated fields and labels would go nowhere)
+    local sender, receiver, relayed = route(env)
+    local whole = msg.whole -- one TvbRange for the generated fields (each costs an allocation)
+    if sender then msg.root:add(MF.sender, whole, sender):set_generated() end
+    if receiver then msg.root:add(MF.receiver, whole, receiver):set_generated() end
+    if relayed then msg.root:add(MF.relayed, whole, true):set_generated() end
+    msg.root:add(MF.app_bytes, whole, env.app_bytes or (stop - base)):set_generated()
+    if env.transfer then msg.root:add(MF.transfer, whole, env.transfer):set_generated() end
+    if env.relay then msg.root:add(MF.relay, whole, env.relay):set_generated() end
+    show_resolved(msg, whole)
+    msg.root:append_text(": " .. text)
+  end
   local inner = ctx.inner
   if inner and msg.command == "SYS" then
     local peer = msg.scope.v.peer
@@ -961,6 +963,14 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   return scope
 end
 
+-- the Godot 3 ENet peer header forms by name, with their size
+local ENET3_HEADER_FORMS = {}
+for _, f in ipairs(MS.enet3_peer_header) do
+  ENET3_HEADER_FORMS[f.name] = f
+  f.header_size = 0
+  for _, it in ipairs(f.items) do f.header_size = f.header_size + it.code.size end
+end
+
 -- ENet: one delivered packet. p: { tvb, off, data, channel }; env from enet.lua
 MP.payload = function(p, pinfo, tree, e)
   local major = e.major
@@ -977,10 +987,6 @@ MP.payload = function(p, pinfo, tree, e)
   local st = state_of(e.key)
   local memo = memo_of(e.msg_key)
   local transfer = MS.transfer_of_delivery[p.delivery]
-  local cmap = MS.enet_channels[major]
-  local cname
-  for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
-  cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
   if major == 3 then
     if p.channel == 0 then
       local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data,
@@ -999,8 +1005,7 @@ MP.payload = function(p, pinfo, tree, e)
       local old = #raw >= 13 and sbyte(raw, 9) <= 2 and ssub(raw, 10, 12) == "\0\0\0"
       st.enet3_header = old and "3.0-3.1" or "3.2+"
     end
-    local form
-    for _, f in ipairs(MS.enet3_peer_header) do if f.name == st.enet3_header then form = f end end
+    local form = ENET3_HEADER_FORMS[st.enet3_header]
     local scope = scope_new(nil)
     ctx.base = 0
     local ok, err = pcall(read_form, ctx, form, #p.data, 0, "ENet peer header", 0, #p.data, scope, nil)
@@ -1014,8 +1019,7 @@ MP.payload = function(p, pinfo, tree, e)
       add_info(pinfo, "malformed: " .. text)
       return
     end
-    local hsize = 0
-    for _, it in ipairs(form.items) do hsize = hsize + it.code.size end
+    local hsize = form.header_size
     if e.direction == "c2s" and e.conv.client_id == nil and not pinfo.visited then
       e.conv.client_id = scope.v.src -- no CONNECT in the capture: the header says who the client is
     end
@@ -1024,6 +1028,10 @@ MP.payload = function(p, pinfo, tree, e)
                   wire = p.wire }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
     env.header = not ctx.null and function(root)
+      local cmap = MS.enet_channels[major]
+      local cname
+      for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
+      cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
       local hrange = rng(ctx, 0, hsize)
       local htree = root:add(MF.peer_header, hrange)
       read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
