@@ -152,9 +152,10 @@ def run_lua(total: int, out: Path, seed: int = 1) -> tuple[int, int, float, floa
 def _prefs(h: hostile.Hostile) -> tuple[str, ...]:
     args = list(h.read_args)
     out: list[str] = []
-    for opt, pref in (("-p", "godot.udp_ports"), ("--enet-port", "enet.udp_ports")):
+    for opt, prefs in (("-p", ("godot.udp_ports", "godot.tcp_ports")), ("--enet-port", ("enet.udp_ports",))):
         if opt in args:
-            out += ["-o", f"{pref}:{args[args.index(opt) + 1]}"]
+            for pref in prefs:
+                out += ["-o", f"{pref}:{args[args.index(opt) + 1]}"]
     return tuple(out)
 
 
@@ -180,11 +181,15 @@ def run_classes(scale: int, out: Path, names: list[str] | None = None, tshark: b
                          "ok" if o1.clean and o2.clean else (o1.crash or o2.crash)))
             print(f"{h.name:20} {n2:>8} {h.unit:20} {b2 / 1e6:8.1f} MB  {o2.seconds:7.2f} s {o2.rss_mb:6.0f} MB "
                   f"2x: {ratio:4.2f}x  {rows[-1][-1]}", flush=True)
-            if tshark and h.lua:
-                path = Path(tmp) / f"{h.name}-{n2}{h.suffix}"
-                h.build(n2, path)
-                t = harness.run_tshark(path, timeout=1800, extra=_prefs(h))
-                print(f"{'':20} tshark+lua {t.seconds:7.2f} s {t.rss_mb:6.0f} MB  {t.crash or 'ok'}", flush=True)
+            if tshark and h.lua:  # both sizes: the 2x ratio of tshark+Lua too
+                runs = []
+                for size in (n, 2 * n):
+                    path = Path(tmp) / f"{h.name}-{size}{h.suffix}"
+                    h.build(size, path)
+                    runs.append(harness.run_tshark(path, timeout=1800, extra=_prefs(h)))
+                t1, t = runs
+                print(f"{'':20} tshark+lua {t.seconds:7.2f} s {t.rss_mb:6.0f} MB "
+                      f"2x: {t.seconds / max(t1.seconds, 1e-3):4.2f}x  {t1.crash or t.crash or 'ok'}", flush=True)
     return rows
 
 
@@ -196,7 +201,7 @@ def main() -> None:
     ap.add_argument("--out", default="hostile-findings")
     ap.add_argument("--parts", default="classes,lua,atheris")
     ap.add_argument("--classes", help="comma-separated hostile classes (default: all)")
-    ap.add_argument("--tshark", action="store_true", help="classes: tshark+Lua too, at the larger size")
+    ap.add_argument("--tshark", action="store_true", help="classes: tshark+Lua too, at both sizes")
     ap.add_argument("--max-seconds-per-target", type=int, default=0, help="atheris: stop each target after this long")
     args = ap.parse_args()
     out = Path(args.out)

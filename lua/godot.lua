@@ -53,6 +53,8 @@ local SPEC = {
   max_ambiguous_samples = 64,
   max_pdu = 8388612,
   max_guessed_pdu = 4096,
+  lua_desegment_max = 4096,
+  max_held_bytes = 67108864,
   debugger_ports = { 6007 },
   transports = {
     LENGTH_PREFIX_SIZE = 4,
@@ -93,10 +95,85 @@ local SPEC = {
     MAX_TCP_PENDING = 4194304,
     MAX_UDP_HELD = 64,
     MAX_GUESSED_PDU = 4096,
+    LUA_DESEGMENT_MAX = 4096,
+  },
+  kind_parts = {
+    bool = { word = { name = "u32", code = "I", size = 4 } },
+    string = {
+      text = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = true,
+        utf8 = true,
+        nul = false,
+      },
+    },
+    node_path = {
+      name_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
+      subname_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 4294967295, negative = "error" },
+      flags = { name = "u32", code = "I", size = 4 },
+      part = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = true,
+        utf8 = true,
+        nul = false,
+      },
+    },
+    id64 = { word = { name = "u64", code = "Q", size = 8 } },
+    object = {
+      id = { name = "u64", code = "Q", size = 8 },
+      class_name = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = true,
+        utf8 = true,
+        nul = false,
+      },
+      property_count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "empty" },
+      property_name = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = true,
+        utf8 = true,
+        nul = false,
+      },
+    },
+    signal = {
+      name = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = true,
+        utf8 = true,
+        nul = false,
+      },
+      object_id = { name = "u64", code = "Q", size = 8 },
+    },
+    container = { count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" } },
+    packed_bytes = {
+      data = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = false,
+        utf8 = false,
+        nul = false,
+      },
+    },
+    packed_strings = {
+      count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "empty" },
+      element = {
+        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
+        pad = 4,
+        pad_required = true,
+        utf8 = true,
+        nul = true,
+      },
+    },
+    packed = { count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" } },
   },
   typedefs = {
     { layout = { kind = "empty" }, header = {} },
-    { layout = { kind = "bool", word = { name = "u32", code = "I", size = 4 } }, header = {} },
+    { layout = { kind = "bool" }, header = {} },
     {
       layout = {
         kind = "number",
@@ -116,19 +193,7 @@ local SPEC = {
       },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
-    {
-      layout = {
-        kind = "string",
-        text = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = false,
-        },
-      },
-      header = {},
-    },
+    { layout = { kind = "string" }, header = {} },
     {
       layout = { kind = "struct", component = { name = "f32", code = "f", size = 4 }, fields = { "x", "y" } },
       header = {},
@@ -208,144 +273,38 @@ local SPEC = {
         new_format_bit = 2147483648,
         flag_absolute = 1,
         flag_legacy_property = 2,
-        name_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
-        subname_count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 4294967295, negative = "error" },
         legacy_extra_subnames = 1,
-        flags = { name = "u32", code = "I", size = 4 },
-        part = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = false,
-        },
       },
       header = {},
     },
     { layout = { kind = "empty", value = "RID" }, header = {} },
+    { layout = { kind = "object" }, header = { { name = "object as id", shift = 16, bits = 1 } } },
+    { layout = { kind = "container", pairs = true, count_mask = 2147483647 }, header = {} },
+    { layout = { kind = "container", pairs = false, count_mask = 2147483647 }, header = {} },
+    { layout = { kind = "packed_bytes" }, header = {} },
     {
-      layout = {
-        kind = "object",
-        id = { name = "u64", code = "Q", size = 8 },
-        class_name = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = false,
-        },
-        property_count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "empty" },
-        property_name = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = false,
-        },
-      },
-      header = { { name = "object as id", shift = 16, bits = 1 } },
-    },
-    {
-      layout = {
-        kind = "container",
-        pairs = true,
-        count_mask = 2147483647,
-        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "i32", code = "i", size = 4 }, width = 1 },
       header = {},
     },
     {
-      layout = {
-        kind = "container",
-        pairs = false,
-        count_mask = 2147483647,
-        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 1 },
+      header = {},
+    },
+    { layout = { kind = "packed_strings" }, header = {} },
+    {
+      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 2, element = "VECTOR2" },
       header = {},
     },
     {
-      layout = {
-        kind = "packed_bytes",
-        data = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = false,
-          utf8 = false,
-          nul = false,
-        },
-      },
+      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 3, element = "VECTOR3" },
       header = {},
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "i32", code = "i", size = 4 },
-        width = 1,
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 4, element = "COLOR" },
       header = {},
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "f32", code = "f", size = 4 },
-        width = 1,
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
-      header = {},
-    },
-    {
-      layout = {
-        kind = "packed_strings",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "empty" },
-        element = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = true,
-        },
-      },
-      header = {},
-    },
-    {
-      layout = {
-        kind = "packed",
-        component = { name = "f32", code = "f", size = 4 },
-        width = 2,
-        element = "VECTOR2",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
-      header = {},
-    },
-    {
-      layout = {
-        kind = "packed",
-        component = { name = "f32", code = "f", size = 4 },
-        width = 3,
-        element = "VECTOR3",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
-      header = {},
-    },
-    {
-      layout = {
-        kind = "packed",
-        component = { name = "f32", code = "f", size = 4 },
-        width = 4,
-        element = "COLOR",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
-      header = {},
-    },
-    {
-      layout = {
-        kind = "packed",
-        component = { name = "f32", code = "f", size = 4 },
-        width = 1,
-        stride = 8,
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 1, stride = 8 },
       header = {},
     },
     {
@@ -478,112 +437,40 @@ local SPEC = {
       },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
-    {
-      layout = {
-        kind = "string",
-        wrapper = "StringName",
-        text = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = false,
-        },
-      },
-      header = {},
-    },
-    {
-      layout = { kind = "id64", word = { name = "u64", code = "Q", size = 8 }, wrapper = "RID" },
-      header = {},
-    },
+    { layout = { kind = "string", wrapper = "StringName" }, header = {} },
+    { layout = { kind = "id64", wrapper = "RID" }, header = {} },
     { layout = { kind = "empty", value = "Callable" }, header = {} },
+    { layout = { kind = "signal" }, header = {} },
     {
-      layout = {
-        kind = "signal",
-        name = {
-          count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-          pad = 4,
-          pad_required = true,
-          utf8 = true,
-          nul = false,
-        },
-        object_id = { name = "u64", code = "Q", size = 8 },
-      },
-      header = {},
-    },
-    {
-      layout = {
-        kind = "container",
-        pairs = true,
-        count_mask = 2147483647,
-        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
-      },
+      layout = { kind = "container", pairs = true, count_mask = 2147483647 },
       header = { { name = "key type kind", shift = 16, bits = 2 }, { name = "value type kind", shift = 18, bits = 2 } },
     },
     {
-      layout = {
-        kind = "container",
-        pairs = false,
-        count_mask = 2147483647,
-        count = { scalar = { name = "u32", code = "I", size = 4 }, mask = 2147483647, negative = "error" },
-      },
+      layout = { kind = "container", pairs = false, count_mask = 2147483647 },
       header = { { name = "element type kind", shift = 16, bits = 2 } },
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "i64", code = "q", size = 8 },
-        width = 1,
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "i64", code = "q", size = 8 }, width = 1 },
       header = {},
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "f32", code = "f", size = 4 },
-        width = 1,
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "f32", code = "f", size = 4 }, width = 1 },
       header = {},
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "f64", code = "d", size = 8 },
-        width = 1,
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "f64", code = "d", size = 8 }, width = 1 },
       header = {},
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "real", code = "f", size = 4 },
-        width = 2,
-        element = "VECTOR2",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "real", code = "f", size = 4 }, width = 2, element = "VECTOR2" },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "real", code = "f", size = 4 },
-        width = 3,
-        element = "VECTOR3",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "real", code = "f", size = 4 }, width = 3, element = "VECTOR3" },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
     {
-      layout = {
-        kind = "packed",
-        component = { name = "real", code = "f", size = 4 },
-        width = 4,
-        element = "VECTOR4",
-        count = { scalar = { name = "i32", code = "i", size = 4 }, mask = 4294967295, negative = "error" },
-      },
+      layout = { kind = "packed", component = { name = "real", code = "f", size = 4 }, width = 4, element = "VECTOR4" },
       header = { { name = "64-bit", shift = 16, bits = 1 } },
     },
   },
@@ -926,7 +813,8 @@ local function compile_type(d, e)
   elseif k == "node_path" then
     t.new_bit, t.absolute, t.legacy = L.new_format_bit, L.flag_absolute, L.flag_legacy_property
     -- the count words' masks and the legacy property flag's extra subnames, as the spec declares them
-    t.names_mask, t.subs_mask, t.legacy_extra = L.name_count.mask, L.subname_count.mask, L.legacy_extra_subnames
+    local P = SPEC.kind_parts.node_path
+    t.names_mask, t.subs_mask, t.legacy_extra = P.name_count.mask, P.subname_count.mask, L.legacy_extra_subnames
   end
   return t
 end
@@ -1111,6 +999,7 @@ local F = {
   dbg_message = ProtoField.string("godot.debugger.message", "Debugger message"),
   dbg_thread = ProtoField.int64("godot.debugger.thread", "Thread", base.DEC),
   dbg_part = ProtoField.string("godot.debugger.part", "Debugger message part"),
+  part = ProtoField.string("godot.part", "Part of a long message"),
   dbg_argc = ProtoField.int32("godot.debugger.argc", "Arguments", base.DEC),
   dbg_args = ProtoField.none("godot.debugger.args", "Arguments"),
 }
@@ -1125,8 +1014,10 @@ local E = {
                             expert.group.REASSEMBLE, expert.severity.WARN),
   depth = ProtoExpert.new("godot.depth", "Deeper levels not shown", expert.group.UNDECODED, expert.severity.NOTE),
   engine = ProtoExpert.new("godot.engine", "Engine behaviour", expert.group.PROTOCOL, expert.severity.NOTE),
+  not_reassembled = ProtoExpert.new("godot.not_reassembled", "Long message not reassembled",
+                                    expert.group.REASSEMBLE, expert.severity.WARN),
 }
-godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine }
+godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine, E.not_reassembled }
 
 local DIALECT_ENUM = { { 1, "auto", 1 } }
 local DIALECT_BY_ENUM = { [1] = "auto" }
@@ -2269,9 +2160,11 @@ local convs, frames, clear_verdicts = {}, {}, {}
 
 local last = { number = -1 } -- the conversation of the frame dissected last (TCP asks twice per frame)
 
+local tcp_notes, tcp_starts, tcp_held = {}, {}, 0 -- see "Long PDUs" below
 local function reset_state()
   convs, frames, clear_verdicts = {}, {}, {}
   last = { number = -1 }
+  tcp_notes, tcp_starts, tcp_held = {}, {}, 0
 end
 
 -- pinfo.number and pinfo.visited, read once per dissector call (each read of a Pinfo attribute is a
@@ -2701,15 +2594,7 @@ local function looks_http(tvb)
 end
 
 -- TCP: u32 length-prefixed PDUs (StreamPeer.put_var, PacketPeerStream, the remote debugger)
-local function pdu_len(tvb, pinfo, offset)
-  local avail = tvb:len() - offset
-  -- a frame cut short by the capture's snap length: take what is left
-  if avail < 4 then return tvb:reported_length_remaining(offset) end
-  local n = tvb(offset, 4):le_uint()
-  if n > SPEC.max_pdu then return avail end -- junk: consume what is here
-  return n + 4
-end
-
+local tcp_pdus
 local function dissect_pdu(tvb, pinfo, tree)
   local conv, sender = conv_of(pinfo, "tcp")
   local avail = tvb:len()
@@ -2739,6 +2624,145 @@ local function dissect_pdu(tvb, pinfo, tree)
   return n + 4
 end
 
+-- Long PDUs. Wireshark 4.0's TCP reassembly walks the list of every segment it holds for a PDU each
+-- time it adds one (epan/reassemble.c), so a PDU that arrives in m segments costs it m^2 -- whatever the
+-- dissector (DNS over TCP as much as this one). It is asked to hold at most SPEC.lua_desegment_max bytes
+-- (at worst that many 1-byte segments) at once: a longer PDU is reassembled by Wireshark in stages of
+-- that size, each collected here, and dissected where it completes, so time stays linear in segments.
+-- Bytes collected across the capture stay under SPEC.max_held_bytes: a PDU that would go past it is
+-- counted, not kept, and reported once. For re-dissection a collected PDU's record is shared by its
+-- frames (tcp_starts / tcp_notes[frame] = record, one table entry per frame); only the frame that
+-- completes it keeps its bytes (record.data), or why they were not kept (record.why).
+local PIECES_PER_CHUNK = 256 -- collected segments joined into one string this often (bounds the table)
+
+-- a segment of a collected PDU: kept ones are marked in the Info column only (as Wireshark's TCP marks a
+-- segment of a reassembled PDU); one not kept gets an item and expert info
+local function collected_tree(tree, pinfo, tvb, big, number)
+  if big.kept then
+    set_info(pinfo, sfmt("[part of a %d-byte message from frame %d]", big.n, big.first))
+    return
+  end
+  local root = tree_of(tree):add(godot, tvb())
+  root:set_text(sfmt("Godot Variant: part of a %d-byte message not reassembled", big.n))
+  root:add(F.part, tvb(), sfmt("%d-byte message from frame %d", big.n, big.first))
+  root:add_tvb_expert_info(E.not_reassembled, tvb(), big.last == number and big.why or big.cause)
+  set_info(pinfo, big.last == number and sfmt("%d-byte message not reassembled", big.n)
+                  or sfmt("[part of a %d-byte message not reassembled]", big.n))
+end
+
+-- a collected PDU continues with this tvb: returns the bytes of it used (and true when Wireshark was asked
+-- for more)
+local function tcp_continue(tvb, pinfo, tree, side, number, visited)
+  local len = tvb:len()
+  local big
+  if visited then
+    big = tcp_notes[number]
+  else
+    big = side.big
+    -- Wireshark keeps reassembling (retransmissions, order), a stage of at most lua_desegment_max bytes at a
+    -- time, each a reassembly of its own: the plugin takes each stage whole
+    local want = big.need < SPEC.lua_desegment_max and big.need or SPEC.lua_desegment_max
+    if len < want and pinfo.can_desegment > 0 then
+      pinfo.desegment_offset, pinfo.desegment_len = 0, want - len
+      return len, true
+    end
+    local take = len < big.need and len or big.need
+    big.need, big.segments = big.need - take, big.segments + 1
+    if big.kept then
+      local parts = big.parts
+      parts[#parts + 1] = tvb:raw(0, take)
+      if #parts >= PIECES_PER_CHUNK then big.chunks[#big.chunks + 1] = tconcat(parts); big.parts = {} end
+    end
+    tcp_notes[number] = big
+    if big.need == 0 then
+      side.big, big.last, big.last_take = nil, number, take
+      if big.kept then
+        big.chunks[#big.chunks + 1] = tconcat(big.parts)
+        big.data, big.parts, big.chunks = tconcat(big.chunks), nil, nil
+        tcp_held = tcp_held - big.n
+      else
+        big.why = sfmt("a message of %d bytes spread over %d segments was not reassembled (frames %d-%d): %s",
+                       big.n, big.segments, big.first, number, big.cause)
+      end
+    end
+  end
+  local take = big.last == number and big.last_take or len
+  if big.last == number and big.data then
+    local rtvb = ByteArray.new(big.data, true):tvb("Reassembled Godot message")
+    dissect_pdu(rtvb, pinfo, tree)
+  else
+    collected_tree(tree, pinfo, take == len and tvb or tvb(0, take):tvb(), big, number)
+  end
+  return take
+end
+
+-- a PDU starting at `off` does not end in this tvb and is too long to hand to Wireshark's reassembly
+local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
+  local big
+  if visited then
+    big = tcp_starts[number]
+    if big == nil then return end
+  else
+    local have = tvb:len() - off
+    big = { n = n + 4, need = n + 4 - have, segments = 1, first = number, kept = true, parts = {}, chunks = {} }
+    if tcp_held + big.n > SPEC.max_held_bytes then
+      big.kept = false
+      big.cause = sfmt("messages being collected hold %d bytes, the limit is %d (MAX_HELD_BYTES)", tcp_held,
+                       SPEC.max_held_bytes)
+    else
+      tcp_held = tcp_held + big.n
+      big.parts[1] = tvb:raw(off, have)
+    end
+    side.big = big
+    tcp_starts[number] = big
+  end
+  collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, number)
+end
+
+-- u32 length-prefixed PDUs of one TCP segment (or of a reassembly Wireshark was asked for)
+function tcp_pdus(tvb, pinfo, tree, conv)
+  local number, visited = frame_of(pinfo)
+  local side = side_of(conv, select(2, conv_of(pinfo, "tcp")))
+  local len = tvb:len()
+  local off = 0
+  if (side.big and not visited) or (visited and tcp_notes[number]) then
+    local asked
+    off, asked = tcp_continue(tvb, pinfo, tree, side, number, visited)
+    if asked then return end
+  end
+  local can = pinfo.can_desegment > 0 -- 0: TCP reassembly is off (or this is no TCP payload)
+  while off < len do
+    local avail = len - off
+    if avail < 4 and can then -- the prefix continues in the next segment (as tcp_dissect_pdus asks)
+      pinfo.desegment_offset, pinfo.desegment_len = off, DESEGMENT_ONE_MORE_SEGMENT
+      return
+    end
+    if avail < 4 or not can then -- no reassembly: each PDU as far as this segment has it
+      dissect_pdu(tvb(off):tvb(), pinfo, tree)
+      local n = avail >= 4 and tvb(off, 4):le_uint() or 0
+      if avail < 4 or n > SPEC.max_pdu or avail < n + 4 then return end
+      off = off + n + 4
+      goto continue
+    end
+    local n = tvb(off, 4):le_uint()
+    if n > SPEC.max_pdu then -- junk: consume what is here
+      dissect_pdu(tvb(off):tvb(), pinfo, tree)
+      return
+    end
+    if avail >= n + 4 then
+      dissect_pdu(tvb(off, n + 4):tvb(), pinfo, tree)
+      off = off + n + 4
+    elseif n + 4 - avail <= SPEC.lua_desegment_max then
+      pinfo.desegment_offset, pinfo.desegment_len = off, n + 4 - avail
+      return
+    else
+      tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
+      return
+    end
+    ::continue::
+  end
+end
+
 local http = nil
 
 local function dissect_tcp(tvb, pinfo, tree)
@@ -2754,7 +2778,12 @@ local function dissect_tcp(tvb, pinfo, tree)
   end
   if conv.kind == "http" then
     http = http or Dissector.get("http")
-    return http:call(tvb, pinfo, tree)
+    -- a Dissector:call that throws (a malformed HTTP or WebSocket stream) would be a Lua error: say it instead
+    local ok, used = pcall(http.call, http, tvb, pinfo, tree)
+    if ok then return used end
+    tree_of(tree):add(godot, tvb()):add_tvb_expert_info(E.skipped, tvb(),
+      sfmt("%d bytes of an HTTP/WebSocket stream Wireshark's http dissector rejected: %s", tvb:len(), tostring(used)))
+    return tvb:len()
   end
   if tvb:len() < tvb:reported_len() then
     -- the capture's snap length cut this segment: its stream cannot be followed
@@ -2762,7 +2791,7 @@ local function dissect_tcp(tvb, pinfo, tree)
                                                                      tvb:len(), tvb:reported_len()))
     return tvb:reported_len()
   end
-  dissect_tcp_pdus(tvb, tree, 4, pdu_len, dissect_pdu, true)
+  tcp_pdus(tvb, pinfo, tree, conv)
   return tvb:len()
 end
 
@@ -3651,6 +3680,8 @@ local MP_SPEC = {
     max_groups = 256,
     seen_window = 4096,
     max_held_bytes = 67108864,
+    reassembly_channel_fragments = 65536,
+    reassembly_stale_seconds = 30.0,
   },
   mp = {
     protocols = {
@@ -5466,7 +5497,7 @@ end
 
 local function new_direction()
   return { reliable = {}, unreliable = {}, unsequenced = recent(), groups = {}, ngroups = 0, pending = 0,
-           dropped = recent() }
+           dropped = recent(), channel_fragments = {} }
 end
 
 local function econv_of(pinfo)
@@ -5484,98 +5515,165 @@ local function dir_of(c, sender)
   return d
 end
 
--- Fragment reassembly, bounded as ENet bounds it: what a peer holds is charged per fragment at least
--- the data an ENet sender puts in a fragment at the smallest MTU (a fragment of 0 bytes still costs
--- an entry), up to the host's maximumWaitingData per direction (preference enet.max_reassembly) and
--- MAX_HELD_BYTES over the whole capture; a group that would go past either is dropped (expert info
--- says what was cut), and its later fragments are dropped with it.
+-- Fragment reassembly, bounded as godot_dissect.enet.reassembly bounds it (the spec's limits): what a
+-- peer holds is charged per fragment at least the data an ENet sender puts in a fragment at the smallest
+-- MTU (a fragment of 0 bytes still costs an entry); at most REASSEMBLY_CHANNEL_FRAGMENTS fragments per
+-- channel, MAX_GROUPS groups and the host's maximumWaitingData bytes (preference enet.max_reassembly) per
+-- direction, and MAX_HELD_BYTES across every peer of the capture; a group fed nothing for
+-- REASSEMBLY_STALE_SECONDS is given up. Past a bound the least recently fed group goes first (of the
+-- channel, the direction, or the whole capture), as in the Python reader; expert info on the frame that went past it says which group
+-- was given up and what it held, and later fragments of that group are marked dropped.
+-- Per frame only the decision is kept (for re-dissection): a shared constant for most, a two-entry
+-- table for a fragment held, the packet's bytes only in the frame that completes a group.
 local FRAGMENT_CMD_SIZE
 for _, c in ipairs(ES.commands) do if c.fragment_key and FRAGMENT_CMD_SIZE == nil then FRAGMENT_CMD_SIZE = c.size end end
 local MIN_FRAGMENT_DATA = ES.min_mtu - HW.size - ES.sent_time.size - FRAGMENT_CMD_SIZE
 local MAX_HELD = ES.max_held_bytes
+local DUPLICATE, DELIVER, LATE = { what = "duplicate" }, { what = "deliver" }, { what = "dropped", why = "a fragment of a group given up earlier" }
+local DISAGREES = { what = "dropped", why = "fragment disagrees with its group's count or length" }
 local held_total = 0 -- charged bytes of every open group of the capture
+-- every open group in least-recently-fed order, across peers: a queue with lazy deletion (an entry is
+-- current while its stamp is the group's); compacted when stale entries outnumber open groups
+-- (explicit head and tail: `#` is unreliable on a table whose first entries were removed)
+local lru_g, lru_s, lru_head, lru_tail, stamp, open_groups = {}, {}, 1, 0, 0, 0
 
-local function release(dir, key)
-  local g = dir.groups[key]
-  if g == nil then return end
-  dir.groups[key] = nil
-  dir.ngroups = dir.ngroups - 1
-  dir.pending = dir.pending - g.held
-  held_total = held_total - g.held
+local function touch(g)
+  stamp = stamp + 1
+  g.stamp = stamp
+  lru_tail = lru_tail + 1
+  lru_g[lru_tail], lru_s[lru_tail] = g, stamp
+  if lru_tail - lru_head > 4 * open_groups + 4096 then
+    local ng, ns, n = {}, {}, 0
+    for i = lru_head, lru_tail do
+      local x = lru_g[i]
+      if x.open and x.stamp == lru_s[i] then n = n + 1; ng[n], ns[n] = x, lru_s[i] end
+    end
+    lru_g, lru_s, lru_head, lru_tail = ng, ns, 1, n
+  end
 end
 
-local function drop(dir, key, why)
-  release(dir, key)
-  recent_add(dir.dropped, key)
-  return { what = "dropped", why = why }
+local function release(g)
+  if not g.open then return end
+  local dir = g.dir
+  g.open = false
+  dir.groups[g.key] = nil
+  dir.ngroups = dir.ngroups - 1
+  dir.pending = dir.pending - g.held
+  dir.channel_fragments[g.channel] = dir.channel_fragments[g.channel] - g.got
+  held_total = held_total - g.held
+  open_groups = open_groups - 1
+  g.have, g.offs, g.datas = nil, nil, nil
+end
+
+-- give a group up to bound memory: the text for the expert info of the frame that went past the bound
+-- (the bound first: Wireshark cuts an expert message at 240 characters)
+local function give_up(g, why)
+  release(g)
+  recent_add(g.dir.dropped, g.key)
+  return sfmt("group dropped: %s; %s group from frame %d held %d of %d fragments, %d of %d bytes",
+              why, g.name, g.first, g.got, g.count, g.size, g.total)
+end
+
+-- the bounds, narrowest first (as EnetReassembler._enforce): this direction's groups and bytes, then the
+-- capture's; each gives up the least recently fed group
+local function enforce(dir, channel, now, out)
+  while (dir.channel_fragments[channel] or 0) > ES.reassembly_channel_fragments do
+    local oldest
+    for _, x in pairs(dir.groups) do
+      if x.channel == channel and (oldest == nil or x.stamp < oldest.stamp) then oldest = x end
+    end
+    out[#out + 1] = give_up(oldest, sfmt("channel %d holds more than %d fragments (REASSEMBLY_CHANNEL_FRAGMENTS)",
+                                         channel, ES.reassembly_channel_fragments))
+  end
+  while dir.ngroups > MAX_GROUPS or dir.pending > EP.max_reassembly do
+    local oldest
+    for _, x in pairs(dir.groups) do if oldest == nil or x.stamp < oldest.stamp then oldest = x end end
+    local why = dir.ngroups > MAX_GROUPS
+      and sfmt("this direction holds %d groups > %d (REASSEMBLY_PEER_GROUPS)", dir.ngroups, MAX_GROUPS)
+      or sfmt("this direction holds %d bytes > %d (preference enet.max_reassembly; a fragment counts at least %d)",
+              dir.pending, EP.max_reassembly, MIN_FRAGMENT_DATA)
+    out[#out + 1] = give_up(oldest, why)
+  end
+  -- the least recently fed group of the capture: given up while too much is held, or when stale
+  while lru_head <= lru_tail do
+    local g, s = lru_g[lru_head], lru_s[lru_head]
+    local current = g.open and g.stamp == s
+    if current and held_total <= MAX_HELD and now - g.time <= ES.reassembly_stale_seconds then break end
+    lru_g[lru_head], lru_s[lru_head], lru_head = nil, nil, lru_head + 1
+    if current then
+      out[#out + 1] = give_up(g, held_total > MAX_HELD
+        and sfmt("all peers hold %d bytes > %d (MAX_HELD_BYTES)", held_total, MAX_HELD)
+        or sfmt("no fragment for %g s (REASSEMBLY_STALE_SECONDS)", ES.reassembly_stale_seconds))
+    end
+  end
 end
 
 -- one delivery decision per data command, made once (first pass) and kept by frame number:
--- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first, wire }
+-- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first, wire,
+--   evicted = { texts of groups given up to make room } }
 -- `share`: the wire bytes of the frame that carried this command's data (stats.lua's wire_bytes); a
 -- reassembled packet's wire is the sum of its fragments' shares
 -- the decisions with nothing but `what` are one table each (read only)
 local DELIVER, DUPLICATE = { what = "deliver" }, { what = "duplicate" }
-local function fragment(dir, cmd, frame, raw_data, share)
+local function fragment(dir, cmd, frame, now, raw_data, share)
   local d, v = cmd.def, cmd.values
   local parts = {}
   for _, k in ipairs(d.fragment_key) do parts[#parts + 1] = tostring(v[k]) end
   local key = d.number .. ":" .. tconcat(parts, ":")
-  if dir.dropped.set[key] then
-    return { what = "dropped", why = "a fragment of a group dropped earlier" }
-  end
+  if dir.dropped.set[key] then return LATE end
   local g = dir.groups[key]
   if g == nil then
-    if dir.ngroups >= MAX_GROUPS then
-      return drop(dir, key, sfmt("%d fragment groups already open in this direction", MAX_GROUPS))
-    end
     g = { count = v.fragment_count, total = v.total_length, got = 0, have = {}, offs = {}, datas = {}, first = frame,
-          held = 0, wire = 0 }
+          held = 0, wire = 0, size = 0, dir = dir, key = key, open = true, name = d.name, channel = v.channel }
+    g.info = { __index = { what = "fragment", count = g.count, first = frame } }
     dir.groups[key] = g
     dir.ngroups = dir.ngroups + 1
+    open_groups = open_groups + 1
   elseif g.count ~= v.fragment_count or g.total ~= v.total_length then
-    return { what = "dropped", why = "fragment disagrees with its group's count or length" }
+    return DISAGREES
   end
   if g.have[v.fragment_number] then return DUPLICATE end
   local cost = #raw_data > MIN_FRAGMENT_DATA and #raw_data or MIN_FRAGMENT_DATA
-  if dir.pending + cost > EP.max_reassembly then
-    return drop(dir, key, sfmt("group dropped: %d fragments (%d bytes charged) held in this direction, "
-      .. "the limit is %d bytes (preference enet.max_reassembly; a fragment counts at least %d bytes)",
-      g.got, dir.pending, EP.max_reassembly, MIN_FRAGMENT_DATA))
-  end
-  if held_total + cost > MAX_HELD then
-    return drop(dir, key, sfmt("group dropped: %d bytes of fragments held in the capture, the limit is %d "
-      .. "(a fragment counts at least %d bytes)", held_total, MAX_HELD, MIN_FRAGMENT_DATA))
-  end
   g.have[v.fragment_number] = true
   g.got = g.got + 1
   g.offs[g.got], g.datas[g.got] = v.fragment_offset, raw_data
-  g.held = g.held + cost
-  g.wire = g.wire + share
+  g.held, g.size, g.wire = g.held + cost, g.size + #raw_data, g.wire + share
   dir.pending = dir.pending + cost
+  dir.channel_fragments[g.channel] = (dir.channel_fragments[g.channel] or 0) + 1
   held_total = held_total + cost
-  if g.got < g.count then return { what = "fragment", got = g.got, count = g.count, first = g.first } end
+  g.time = now
+  touch(g)
+  if g.got < g.count then
+    local evicted = {}
+    enforce(dir, g.channel, now, evicted)
+    if not g.open then return { what = "dropped", why = evicted[#evicted], evicted = evicted } end
+    if evicted[1] then
+      return { what = "fragment", got = g.got, count = g.count, first = g.first, evicted = evicted }
+    end
+    return setmetatable({ got = g.got }, g.info) -- kept per frame: the count of fragments so far, the rest shared
+  end
   local order = {}
   for i = 1, g.got do order[i] = i end
-  tsort(order, function(x, y) return g.offs[x] < g.offs[y] end)
+  local offs, datas = g.offs, g.datas
+  tsort(order, function(x, y) return offs[x] < offs[y] end)
   local out, at = {}, 0
   for _, i in ipairs(order) do
-    local off, data = g.offs[i], g.datas[i]
+    local off, data = offs[i], datas[i]
     if off > at then out[#out + 1] = srep("\0", off - at); at = off end
     if off + #data > at then out[#out + 1] = ssub(data, at - off + 1); at = off + #data end
   end
-  release(dir, key)
+  release(g)
   local data = ssub(tconcat(out), 1, g.total)
   return { what = "reassembled", data = data, count = g.count, first = g.first, wire = g.wire }
 end
 
-local function decide(conv, dir, cmd, frame, raw_data, share)
+local function decide(conv, dir, cmd, frame, now, raw_data, share)
   local d, v = cmd.def, cmd.values
   if d.delivery == "reliable" then
     dir.reliable[v.channel] = dir.reliable[v.channel] or recent()
     if not recent_add(dir.reliable[v.channel], v.reliable_seq) then return DUPLICATE end
   end
-  if d.fragment_key then return fragment(dir, cmd, frame, raw_data, share) end
+  if d.fragment_key then return fragment(dir, cmd, frame, now, raw_data, share) end
   if d.delivery == "unsequenced" then
     if not recent_add(dir.unsequenced, v.unsequenced_group) then return DUPLICATE end
   elseif d.delivery == "unreliable" then
@@ -5663,7 +5761,9 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
         conv.client, conv.connect_id, conv.client_id = sender, c.values.connect_id, c.values.data
         conv.connect_seen = true -- the client's side is known for sure
         for _, dir in pairs(conv.dirs) do
-          held_total = held_total - dir.pending -- a new connection: the old one's groups are gone
+          local open = {}
+          for _, g in pairs(dir.groups) do open[#open + 1] = g end
+          for _, g in ipairs(open) do release(g) end -- a new connection: the old one's groups are gone
           for k, x in pairs(new_direction()) do dir[k] = x end
         end
       end
@@ -5680,7 +5780,8 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local number = pinfo.number
   local plan = plans[number]
   local fresh = plan == nil
-  if fresh then plan = {}; plans[number] = plan end
+  if fresh then plan = {} elseif plan.what then plan = { plan } end -- one decision is kept bare
+  local now = fresh and pinfo.abs_ts or 0 -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only)
   local deliveries = {}
   -- the frame's length is shared by the data bytes of its data commands (duplicates too: their share is
   -- nobody's), as godot_dissect.enet.reassembly gives Record.wire_bytes
@@ -5693,9 +5794,14 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, number, data, weight * c.data_len) end
+      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len) end
       local p = plan[i]
       if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
+      if p.evicted then -- groups given up to bound memory when this fragment came
+        for _, why in ipairs(p.evicted) do
+          if why ~= p.why then item:add_proto_expert_info(EE.dropped, why) end
+        end
+      end
       if p.what == "duplicate" then
         if not null then item:add(F_DUP, whole, true):set_generated() end
       elseif p.what == "fragment" then
@@ -5721,6 +5827,7 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
       end
     end
   end
+  if plan[2] == nil and plan[1] then plans[number] = plan[1] else plans[number] = plan end
   if dg.err then
     local at = dg.err_off
     local len = (body and (#body + dg.header_size) or tvb:len()) - at
@@ -5779,6 +5886,7 @@ function enet.prefs_changed() read_enet_prefs(); register_enet_ports() end
 function enet.init()
   read_enet_prefs()
   econvs, plans, held_total = {}, {}, 0
+  lru_g, lru_s, lru_head, lru_tail, stamp, open_groups = {}, {}, 1, 0, 0, 0
   if MP.reset then MP.reset() end
 end
 

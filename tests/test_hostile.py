@@ -53,8 +53,11 @@ def floor(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
     w.udp(0, hostile.CLIENT, hostile.SERVER, hostile.GOOD)
     w.close()
     hostile.tscn_sections(1, folder / "one.tscn")
-    return {"read": min(harness.run_read(folder / "one.pcap", fmt=("-T", "jsonl")).seconds for _ in range(3)),
-            "tscn": min(harness.run_tscn(folder / "one.tscn").seconds for _ in range(2))}
+    floors = {"read": min(harness.run_read(folder / "one.pcap", fmt=("-T", "jsonl")).seconds for _ in range(3)),
+              "tscn": min(harness.run_tscn(folder / "one.tscn").seconds for _ in range(2))}
+    if shutil.which("tshark"):
+        floors["tshark"] = min(harness.run_tshark(folder / "one.pcap").seconds for _ in range(2))
+    return floors
 
 
 def _build(h: hostile.Hostile, n: int, tmp: Path) -> Path:
@@ -112,14 +115,31 @@ def test_tshark_lua(h: hostile.Hostile, tmp_path: Path) -> None:
            TSHARK_RSS_MB, TSHARK_SECONDS)
 
 
+#: classes whose tshark+Lua time is checked at two sizes (the sizes where a quadratic path shows): one PDU as
+#: 1-byte segments (Wireshark's own reassembly is quadratic in the segments it holds for one PDU), 128 ENet
+#: peers' never-completed groups
+LUA_SCALING = {"trickle": (10_000, 20_000), "enet_peers": (64, 128)}
+
+
 def _lua_prefs(h: hostile.Hostile) -> list[str]:
     """The read options of a class as the plugin's preferences (the ports it is told about)."""
     args = list(h.read_args)
     out = []
-    for opt, pref in (("-p", "godot.udp_ports"), ("--enet-port", "enet.udp_ports")):
+    for opt, prefs in (("-p", ("godot.udp_ports", "godot.tcp_ports")), ("--enet-port", ("enet.udp_ports",))):
         if opt in args:
-            out += ["-o", f"{pref}:{args[args.index(opt) + 1]}"]
+            for pref in prefs:
+                out += ["-o", f"{pref}:{args[args.index(opt) + 1]}"]
     return out
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
+@pytest.mark.parametrize("name", sorted(LUA_SCALING))
+def test_tshark_lua_scales(name: str, tmp_path: Path, floor: dict[str, float]) -> None:
+    h = hostile.BY_NAME[name]
+    runs = [harness.run_tshark(_build(h, n, tmp_path), extra=tuple(_lua_prefs(h))) for n in LUA_SCALING[name]]
+    for o in runs:
+        _check(o, TSHARK_RSS_MB, TSHARK_SECONDS)
+    _scales(runs[0].seconds, runs[1].seconds, floor["tshark"], f"{name} tshark+lua")
 
 
 @pytest.mark.parametrize("capture", sorted(p.name for p in CAPTURES.glob("*.pcapng"))[:4])

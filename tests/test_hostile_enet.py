@@ -121,3 +121,91 @@ def test_memory_of_never_completed_tiny_fragments_is_bounded() -> None:
     # and the charge per fragment covers what Python really spends on one
     assert r.budget.held <= cap
     assert peak < cap * 1.5, peak
+
+
+# --- the Lua plugin: the same bounds, the same group given up ------------------------------------------
+
+def _two_groups_pcap(path) -> list[tuple[int, int]]:  # noqa: ANN001 - a Path
+    """One peer: group A (start_seq 1) gets 6 fragments, then group B (start_seq 100) gets 6; each
+    fragment 1000 bytes of never-completed 64-fragment groups. Returns (frame, start_seq) per frame."""
+    from godot_dissect.fuzz.pcapout import PcapWriter
+
+    w = PcapWriter(path)
+    client, server = ("10.0.0.1", 40000), ("10.0.0.2", 6100)
+    w.udp(0, client, server, build.build_datagram(spec.UNASSIGNED_PEER_ID, [build.connect(0, 0x1234, 0, 2)],
+                                                  sent_time=1))
+    frames = []
+    for start in (1, 100):
+        for k in range(6):
+            frag = build.send_fragment(0, start + k, start, 64, k, 64 * 1000, k * 1000, bytes(1000))
+            w.udp(0.001 * (len(frames) + 1), client, server, build.build_datagram(0, [frag], sent_time=2))
+            frames.append((len(frames) + 2, start))
+    w.close()
+    return frames
+
+
+def test_lua_plugin_gives_up_the_least_recently_fed_group(tmp_path) -> None:  # noqa: ANN001
+    """Per-direction byte cap of 8 fragments: feeding group B past it gives up group A (fed least
+    recently), not B -- as EnetReassembler does -- and the expert info says so, naming A's first frame."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from godot_dissect.fuzz.harness import lua_script
+
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark not installed")
+    path = tmp_path / "two.pcap"
+    frames = _two_groups_pcap(path)
+    cap = 8 * 1000
+    out = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path),
+                          "-o", "enet.udp_ports:6100", "-o", f"enet.max_reassembly:{cap}",
+                          "-T", "fields", "-e", "frame.number", "-e", "_ws.expert.message"],
+                         capture_output=True, text=True, check=True).stdout
+    drops = [line.split("\t") for line in out.splitlines() if "group dropped" in line]
+    first_a = frames[0][0]
+    assert len(drops) == 1, out
+    frame, text = int(drops[0][0]), drops[0][1]
+    assert frame == frames[8][0]  # the 9th fragment held goes past 8 x 1000 bytes
+    assert f"group from frame {first_a} held 6 of 64 fragments, 6000 of 64000 bytes" in text
+    assert "enet.max_reassembly" in text
+    # the Python reader gives up the same group at the same fragment
+    r = EnetReassembler(max_bytes=cap, budget=FragmentBudget())
+    errs: list[tuple[int, str]] = []
+    for i, (f, start) in enumerate(frames):
+        k = i % 6
+        cmd = build.send_fragment(0, start + k, start, 64, k, 64 * 1000, k * 1000, bytes(1000))
+        errs += [(f, p.error) for p in r.feed(_datagram(cmd), f, 0.0) if p.error]
+    assert [(f, "start_seq=1" in e) for f, e in errs] == [(frame, True)]
+
+
+def test_lua_plugin_gives_up_stale_groups(tmp_path) -> None:  # noqa: ANN001
+    """A group fed nothing for REASSEMBLY_STALE_SECONDS of capture time is given up when a later
+    fragment comes, with expert info naming the bound (EnetReassembler does the same)."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from godot_dissect.fuzz.harness import lua_script
+    from godot_dissect.fuzz.pcapout import PcapWriter
+
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark not installed")
+    path = tmp_path / "stale.pcap"
+    w = PcapWriter(path)
+    client, server = ("10.0.0.1", 40000), ("10.0.0.2", 6100)
+    w.udp(0, client, server, build.build_datagram(spec.UNASSIGNED_PEER_ID, [build.connect(0, 0x1234, 0, 2)],
+                                                  sent_time=1))
+    for t, start in ((1.0, 1), (2.0 + spec.REASSEMBLY_STALE_SECONDS, 100)):  # frames 2 and 3
+        frag = build.send_fragment(0, start, start, 4, 0, 4000, 0, bytes(1000))
+        w.udp(t, client, server, build.build_datagram(0, [frag], sent_time=2))
+    w.close()
+    out = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path),
+                          "-o", "enet.udp_ports:6100", "-T", "fields", "-e", "frame.number",
+                          "-e", "_ws.expert.message"],
+                         capture_output=True, text=True, check=True).stdout
+    drops = [line.split("\t") for line in out.splitlines() if "group dropped" in line]
+    assert len(drops) == 1 and drops[0][0] == "3", out
+    assert "REASSEMBLY_STALE_SECONDS" in drops[0][1] and "group from frame 2 held 1 of 4 fragments" in drops[0][1]

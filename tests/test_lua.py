@@ -245,8 +245,8 @@ def lua_messages(items: list[list]) -> list[tuple]:
     """The messages of one frame, as (kind, dialect, debugger name, value); debugger parts skipped."""
     out = []
     for m in items:
-        if _has(m, "godot.collected") and not _fields(m, "godot.dialect"):
-            continue  # a segment of a long PDU the plugin collects: the message is shown where it ends
+        if _fields(m, "godot.part"):
+            continue  # a segment of a long message the plugin did not reassemble (kept ones have no godot item)
         dialect = get_dialect(_fields(m, "godot.dialect")[-1])
         name = _fields(m, "godot.debugger.message")
         args = [v for k, v in m if k == "godot.debugger.args"]

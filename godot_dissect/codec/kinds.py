@@ -149,10 +149,27 @@ class FieldSink(Protocol):
     def stop(self) -> Exception: ...
 
 
-def count_value(buf: Any, pos: int, count: L.Count) -> int:
-    """The count a ``Count`` word at ``pos`` holds: its scalar (signed or not), its count bits."""
-    n = struct.unpack_from("<" + count.scalar.code, buf, pos)[0]
-    return n & count.mask if count.mask != (1 << 8 * count.scalar.size) - 1 else n
+class CountWord:
+    """A ``layouts.Count`` compiled: its ``size`` and ``read(buf, pos)``, the count the word holds
+    (its scalar, signed or not, and its count bits)."""
+
+    __slots__ = ("read", "size")
+
+    def __init__(self, count: L.Count) -> None:
+        word = struct.Struct("<" + count.scalar.code)
+        unpack, mask = word.unpack_from, count.mask
+        self.size = word.size
+        if mask == (1 << 8 * word.size) - 1:
+            self.read: Callable[[Any, int], int] = lambda buf, pos: unpack(buf, pos)[0]
+        else:
+            self.read = lambda buf, pos: unpack(buf, pos)[0] & mask
+
+
+CONTAINER_COUNT = CountWord(L.Container.count)
+PROPERTY_COUNT = CountWord(L.ObjectLayout.property_count)
+PACKED_BYTES_COUNT = CountWord(L.PackedBytes.data.count)
+PACKED_STRINGS_COUNT = CountWord(L.PackedStrings.count)
+PACKED_COUNT = CountWord(L.Packed.count)
 
 
 def node_path_counts(first: int, subs: int, flags: int) -> tuple[int, int]:
@@ -166,10 +183,10 @@ def node_path_counts(first: int, subs: int, flags: int) -> tuple[int, int]:
     return first & lay.name_count.mask, n_subs
 
 
-def count_part(w: FieldSink, pos: int, count: L.Count, p: KindParams, depth: int, start: int) -> tuple[int, int]:
-    """A ``Count`` word in the field map: (the count, 0 when cut off; the position after it)."""
-    size = count.scalar.size
-    n = count_value(w.data, pos, count) if pos + size <= w.n else 0
+def count_part(w: FieldSink, pos: int, count: CountWord, p: KindParams, depth: int, start: int) -> tuple[int, int]:
+    """A count word in the field map: (the count, 0 when cut off; the position after it)."""
+    size = count.size
+    n = count.read(w.data, pos) if pos + size <= w.n else 0
     w.add(pos, size, COUNT, depth, p.key, start)
     return n, pos + size
 
@@ -535,7 +552,7 @@ class ObjectKind(Kind):
         pos = w.string(pos, depth, p.key, start)
         if n_before == 0:
             return pos, None
-        n, pos = count_part(w, pos, L.ObjectLayout.property_count, p, depth, start)
+        n, pos = count_part(w, pos, PROPERTY_COUNT, p, depth, start)
         return pos, ([n, "object"] if n > 0 else None)
 
 
@@ -554,9 +571,9 @@ class ContainerKind(Kind):
                 pos += 4
             elif name != "none":
                 pos = w.string(pos, depth, p.key, start)
-        size = layout.count.scalar.size
+        size = CONTAINER_COUNT.size
         w.add(pos, size, COUNT, depth, p.key, start)
-        n = count_value(w.data, pos, layout.count)
+        n = CONTAINER_COUNT.read(w.data, pos)
         pos += size
         if n == 0:
             return pos, None
@@ -593,7 +610,7 @@ class PackedBytesKind(Kind):
 
     def fields(self, w: FieldSink, pos: int, header: int, p: KindParams, depth: int,
                start: int) -> tuple[int, list | None]:
-        n, pos = count_part(w, pos, L.PackedBytes.data.count, p, depth, start)
+        n, pos = count_part(w, pos, PACKED_BYTES_COUNT, p, depth, start)
         if n < 0 or pos + n > w.n:
             raise w.stop()
         w.add(pos, n, BYTES, depth, p.key, start)
@@ -635,7 +652,7 @@ class PackedStringsKind(Kind):
 
     def fields(self, w: FieldSink, pos: int, header: int, p: KindParams, depth: int,
                start: int) -> tuple[int, list | None]:
-        n, pos = count_part(w, pos, L.PackedStrings.count, p, depth, start)
+        n, pos = count_part(w, pos, PACKED_STRINGS_COUNT, p, depth, start)
         return string_parts(w, pos, n, p, depth, start), None
 
 
@@ -691,7 +708,7 @@ class PackedKind(Kind):
 
     def fields(self, w: FieldSink, pos: int, header: int, p: KindParams, depth: int,
                start: int) -> tuple[int, list | None]:
-        n, pos = count_part(w, pos, L.Packed.count, p, depth, start)
+        n, pos = count_part(w, pos, PACKED_COUNT, p, depth, start)
         esize = p.element_size(header)
         if n < 0 or pos + n * esize > w.n:
             raise w.stop()

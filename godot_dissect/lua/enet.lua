@@ -338,7 +338,7 @@ end
 
 local function new_direction()
   return { reliable = {}, unreliable = {}, unsequenced = recent(), groups = {}, ngroups = 0, pending = 0,
-           dropped = recent() }
+           dropped = recent(), channel_fragments = {} }
 end
 
 local function econv_of(pinfo)
@@ -356,98 +356,165 @@ local function dir_of(c, sender)
   return d
 end
 
--- Fragment reassembly, bounded as ENet bounds it: what a peer holds is charged per fragment at least
--- the data an ENet sender puts in a fragment at the smallest MTU (a fragment of 0 bytes still costs
--- an entry), up to the host's maximumWaitingData per direction (preference enet.max_reassembly) and
--- MAX_HELD_BYTES over the whole capture; a group that would go past either is dropped (expert info
--- says what was cut), and its later fragments are dropped with it.
+-- Fragment reassembly, bounded as godot_dissect.enet.reassembly bounds it (the spec's limits): what a
+-- peer holds is charged per fragment at least the data an ENet sender puts in a fragment at the smallest
+-- MTU (a fragment of 0 bytes still costs an entry); at most REASSEMBLY_CHANNEL_FRAGMENTS fragments per
+-- channel, MAX_GROUPS groups and the host's maximumWaitingData bytes (preference enet.max_reassembly) per
+-- direction, and MAX_HELD_BYTES across every peer of the capture; a group fed nothing for
+-- REASSEMBLY_STALE_SECONDS is given up. Past a bound the least recently fed group goes first (of the
+-- channel, the direction, or the whole capture), as in the Python reader; expert info on the frame that went past it says which group
+-- was given up and what it held, and later fragments of that group are marked dropped.
+-- Per frame only the decision is kept (for re-dissection): a shared constant for most, a two-entry
+-- table for a fragment held, the packet's bytes only in the frame that completes a group.
 local FRAGMENT_CMD_SIZE
 for _, c in ipairs(ES.commands) do if c.fragment_key and FRAGMENT_CMD_SIZE == nil then FRAGMENT_CMD_SIZE = c.size end end
 local MIN_FRAGMENT_DATA = ES.min_mtu - HW.size - ES.sent_time.size - FRAGMENT_CMD_SIZE
 local MAX_HELD = ES.max_held_bytes
+local DUPLICATE, DELIVER, LATE = { what = "duplicate" }, { what = "deliver" }, { what = "dropped", why = "a fragment of a group given up earlier" }
+local DISAGREES = { what = "dropped", why = "fragment disagrees with its group's count or length" }
 local held_total = 0 -- charged bytes of every open group of the capture
+-- every open group in least-recently-fed order, across peers: a queue with lazy deletion (an entry is
+-- current while its stamp is the group's); compacted when stale entries outnumber open groups
+-- (explicit head and tail: `#` is unreliable on a table whose first entries were removed)
+local lru_g, lru_s, lru_head, lru_tail, stamp, open_groups = {}, {}, 1, 0, 0, 0
 
-local function release(dir, key)
-  local g = dir.groups[key]
-  if g == nil then return end
-  dir.groups[key] = nil
-  dir.ngroups = dir.ngroups - 1
-  dir.pending = dir.pending - g.held
-  held_total = held_total - g.held
+local function touch(g)
+  stamp = stamp + 1
+  g.stamp = stamp
+  lru_tail = lru_tail + 1
+  lru_g[lru_tail], lru_s[lru_tail] = g, stamp
+  if lru_tail - lru_head > 4 * open_groups + 4096 then
+    local ng, ns, n = {}, {}, 0
+    for i = lru_head, lru_tail do
+      local x = lru_g[i]
+      if x.open and x.stamp == lru_s[i] then n = n + 1; ng[n], ns[n] = x, lru_s[i] end
+    end
+    lru_g, lru_s, lru_head, lru_tail = ng, ns, 1, n
+  end
 end
 
-local function drop(dir, key, why)
-  release(dir, key)
-  recent_add(dir.dropped, key)
-  return { what = "dropped", why = why }
+local function release(g)
+  if not g.open then return end
+  local dir = g.dir
+  g.open = false
+  dir.groups[g.key] = nil
+  dir.ngroups = dir.ngroups - 1
+  dir.pending = dir.pending - g.held
+  dir.channel_fragments[g.channel] = dir.channel_fragments[g.channel] - g.got
+  held_total = held_total - g.held
+  open_groups = open_groups - 1
+  g.have, g.offs, g.datas = nil, nil, nil
+end
+
+-- give a group up to bound memory: the text for the expert info of the frame that went past the bound
+-- (the bound first: Wireshark cuts an expert message at 240 characters)
+local function give_up(g, why)
+  release(g)
+  recent_add(g.dir.dropped, g.key)
+  return sfmt("group dropped: %s; %s group from frame %d held %d of %d fragments, %d of %d bytes",
+              why, g.name, g.first, g.got, g.count, g.size, g.total)
+end
+
+-- the bounds, narrowest first (as EnetReassembler._enforce): this direction's groups and bytes, then the
+-- capture's; each gives up the least recently fed group
+local function enforce(dir, channel, now, out)
+  while (dir.channel_fragments[channel] or 0) > ES.reassembly_channel_fragments do
+    local oldest
+    for _, x in pairs(dir.groups) do
+      if x.channel == channel and (oldest == nil or x.stamp < oldest.stamp) then oldest = x end
+    end
+    out[#out + 1] = give_up(oldest, sfmt("channel %d holds more than %d fragments (REASSEMBLY_CHANNEL_FRAGMENTS)",
+                                         channel, ES.reassembly_channel_fragments))
+  end
+  while dir.ngroups > MAX_GROUPS or dir.pending > EP.max_reassembly do
+    local oldest
+    for _, x in pairs(dir.groups) do if oldest == nil or x.stamp < oldest.stamp then oldest = x end end
+    local why = dir.ngroups > MAX_GROUPS
+      and sfmt("this direction holds %d groups > %d (REASSEMBLY_PEER_GROUPS)", dir.ngroups, MAX_GROUPS)
+      or sfmt("this direction holds %d bytes > %d (preference enet.max_reassembly; a fragment counts at least %d)",
+              dir.pending, EP.max_reassembly, MIN_FRAGMENT_DATA)
+    out[#out + 1] = give_up(oldest, why)
+  end
+  -- the least recently fed group of the capture: given up while too much is held, or when stale
+  while lru_head <= lru_tail do
+    local g, s = lru_g[lru_head], lru_s[lru_head]
+    local current = g.open and g.stamp == s
+    if current and held_total <= MAX_HELD and now - g.time <= ES.reassembly_stale_seconds then break end
+    lru_g[lru_head], lru_s[lru_head], lru_head = nil, nil, lru_head + 1
+    if current then
+      out[#out + 1] = give_up(g, held_total > MAX_HELD
+        and sfmt("all peers hold %d bytes > %d (MAX_HELD_BYTES)", held_total, MAX_HELD)
+        or sfmt("no fragment for %g s (REASSEMBLY_STALE_SECONDS)", ES.reassembly_stale_seconds))
+    end
+  end
 end
 
 -- one delivery decision per data command, made once (first pass) and kept by frame number:
--- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first, wire }
+-- { what = "deliver" | "duplicate" | "fragment" | "reassembled" | "dropped", data, got, count, first, wire,
+--   evicted = { texts of groups given up to make room } }
 -- `share`: the wire bytes of the frame that carried this command's data (stats.lua's wire_bytes); a
 -- reassembled packet's wire is the sum of its fragments' shares
 -- the decisions with nothing but `what` are one table each (read only)
 local DELIVER, DUPLICATE = { what = "deliver" }, { what = "duplicate" }
-local function fragment(dir, cmd, frame, raw_data, share)
+local function fragment(dir, cmd, frame, now, raw_data, share)
   local d, v = cmd.def, cmd.values
   local parts = {}
   for _, k in ipairs(d.fragment_key) do parts[#parts + 1] = tostring(v[k]) end
   local key = d.number .. ":" .. tconcat(parts, ":")
-  if dir.dropped.set[key] then
-    return { what = "dropped", why = "a fragment of a group dropped earlier" }
-  end
+  if dir.dropped.set[key] then return LATE end
   local g = dir.groups[key]
   if g == nil then
-    if dir.ngroups >= MAX_GROUPS then
-      return drop(dir, key, sfmt("%d fragment groups already open in this direction", MAX_GROUPS))
-    end
     g = { count = v.fragment_count, total = v.total_length, got = 0, have = {}, offs = {}, datas = {}, first = frame,
-          held = 0, wire = 0 }
+          held = 0, wire = 0, size = 0, dir = dir, key = key, open = true, name = d.name, channel = v.channel }
+    g.info = { __index = { what = "fragment", count = g.count, first = frame } }
     dir.groups[key] = g
     dir.ngroups = dir.ngroups + 1
+    open_groups = open_groups + 1
   elseif g.count ~= v.fragment_count or g.total ~= v.total_length then
-    return { what = "dropped", why = "fragment disagrees with its group's count or length" }
+    return DISAGREES
   end
   if g.have[v.fragment_number] then return DUPLICATE end
   local cost = #raw_data > MIN_FRAGMENT_DATA and #raw_data or MIN_FRAGMENT_DATA
-  if dir.pending + cost > EP.max_reassembly then
-    return drop(dir, key, sfmt("group dropped: %d fragments (%d bytes charged) held in this direction, "
-      .. "the limit is %d bytes (preference enet.max_reassembly; a fragment counts at least %d bytes)",
-      g.got, dir.pending, EP.max_reassembly, MIN_FRAGMENT_DATA))
-  end
-  if held_total + cost > MAX_HELD then
-    return drop(dir, key, sfmt("group dropped: %d bytes of fragments held in the capture, the limit is %d "
-      .. "(a fragment counts at least %d bytes)", held_total, MAX_HELD, MIN_FRAGMENT_DATA))
-  end
   g.have[v.fragment_number] = true
   g.got = g.got + 1
   g.offs[g.got], g.datas[g.got] = v.fragment_offset, raw_data
-  g.held = g.held + cost
-  g.wire = g.wire + share
+  g.held, g.size, g.wire = g.held + cost, g.size + #raw_data, g.wire + share
   dir.pending = dir.pending + cost
+  dir.channel_fragments[g.channel] = (dir.channel_fragments[g.channel] or 0) + 1
   held_total = held_total + cost
-  if g.got < g.count then return { what = "fragment", got = g.got, count = g.count, first = g.first } end
+  g.time = now
+  touch(g)
+  if g.got < g.count then
+    local evicted = {}
+    enforce(dir, g.channel, now, evicted)
+    if not g.open then return { what = "dropped", why = evicted[#evicted], evicted = evicted } end
+    if evicted[1] then
+      return { what = "fragment", got = g.got, count = g.count, first = g.first, evicted = evicted }
+    end
+    return setmetatable({ got = g.got }, g.info) -- kept per frame: the count of fragments so far, the rest shared
+  end
   local order = {}
   for i = 1, g.got do order[i] = i end
-  tsort(order, function(x, y) return g.offs[x] < g.offs[y] end)
+  local offs, datas = g.offs, g.datas
+  tsort(order, function(x, y) return offs[x] < offs[y] end)
   local out, at = {}, 0
   for _, i in ipairs(order) do
-    local off, data = g.offs[i], g.datas[i]
+    local off, data = offs[i], datas[i]
     if off > at then out[#out + 1] = srep("\0", off - at); at = off end
     if off + #data > at then out[#out + 1] = ssub(data, at - off + 1); at = off + #data end
   end
-  release(dir, key)
+  release(g)
   local data = ssub(tconcat(out), 1, g.total)
   return { what = "reassembled", data = data, count = g.count, first = g.first, wire = g.wire }
 end
 
-local function decide(conv, dir, cmd, frame, raw_data, share)
+local function decide(conv, dir, cmd, frame, now, raw_data, share)
   local d, v = cmd.def, cmd.values
   if d.delivery == "reliable" then
     dir.reliable[v.channel] = dir.reliable[v.channel] or recent()
     if not recent_add(dir.reliable[v.channel], v.reliable_seq) then return DUPLICATE end
   end
-  if d.fragment_key then return fragment(dir, cmd, frame, raw_data, share) end
+  if d.fragment_key then return fragment(dir, cmd, frame, now, raw_data, share) end
   if d.delivery == "unsequenced" then
     if not recent_add(dir.unsequenced, v.unsequenced_group) then return DUPLICATE end
   elseif d.delivery == "unreliable" then
@@ -535,7 +602,9 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
         conv.client, conv.connect_id, conv.client_id = sender, c.values.connect_id, c.values.data
         conv.connect_seen = true -- the client's side is known for sure
         for _, dir in pairs(conv.dirs) do
-          held_total = held_total - dir.pending -- a new connection: the old one's groups are gone
+          local open = {}
+          for _, g in pairs(dir.groups) do open[#open + 1] = g end
+          for _, g in ipairs(open) do release(g) end -- a new connection: the old one's groups are gone
           for k, x in pairs(new_direction()) do dir[k] = x end
         end
       end
@@ -552,7 +621,8 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local number = pinfo.number
   local plan = plans[number]
   local fresh = plan == nil
-  if fresh then plan = {}; plans[number] = plan end
+  if fresh then plan = {} elseif plan.what then plan = { plan } end -- one decision is kept bare
+  local now = fresh and pinfo.abs_ts or 0 -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only)
   local deliveries = {}
   -- the frame's length is shared by the data bytes of its data commands (duplicates too: their share is
   -- nobody's), as godot_dissect.enet.reassembly gives Record.wire_bytes
@@ -565,9 +635,14 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, number, data, weight * c.data_len) end
+      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len) end
       local p = plan[i]
       if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
+      if p.evicted then -- groups given up to bound memory when this fragment came
+        for _, why in ipairs(p.evicted) do
+          if why ~= p.why then item:add_proto_expert_info(EE.dropped, why) end
+        end
+      end
       if p.what == "duplicate" then
         if not null then item:add(F_DUP, whole, true):set_generated() end
       elseif p.what == "fragment" then
@@ -593,6 +668,7 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
       end
     end
   end
+  if plan[2] == nil and plan[1] then plans[number] = plan[1] else plans[number] = plan end
   if dg.err then
     local at = dg.err_off
     local len = (body and (#body + dg.header_size) or tvb:len()) - at
@@ -651,6 +727,7 @@ function enet.prefs_changed() read_enet_prefs(); register_enet_ports() end
 function enet.init()
   read_enet_prefs()
   econvs, plans, held_total = {}, {}, 0
+  lru_g, lru_s, lru_head, lru_tail, stamp, open_groups = {}, {}, 1, 0, 0, 0
   if MP.reset then MP.reset() end
 end
 

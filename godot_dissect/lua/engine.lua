@@ -115,7 +115,8 @@ local function compile_type(d, e)
   elseif k == "node_path" then
     t.new_bit, t.absolute, t.legacy = L.new_format_bit, L.flag_absolute, L.flag_legacy_property
     -- the count words' masks and the legacy property flag's extra subnames, as the spec declares them
-    t.names_mask, t.subs_mask, t.legacy_extra = L.name_count.mask, L.subname_count.mask, L.legacy_extra_subnames
+    local P = SPEC.kind_parts.node_path
+    t.names_mask, t.subs_mask, t.legacy_extra = P.name_count.mask, P.subname_count.mask, L.legacy_extra_subnames
   end
   return t
 end
@@ -300,6 +301,7 @@ local F = {
   dbg_message = ProtoField.string("godot.debugger.message", "Debugger message"),
   dbg_thread = ProtoField.int64("godot.debugger.thread", "Thread", base.DEC),
   dbg_part = ProtoField.string("godot.debugger.part", "Debugger message part"),
+  part = ProtoField.string("godot.part", "Part of a long message"),
   dbg_argc = ProtoField.int32("godot.debugger.argc", "Arguments", base.DEC),
   dbg_args = ProtoField.none("godot.debugger.args", "Arguments"),
 }
@@ -314,8 +316,10 @@ local E = {
                             expert.group.REASSEMBLE, expert.severity.WARN),
   depth = ProtoExpert.new("godot.depth", "Deeper levels not shown", expert.group.UNDECODED, expert.severity.NOTE),
   engine = ProtoExpert.new("godot.engine", "Engine behaviour", expert.group.PROTOCOL, expert.severity.NOTE),
+  not_reassembled = ProtoExpert.new("godot.not_reassembled", "Long message not reassembled",
+                                    expert.group.REASSEMBLE, expert.severity.WARN),
 }
-godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine }
+godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine, E.not_reassembled }
 
 local DIALECT_ENUM = { { 1, "auto", 1 } }
 local DIALECT_BY_ENUM = { [1] = "auto" }
@@ -1458,9 +1462,11 @@ local convs, frames, clear_verdicts = {}, {}, {}
 
 local last = { number = -1 } -- the conversation of the frame dissected last (TCP asks twice per frame)
 
+local tcp_notes, tcp_starts, tcp_held = {}, {}, 0 -- see "Long PDUs" below
 local function reset_state()
   convs, frames, clear_verdicts = {}, {}, {}
   last = { number = -1 }
+  tcp_notes, tcp_starts, tcp_held = {}, {}, 0
 end
 
 -- pinfo.number and pinfo.visited, read once per dissector call (each read of a Pinfo attribute is a
@@ -1890,15 +1896,7 @@ local function looks_http(tvb)
 end
 
 -- TCP: u32 length-prefixed PDUs (StreamPeer.put_var, PacketPeerStream, the remote debugger)
-local function pdu_len(tvb, pinfo, offset)
-  local avail = tvb:len() - offset
-  -- a frame cut short by the capture's snap length: take what is left
-  if avail < 4 then return tvb:reported_length_remaining(offset) end
-  local n = tvb(offset, 4):le_uint()
-  if n > SPEC.max_pdu then return avail end -- junk: consume what is here
-  return n + 4
-end
-
+local tcp_pdus
 local function dissect_pdu(tvb, pinfo, tree)
   local conv, sender = conv_of(pinfo, "tcp")
   local avail = tvb:len()
@@ -1928,6 +1926,145 @@ local function dissect_pdu(tvb, pinfo, tree)
   return n + 4
 end
 
+-- Long PDUs. Wireshark 4.0's TCP reassembly walks the list of every segment it holds for a PDU each
+-- time it adds one (epan/reassemble.c), so a PDU that arrives in m segments costs it m^2 -- whatever the
+-- dissector (DNS over TCP as much as this one). It is asked to hold at most SPEC.lua_desegment_max bytes
+-- (at worst that many 1-byte segments) at once: a longer PDU is reassembled by Wireshark in stages of
+-- that size, each collected here, and dissected where it completes, so time stays linear in segments.
+-- Bytes collected across the capture stay under SPEC.max_held_bytes: a PDU that would go past it is
+-- counted, not kept, and reported once. For re-dissection a collected PDU's record is shared by its
+-- frames (tcp_starts / tcp_notes[frame] = record, one table entry per frame); only the frame that
+-- completes it keeps its bytes (record.data), or why they were not kept (record.why).
+local PIECES_PER_CHUNK = 256 -- collected segments joined into one string this often (bounds the table)
+
+-- a segment of a collected PDU: kept ones are marked in the Info column only (as Wireshark's TCP marks a
+-- segment of a reassembled PDU); one not kept gets an item and expert info
+local function collected_tree(tree, pinfo, tvb, big, number)
+  if big.kept then
+    set_info(pinfo, sfmt("[part of a %d-byte message from frame %d]", big.n, big.first))
+    return
+  end
+  local root = tree_of(tree):add(godot, tvb())
+  root:set_text(sfmt("Godot Variant: part of a %d-byte message not reassembled", big.n))
+  root:add(F.part, tvb(), sfmt("%d-byte message from frame %d", big.n, big.first))
+  root:add_tvb_expert_info(E.not_reassembled, tvb(), big.last == number and big.why or big.cause)
+  set_info(pinfo, big.last == number and sfmt("%d-byte message not reassembled", big.n)
+                  or sfmt("[part of a %d-byte message not reassembled]", big.n))
+end
+
+-- a collected PDU continues with this tvb: returns the bytes of it used (and true when Wireshark was asked
+-- for more)
+local function tcp_continue(tvb, pinfo, tree, side, number, visited)
+  local len = tvb:len()
+  local big
+  if visited then
+    big = tcp_notes[number]
+  else
+    big = side.big
+    -- Wireshark keeps reassembling (retransmissions, order), a stage of at most lua_desegment_max bytes at a
+    -- time, each a reassembly of its own: the plugin takes each stage whole
+    local want = big.need < SPEC.lua_desegment_max and big.need or SPEC.lua_desegment_max
+    if len < want and pinfo.can_desegment > 0 then
+      pinfo.desegment_offset, pinfo.desegment_len = 0, want - len
+      return len, true
+    end
+    local take = len < big.need and len or big.need
+    big.need, big.segments = big.need - take, big.segments + 1
+    if big.kept then
+      local parts = big.parts
+      parts[#parts + 1] = tvb:raw(0, take)
+      if #parts >= PIECES_PER_CHUNK then big.chunks[#big.chunks + 1] = tconcat(parts); big.parts = {} end
+    end
+    tcp_notes[number] = big
+    if big.need == 0 then
+      side.big, big.last, big.last_take = nil, number, take
+      if big.kept then
+        big.chunks[#big.chunks + 1] = tconcat(big.parts)
+        big.data, big.parts, big.chunks = tconcat(big.chunks), nil, nil
+        tcp_held = tcp_held - big.n
+      else
+        big.why = sfmt("a message of %d bytes spread over %d segments was not reassembled (frames %d-%d): %s",
+                       big.n, big.segments, big.first, number, big.cause)
+      end
+    end
+  end
+  local take = big.last == number and big.last_take or len
+  if big.last == number and big.data then
+    local rtvb = ByteArray.new(big.data, true):tvb("Reassembled Godot message")
+    dissect_pdu(rtvb, pinfo, tree)
+  else
+    collected_tree(tree, pinfo, take == len and tvb or tvb(0, take):tvb(), big, number)
+  end
+  return take
+end
+
+-- a PDU starting at `off` does not end in this tvb and is too long to hand to Wireshark's reassembly
+local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
+  local big
+  if visited then
+    big = tcp_starts[number]
+    if big == nil then return end
+  else
+    local have = tvb:len() - off
+    big = { n = n + 4, need = n + 4 - have, segments = 1, first = number, kept = true, parts = {}, chunks = {} }
+    if tcp_held + big.n > SPEC.max_held_bytes then
+      big.kept = false
+      big.cause = sfmt("messages being collected hold %d bytes, the limit is %d (MAX_HELD_BYTES)", tcp_held,
+                       SPEC.max_held_bytes)
+    else
+      tcp_held = tcp_held + big.n
+      big.parts[1] = tvb:raw(off, have)
+    end
+    side.big = big
+    tcp_starts[number] = big
+  end
+  collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, number)
+end
+
+-- u32 length-prefixed PDUs of one TCP segment (or of a reassembly Wireshark was asked for)
+function tcp_pdus(tvb, pinfo, tree, conv)
+  local number, visited = frame_of(pinfo)
+  local side = side_of(conv, select(2, conv_of(pinfo, "tcp")))
+  local len = tvb:len()
+  local off = 0
+  if (side.big and not visited) or (visited and tcp_notes[number]) then
+    local asked
+    off, asked = tcp_continue(tvb, pinfo, tree, side, number, visited)
+    if asked then return end
+  end
+  local can = pinfo.can_desegment > 0 -- 0: TCP reassembly is off (or this is no TCP payload)
+  while off < len do
+    local avail = len - off
+    if avail < 4 and can then -- the prefix continues in the next segment (as tcp_dissect_pdus asks)
+      pinfo.desegment_offset, pinfo.desegment_len = off, DESEGMENT_ONE_MORE_SEGMENT
+      return
+    end
+    if avail < 4 or not can then -- no reassembly: each PDU as far as this segment has it
+      dissect_pdu(tvb(off):tvb(), pinfo, tree)
+      local n = avail >= 4 and tvb(off, 4):le_uint() or 0
+      if avail < 4 or n > SPEC.max_pdu or avail < n + 4 then return end
+      off = off + n + 4
+      goto continue
+    end
+    local n = tvb(off, 4):le_uint()
+    if n > SPEC.max_pdu then -- junk: consume what is here
+      dissect_pdu(tvb(off):tvb(), pinfo, tree)
+      return
+    end
+    if avail >= n + 4 then
+      dissect_pdu(tvb(off, n + 4):tvb(), pinfo, tree)
+      off = off + n + 4
+    elseif n + 4 - avail <= SPEC.lua_desegment_max then
+      pinfo.desegment_offset, pinfo.desegment_len = off, n + 4 - avail
+      return
+    else
+      tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
+      return
+    end
+    ::continue::
+  end
+end
+
 local http = nil
 
 local function dissect_tcp(tvb, pinfo, tree)
@@ -1943,7 +2080,12 @@ local function dissect_tcp(tvb, pinfo, tree)
   end
   if conv.kind == "http" then
     http = http or Dissector.get("http")
-    return http:call(tvb, pinfo, tree)
+    -- a Dissector:call that throws (a malformed HTTP or WebSocket stream) would be a Lua error: say it instead
+    local ok, used = pcall(http.call, http, tvb, pinfo, tree)
+    if ok then return used end
+    tree_of(tree):add(godot, tvb()):add_tvb_expert_info(E.skipped, tvb(),
+      sfmt("%d bytes of an HTTP/WebSocket stream Wireshark's http dissector rejected: %s", tvb:len(), tostring(used)))
+    return tvb:len()
   end
   if tvb:len() < tvb:reported_len() then
     -- the capture's snap length cut this segment: its stream cannot be followed
@@ -1951,7 +2093,7 @@ local function dissect_tcp(tvb, pinfo, tree)
                                                                      tvb:len(), tvb:reported_len()))
     return tvb:reported_len()
   end
-  dissect_tcp_pdus(tvb, tree, 4, pdu_len, dissect_pdu, true)
+  tcp_pdus(tvb, pinfo, tree, conv)
   return tvb:len()
 end
 

@@ -20,7 +20,7 @@ from ..spec import DIALECTS
 from ..spec import layouts as L
 from ..spec import transports as T
 from ..spec.conversions import OBJECT_AS_ID_CLASS, STRICT_CONVERSIONS
-from ..spec.kinds import layout_params
+from ..spec.kinds import kind_parts, layout_params
 from ..spec.words import BitField
 
 #: the line of engine.lua the spec data replaces
@@ -163,8 +163,11 @@ def spec_data() -> dict[str, Any]:
         "max_ambiguous_samples": T.MAX_AMBIGUOUS_SAMPLES,
         "max_pdu": T.MAX_PDU,
         "max_guessed_pdu": T.MAX_GUESSED_PDU,
+        "lua_desegment_max": T.LUA_DESEGMENT_MAX,
+        "max_held_bytes": T.MAX_HELD_BYTES,
         "debugger_ports": list(T.DEBUGGER_PORTS),
         "transports": transport_constants(),
+        "kind_parts": kind_parts(),
         "typedefs": typedefs,
         "dialects": dialects,
     }

@@ -102,6 +102,8 @@ def enet_data() -> dict[str, Any]:
         "max_groups": inspect.signature(reassembly.EnetReassembler).parameters["max_groups"].default,
         "seen_window": reassembly.SEEN_WINDOW,
         "max_held_bytes": transports.MAX_HELD_BYTES,
+        "reassembly_channel_fragments": E.REASSEMBLY_CHANNEL_FRAGMENTS,
+        "reassembly_stale_seconds": E.REASSEMBLY_STALE_SECONDS,
     }
 
 

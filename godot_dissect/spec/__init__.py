@@ -11,7 +11,7 @@ Where to look (one file each):
 * ``dialects.py``: which engine family/build numbers which type how (ids, names, rules).
 * ``kinds.py``: a kind's parts resolved for one dialect (``kind_params``): what the C tables,
   the Python kind walker (``codec/kinds.py``: decoder, encoder, the fuzzer's field map, generator
-  and malformed corpus), scapy and the Lua generator (``layout_params``) read.
+  and malformed corpus), scapy and the Lua generator (``layout_params``, ``kind_parts``) read.
 * ``conversions.py``: what typed containers convert (``EncodedObjectAsID``).
 * ``transports.py``: u32 length prefix, ``MAX_PDU``, the debugger port and message shapes, the
   WebSocket frame and opcode table, detection order, the depth limit,

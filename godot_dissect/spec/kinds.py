@@ -145,16 +145,28 @@ def count_code(c: Count) -> str:
 
 def layout_params(layout: Layout) -> dict[str, Any]:
     """A layout's kind and every declared parameter as plain data (the Lua generator's view): the
-    dataclass fields and the kind's constants; scalars as ``{name, code, size}``, parts (``Count``,
-    ``Length``) as dicts of their fields."""
+    dataclass fields and the kind's number and string constants; scalars as ``{name, code, size}``.
+    The kind's parts (its ``Count``, ``Length`` and ``Scalar`` words) are in ``kind_parts``."""
     out: dict[str, Any] = {"kind": layout.kind}
     for f in dataclasses.fields(layout):  # type: ignore[arg-type]
         if getattr(layout, f.name) is not None:
             out[f.name] = _plain(getattr(layout, f.name))
     for name, value in vars(type(layout)).items():
-        if not name.startswith("_") and name != "kind" and isinstance(value, (int, str, Scalar, Count, Length)) \
+        if not name.startswith("_") and name != "kind" and isinstance(value, (int, str)) \
                 and not isinstance(value, bool) and name not in out:
-            out[name] = _plain(value)
+            out[name] = value
+    return out
+
+
+def kind_parts() -> dict[str, dict[str, Any]]:
+    """Every layout kind's parts as plain data, once per kind: its ``Count`` and ``Length`` rules
+    and ``Scalar`` words (``NodePathLayout.name_count`` -> ``{scalar, mask, negative}``)."""
+    out: dict[str, dict[str, Any]] = {}
+    for cls in Layout.__subclasses__():
+        parts = {name: _plain(v) for name, v in vars(cls).items()
+                 if not name.startswith("_") and isinstance(v, (Scalar, Count, Length))}
+        if parts:
+            out[cls.kind] = parts
     return out
 
 
@@ -169,4 +181,4 @@ def _plain(v: Any) -> Any:
 
 
 __all__ = ["KindParams", "WIDE_FLAG", "component_code", "component_codes", "container_fields", "count_code",
-           "kind_params", "layout_params", "params_of"]
+           "kind_params", "kind_parts", "layout_params", "params_of"]

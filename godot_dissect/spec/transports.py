@@ -186,3 +186,9 @@ MAX_UDP_HELD = 64
 #: Reassembly costs Wireshark time per segment held, so a guess must stay small; a flow whose first
 #: PDU is longer is recognised at a later PDU that arrives whole (confirmed flows have no such bound)
 MAX_GUESSED_PDU = 4096
+#: the most bytes of one PDU the Lua dissector asks Wireshark's TCP to reassemble (desegment_len).
+#: Wireshark 4.0's reassembly walks the list of every segment it holds for a PDU each time it adds one
+#: (epan/reassemble.c: LINK_FRAG and the completeness scan), so a PDU that arrives in m segments costs
+#: m^2 whatever the dissector (DNS over TCP does the same). The rest of a longer PDU is collected by the
+#: plugin, a segment at a time, in time linear in segments (within the capture's MAX_HELD_BYTES)
+LUA_DESEGMENT_MAX = 4096
