@@ -5613,8 +5613,6 @@ end
 --   evicted = { texts of groups given up to make room } }
 -- `share`: the wire bytes of the frame that carried this command's data (stats.lua's wire_bytes); a
 -- reassembled packet's wire is the sum of its fragments' shares
--- the decisions with nothing but `what` are one table each (read only)
-local DELIVER, DUPLICATE = { what = "deliver" }, { what = "duplicate" }
 local function fragment(dir, cmd, frame, now, raw_data, share)
   local d, v = cmd.def, cmd.values
   local parts = {}
