@@ -5327,6 +5327,45 @@ local function bits_of(b, w) return floor(w / b.div) % b.mod end
 local ACK_BIT
 for _, b in ipairs(ES.command_bits) do if b.name == "ack_requested" then ACK_BIT = b end end
 
+-- Readers built once at load from the spec (Lua source made from ES, then load()): a datagram costs
+-- one string.byte call per command and straight-line arithmetic, not a walk of the field tables
+local function compiled(name, src, ...)
+  return assert(load(src, "=enet " .. name))(...)
+end
+local function be_sum(first, n) -- Lua arithmetic of n big-endian bytes in locals b<first>..
+  local e = "b" .. first
+  for i = first + 1, first + n - 1 do e = "(" .. e .. ") * 256 + b" .. i end
+  return e
+end
+local set_header_bits = (function()
+  local lines = { "local floor = ...\nreturn function(dg, w)" }
+  for _, b in ipairs(HEADER) do lines[#lines + 1] = sfmt("dg[%q] = floor(w / %.17g) %% %.17g", b.name, b.div, b.mod) end
+  lines[#lines + 1] = "end"
+  return compiled("header", tconcat(lines, "\n"), floor)
+end)()
+local CHECK_OP = { ["!="] = "~=" }
+for _, d in ipairs(ES.commands) do
+  -- the values after the command byte: channel, reliable_seq, then the command's fields
+  local fields = { CH.channel, CH.reliable_seq }
+  for _, f in ipairs(d.fields) do fields[#fields + 1] = f end
+  local n = d.size - CH.command.size
+  local locals, keys, at = {}, {}, 1
+  for i = 1, n do locals[i] = "b" .. i end
+  for _, f in ipairs(fields) do keys[#keys + 1] = sfmt("[%q] = %s", f.name, be_sum(at, f.size)); at = at + f.size end
+  assert(at - 1 == n, "enet.lua: the fields of " .. d.name .. " do not fill its size")
+  d.read_values = compiled(d.name, sfmt("local sbyte = ...\nreturn function(buf, q)\nlocal %s = sbyte(buf, q, q + %d)\n"
+    .. "return { %s }\nend", tconcat(locals, ", "), n - 1, tconcat(keys, ", ")), sbyte)
+  local conds = {}
+  for _, k in ipairs(d.checks) do
+    local r = k.right
+    local rhs = type(r) == "number" and sfmt("%.17g", r) or type(r) == "string" and sfmt("v[%q]", r)
+                or sfmt("(v[%q] %s v[%q])", r[1], r[2], r[3])
+    conds[#conds + 1] = sfmt("v[%q] %s %s", k.left, CHECK_OP[k.op] or k.op, rhs)
+  end
+  d.checks_pass = compiled(d.name .. " checks", "return function(v) return "
+    .. (#conds > 0 and tconcat(conds, " and ") or "true") .. " end")
+end
+
 local function parse(raw, body)
   -- the keys a datagram gets, named in the constructor (nil: nothing set) so that Lua sizes its table
   -- once: each rehash while it grows is an allocation, and there is a datagram per frame
@@ -5339,7 +5378,7 @@ local function parse(raw, body)
   end
   local w = read_int(raw, 1, HW.size)
   dg.word = w
-  for i = 1, #HEADER do local b = HEADER[i]; dg[b.name] = floor(w / b.div) % b.mod end
+  set_header_bits(dg, w)
   local pos = HW.size
   dg.header_size = pos
   if dg.has_sent_time == 1 then
@@ -5381,11 +5420,7 @@ local function parse(raw, body)
       dg.err_off, dg.err = at, sfmt("%s needs %d bytes, only %d left", d.name, d.size, left)
       break
     end
-    local q = p + 1 + CH.command.size
-    local v = { channel = read_int(buf, q, CH.channel.size), reliable_seq = 0 }
-    q = q + CH.channel.size
-    v.reliable_seq = read_int(buf, q, CH.reliable_seq.size); q = q + CH.reliable_seq.size
-    for _, f in ipairs(d.fields) do v[f.name] = read_int(buf, q, f.size); q = q + f.size end
+    local v = d.read_values(buf, p + 1 + CH.command.size)
     if d.needs_peer and not have_peer then
       dg.err_off, dg.err = at, sfmt("%s in a datagram from the unassigned peer id 0x%x: ENet accepts only CONNECT from it",
                                     d.name, ES.unassigned_peer_id)
@@ -5406,7 +5441,7 @@ local function parse(raw, body)
       cmd.data_off, cmd.data_len = base + p + d.size, dn
       cmd.size = d.size + dn
     end
-    local bad = first_failure(d.checks, v)
+    local bad = not d.checks_pass(v) and first_failure(d.checks, v)
     if bad then dg.err_off, dg.err = at, d.name .. ": " .. bad; break end
     cmd.flags = byte - number
     dg.commands[#dg.commands + 1] = cmd
@@ -5680,11 +5715,11 @@ local function conv_major(conv)
   return conv.major, conv.major_evidence
 end
 
-local function dissect(tvb, pinfo, given)
+local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the heuristic's, when it ran)
   local tree = tree_of(given)
   local null = tree == NULL_ITEM -- no tree: no items, no TvbRanges
   local raw = tvb:raw()
-  local conv, sender = econv_of(pinfo)
+  if conv == nil then conv, sender = econv_of(pinfo) end
   local root = null and NULL_ITEM or tree:add(enet, tvb())
   pinfo.cols.protocol = "ENet"
   local body
@@ -5740,7 +5775,8 @@ local function dissect(tvb, pinfo, given)
   if conv.client == nil and not pinfo.visited then conv.client = sender end
   local direction = conv.client == sender and "c2s" or "s2c"
   local dir = dir_of(conv, sender)
-  local plan = plans[pinfo.number]
+  local number = pinfo.number
+  local plan = plans[number]
   local fresh = plan == nil
   if fresh then plan = {} elseif plan.what then plan = { plan } end -- one decision is kept bare
   local now = fresh and pinfo.abs_ts or 0 -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only)
@@ -5756,7 +5792,7 @@ local function dissect(tvb, pinfo, given)
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, now, data, weight * c.data_len) end
+      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len) end
       local p = plan[i]
       if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
       if p.evicted then -- groups given up to bound memory when this fragment came
@@ -5789,7 +5825,7 @@ local function dissect(tvb, pinfo, given)
       end
     end
   end
-  if plan[2] == nil and plan[1] then plans[pinfo.number] = plan[1] else plans[pinfo.number] = plan end
+  if plan[2] == nil and plan[1] then plans[number] = plan[1] else plans[number] = plan end
   if dg.err then
     local at = dg.err_off
     local len = (body and (#body + dg.header_size) or tvb:len()) - at
@@ -5809,7 +5845,7 @@ local function dissect(tvb, pinfo, given)
       list[i] = { p = p, env = { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
                                  client_id = conv.client_id, transport = "enet", conv = conv,
                                  direction_known = conv.connect_seen or false,
-                                 msg_key = pinfo.number .. ":" .. i } }
+                                 msg_key = number .. ":" .. i } }
     end
     MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
   end
@@ -5825,13 +5861,13 @@ end
 local function heur_enet(tvb, pinfo, tree)
   enter(tree)
   if not EP.heuristic then return false end
-  local c = econv_of(pinfo)
+  local c, sender = econv_of(pinfo)
   if not c.confirmed then
     if not looks_like_enet(tvb:raw()) then return false end
     c.confirmed = true
   end
   pinfo.conversation = enet
-  dissect(tvb, pinfo, tree)
+  dissect(tvb, pinfo, tree, c, sender)
   return true
 end
 
@@ -6050,15 +6086,17 @@ local function get(s, name)
   end
   return nil
 end
-local function span_of(s, name)
+-- where item `name` starts (scope.at holds start offsets: a number, not a span table, per item read)
+local function start_of(s, name)
   while s do
     if s.at[name] then return s.at[name] end
     s = s.parent
   end
   return nil
 end
+local NONE = {} -- an empty list (read only): `x or NONE` makes no table
 local function holds(conds, s)
-  for _, c in ipairs(conds or {}) do
+  for _, c in ipairs(conds or NONE) do
     local v = get(s, c.name)
     if type(v) ~= "number" then return false end
     if c.op == "==" and v ~= c.operand then return false end
@@ -6109,7 +6147,7 @@ local function read_text(ctx, it, pos, stop, scope, tree)
   end
   local cut = sfind(raw, "\0", 1, true)
   if cut then raw = ssub(raw, 1, cut - 1) end
-  scope.v[it.name], scope.at[it.name] = raw, { start, e }
+  scope.v[it.name], scope.at[it.name] = raw, start
   if tree then tree:add(IF[it.name], rng(ctx, start, e), raw) end
   if pos > e then return pos end
   return e
@@ -6120,14 +6158,14 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
     mfail(ctx, pos, sfmt("%s: needs %d bytes, %d left", it.name, code.size, math.max(stop - pos, 0)))
   end
   local v = read_code(ctx.raw, pos, code)
-  scope.v[it.name], scope.at[it.name] = v, { pos, pos + code.size }
+  scope.v[it.name], scope.at[it.name] = v, pos
   local item, r
   if tree and IF[it.name] then
     local w = WIDE[it.name]
     r = rng(ctx, pos, pos + code.size) -- the item's bit fields share its TvbRange
     item = tree:add(IF[it.name], r, w and w.new(v) or v)
   end
-  for _, b in ipairs(bits or {}) do
+  for _, b in ipairs(bits or NONE) do
     local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
     scope.v[b.name] = bv
     if item and BF[b.name] then
@@ -6164,7 +6202,7 @@ local function read_item(ctx, it, pos, stop, scope, tree)
     if it.size then
       local n = get(scope, it.size)
       if n > stop - pos then
-        local at = (span_of(scope, it.size) or { pos })[1]
+        local at = start_of(scope, it.size) or pos
         mfail(ctx, at, sfmt("%s: %s = %d but %d bytes are left", it.name, it.size, n, math.max(stop - pos, 0)))
       end
       e = pos + n
@@ -6173,7 +6211,7 @@ local function read_item(ctx, it, pos, stop, scope, tree)
       if e > stop then mfail(ctx, pos, sfmt("%s %d is past the end of the packet (%d bytes)", it["end"], e, stop - ctx.base)) end
       if e < pos then mfail(ctx, pos, sfmt("%s %d points inside the header (before offset %d)", it["end"], e, pos)) end
     end
-    scope.v[it.name], scope.at[it.name] = ssub(ctx.raw, pos + 1, e), { pos, e }
+    scope.v[it.name], scope.at[it.name] = ssub(ctx.raw, pos + 1, e), pos
     local item
     if tree and TEXT_BLOB[it.name] then
       local text = ssub(ctx.raw, pos + 1, e)
@@ -6192,7 +6230,7 @@ local function read_item(ctx, it, pos, stop, scope, tree)
       local min = 0
       for _, x in ipairs(it.items) do if x.kind == "int" then min = min + x.code.size end end
       if n * min > stop - pos then
-        local at = (span_of(scope, it.count) or { pos })[1]
+        local at = start_of(scope, it.count) or pos
         mfail(ctx, at, sfmt("%s = %d needs %d bytes, %d left", it.count, n, n * min, math.max(stop - pos, 0)))
       end
       for i = 1, n do
@@ -6230,6 +6268,12 @@ end
 read_items = function(ctx, items, pos, stop, scope, tree)
   for _, it in ipairs(items) do pos = read_item(ctx, it, pos, stop, scope, tree) end
   return pos
+end
+
+-- a form of `size` bytes (checked as `what` at `at`) read from [s, e) into scope (pcall'd by the callers)
+local function read_form(ctx, form, size, at, what, s, e, scope, tree)
+  check_size(ctx, form, size, at, what)
+  read_items(ctx, form.items, s, e, scope, tree)
 end
 
 -- Variants ---------------------------------------------------------------------------------------------
@@ -6287,7 +6331,7 @@ local function show_args(ctx, it, s, e, scope, tree, count, reader)
   while (count and i < count) or (not count and pos < e) do
     if pos >= e then mfail(ctx, pos, sfmt("argument %d of %d: no bytes left", i, count)) end
     local text
-    pos, text = reader(ctx, pos, e, tree, sfmt("[%d] ", i))
+    pos, text = reader(ctx, pos, e, tree, tree and sfmt("[%d] ", i) or "") -- (no tree: no label)
     texts[#texts + 1] = text
     i = i + 1
   end
@@ -6433,13 +6477,20 @@ end
 -- the form its flags select, else the one its size fits (CONFIRM_PATH 4.3+ is exactly 6 bytes), else the
 -- first without a fixed size; `hint`: the form the conversation was seen to use (packets.py pick_form)
 local function pick_form(c, scope, size, hint)
-  local forms = {}
-  for _, f in ipairs(c.forms) do if holds(f.when, scope) then forms[#forms + 1] = f end end
-  if #forms == 0 then forms = c.forms end
-  if hint then for _, f in ipairs(forms) do if f.name == hint then return f end end end
-  for _, f in ipairs(forms) do if f.exact_size and f.exact_size == size then return f end end
-  for _, f in ipairs(forms) do if f.exact_size == nil then return f end end
-  return forms[1]
+  local all = c.forms
+  local any = false -- (no form's flags hold: choose among all)
+  for i = 1, #all do if holds(all[i].when, scope) then any = true; break end end
+  local first, by_size, open
+  for i = 1, #all do
+    local f = all[i]
+    if not any or holds(f.when, scope) then
+      if hint and f.name == hint then return f end
+      first = first or f
+      if by_size == nil and f.exact_size and f.exact_size == size then by_size = f end
+      if open == nil and f.exact_size == nil then open = f end
+    end
+  end
+  return by_size or open or first
 end
 
 -- state per conversation: path caches per sender, spawned nodes; memo of resolved names per message
@@ -6469,12 +6520,13 @@ local function lookup(st, tbl, sender, id) local t = st[tbl][sender]; return t a
 local decode_packet
 decode_packet = function(ctx, base, stop, tree, env, memo)
   local proto = PROTOCOLS[env.major]
-  local msg = { args = nil, base = base }
   ctx.base = base
   local whole = rng(ctx, base, stop)
+  local msg = { args = nil, base = base, whole = whole }
+  local null = ctx.null
   local root = tree:add(godot_mp, env.start ~= nil and env.start ~= base and rng(ctx, env.start, stop) or whole)
   msg.root, ctx.root = root, root
-  root:set_text("Godot multiplayer, " .. proto.name)
+  if not null then root:set_text("Godot multiplayer, " .. proto.name) end
   if env.header then env.header(root) end
   root:add(MF.protocol, whole, proto.name):set_generated()
   if stop - base < 1 then
@@ -6491,10 +6543,10 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   end
   msg.command, msg.kind = c.name, c.kind
   local citem = root:add(MF.command, first, c.name)
-  citem:append_text(sfmt(" (%d)", n))
+  if not null then citem:append_text(sfmt(" (%d)", n)) end
   root:add(MF.kind, first, c.kind):set_generated()
   local scope = scope_new(nil)
-  for _, b in ipairs(c.flags or {}) do
+  for _, b in ipairs(c.flags or NONE) do
     local v = bits_get(b, byte)
     scope.v[b.name] = v
     if BF_MASKED[b.name] then citem:add(BF[b.name], first)
@@ -6510,7 +6562,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   msg.args = ctx.args
   local v = scope.v
   if c.name == "SPAWN" then -- the engine's name checks (String::validate_node_name)
-    local at = (scope.at.name or { base })[1]
+    local at = scope.at.name or base
     if v.name_len == 0 then mfail(ctx, at, "zero spawn name size") end
     if v.name and sfind(v.name, "[" .. MS.invalid_node_name_chars:gsub("%p", "%%%0") .. "]") then
       mfail(ctx, at, sfmt("invalid node name '%s' (validate_node_name)", v.name))
@@ -6632,9 +6684,8 @@ end
 -- what the packet means, as generated fields: only what it did not carry as such (a node resolved
 -- from a cache id, a Godot 4 method name from its id); the arguments as text are hidden fields, for
 -- filters and pyshark (their Variants are the items shown)
-local function show_resolved(msg, ctx, base, stop)
+local function show_resolved(msg, whole)
   local root = msg.root
-  local whole = rng(ctx, base, stop)
   if msg.node and not read_as(msg, msg.node, "node_path") then root:add(MF.node, whole, msg.node):set_generated() end
   if msg.node_id and not read_as(msg, msg.node_id, "node_id", "path_id", "cache_id") then
     root:add(MF.node_id, whole, msg.node_id):set_generated()
@@ -6743,17 +6794,19 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     local text = sfmt("offset %d: %s", msg.err_off, msg.err)
     msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
-  local sender, receiver, relayed = route(env)
-  local whole = rng(ctx, base, stop) -- one TvbRange for the generated fields (each costs an allocation)
-  if sender then msg.root:add(MF.sender, whole, sender):set_generated() end
-  if receiver then msg.root:add(MF.receiver, whole, receiver):set_generated() end
-  if relayed then msg.root:add(MF.relayed, whole, true):set_generated() end
-  msg.root:add(MF.app_bytes, whole, env.app_bytes or (stop - base)):set_generated()
-  if env.transfer then msg.root:add(MF.transfer, whole, env.transfer):set_generated() end
-  if env.relay then msg.root:add(MF.relay, whole, env.relay):set_generated() end
-  show_resolved(msg, ctx, base, stop)
   local text = (prefix or "") .. summary(msg)
-  msg.root:append_text(": " .. text)
+  if not ctx.null then -- (no tree: the generated fields and labels would go nowhere)
+    local sender, receiver, relayed = route(env)
+    local whole = msg.whole -- one TvbRange for the generated fields (each costs an allocation)
+    if sender then msg.root:add(MF.sender, whole, sender):set_generated() end
+    if receiver then msg.root:add(MF.receiver, whole, receiver):set_generated() end
+    if relayed then msg.root:add(MF.relayed, whole, true):set_generated() end
+    msg.root:add(MF.app_bytes, whole, env.app_bytes or (stop - base)):set_generated()
+    if env.transfer then msg.root:add(MF.transfer, whole, env.transfer):set_generated() end
+    if env.relay then msg.root:add(MF.relay, whole, env.relay):set_generated() end
+    show_resolved(msg, whole)
+    msg.root:append_text(": " .. text)
+  end
   local inner = ctx.inner
   if inner and msg.command == "SYS" then
     local peer = msg.scope.v.peer
@@ -6785,10 +6838,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   local root = tree:add(godot_mp, rng(ctx, s, e))
   root:set_text("Godot multiplayer, peer message")
   ctx.base = s
-  local ok, err = pcall(function()
-    check_size(ctx, form, e - s, s, command_name)
-    read_items(ctx, form.items, s, e, scope, not ctx.null and root or nil)
-  end)
+  local ok, err = pcall(read_form, ctx, form, e - s, s, command_name, s, e, scope, not ctx.null and root or nil)
   if not ok and err ~= MPFAIL then error(err, 0) end
   if not ok then
     local text = sfmt("offset %d: %s", ctx.err_off or s, ctx.err or "bad peer message")
@@ -6813,6 +6863,14 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   return scope
 end
 
+-- the Godot 3 ENet peer header forms by name, with their size
+local ENET3_HEADER_FORMS = {}
+for _, f in ipairs(MS.enet3_peer_header) do
+  ENET3_HEADER_FORMS[f.name] = f
+  f.header_size = 0
+  for _, it in ipairs(f.items) do f.header_size = f.header_size + it.code.size end
+end
+
 -- ENet: one delivered packet. p: { tvb, off, data, channel }; env from enet.lua
 MP.payload = function(p, pinfo, tree, e)
   local major = e.major
@@ -6829,10 +6887,6 @@ MP.payload = function(p, pinfo, tree, e)
   local st = state_of(e.key)
   local memo = memo_of(e.msg_key)
   local transfer = MS.transfer_of_delivery[p.delivery]
-  local cmap = MS.enet_channels[major]
-  local cname
-  for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
-  cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
   if major == 3 then
     if p.channel == 0 then
       local scope = peer_message(ctx, MS.enet3_sysmsg, tree, pinfo, "SYSMSG", nil, 0, #p.data,
@@ -6851,14 +6905,10 @@ MP.payload = function(p, pinfo, tree, e)
       local old = #raw >= 13 and sbyte(raw, 9) <= 2 and ssub(raw, 10, 12) == "\0\0\0"
       st.enet3_header = old and "3.0-3.1" or "3.2+"
     end
-    local form
-    for _, f in ipairs(MS.enet3_peer_header) do if f.name == st.enet3_header then form = f end end
+    local form = ENET3_HEADER_FORMS[st.enet3_header]
     local scope = scope_new(nil)
     ctx.base = 0
-    local ok, err = pcall(function()
-      check_size(ctx, form, #p.data, 0, "ENet peer header")
-      read_items(ctx, form.items, 0, #p.data, scope, nil)
-    end)
+    local ok, err = pcall(read_form, ctx, form, #p.data, 0, "ENet peer header", 0, #p.data, scope, nil)
     if not ok and err ~= MPFAIL then error(err, 0) end
     if not ok then
       local text = sfmt("offset %d: %s", ctx.err_off or 0, ctx.err or "bad header")
@@ -6869,8 +6919,7 @@ MP.payload = function(p, pinfo, tree, e)
       add_info(pinfo, "malformed: " .. text)
       return
     end
-    local hsize = 0
-    for _, it in ipairs(form.items) do hsize = hsize + it.code.size end
+    local hsize = form.header_size
     if e.direction == "c2s" and e.conv.client_id == nil and not pinfo.visited then
       e.conv.client_id = scope.v.src -- no CONNECT in the capture: the header says who the client is
     end
@@ -6879,6 +6928,10 @@ MP.payload = function(p, pinfo, tree, e)
                   wire = p.wire }
     env.start = 0 -- the packet's item covers the peer header, shown inside it
     env.header = not ctx.null and function(root)
+      local cmap = MS.enet_channels[major]
+      local cname
+      for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
+      cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
       local hrange = rng(ctx, 0, hsize)
       local htree = root:add(MF.peer_header, hrange)
       read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
@@ -6982,10 +7035,7 @@ local function heur_ws_mp(tvb, pinfo, given)
   local hsize = form.min_size
   local htree = tree:add(godot_mp, tvb(0, math.min(hsize, #raw)), "Godot 3 WebSocket multiplayer header")
   ctx.base = 0
-  local ok, err = pcall(function()
-    check_size(ctx, form, #raw, 0, "WebSocket multiplayer header")
-    read_items(ctx, form.items, 0, #raw, scope, htree)
-  end)
+  local ok, err = pcall(read_form, ctx, form, #raw, 0, "WebSocket multiplayer header", 0, #raw, scope, htree)
   if not ok and err ~= MPFAIL then error(err, 0) end
   if not ok then
     local text = sfmt("offset %d: %s", ctx.err_off or 0, ctx.err or "bad header")

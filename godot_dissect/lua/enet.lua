@@ -168,6 +168,45 @@ local function bits_of(b, w) return floor(w / b.div) % b.mod end
 local ACK_BIT
 for _, b in ipairs(ES.command_bits) do if b.name == "ack_requested" then ACK_BIT = b end end
 
+-- Readers built once at load from the spec (Lua source made from ES, then load()): a datagram costs
+-- one string.byte call per command and straight-line arithmetic, not a walk of the field tables
+local function compiled(name, src, ...)
+  return assert(load(src, "=enet " .. name))(...)
+end
+local function be_sum(first, n) -- Lua arithmetic of n big-endian bytes in locals b<first>..
+  local e = "b" .. first
+  for i = first + 1, first + n - 1 do e = "(" .. e .. ") * 256 + b" .. i end
+  return e
+end
+local set_header_bits = (function()
+  local lines = { "local floor = ...\nreturn function(dg, w)" }
+  for _, b in ipairs(HEADER) do lines[#lines + 1] = sfmt("dg[%q] = floor(w / %.17g) %% %.17g", b.name, b.div, b.mod) end
+  lines[#lines + 1] = "end"
+  return compiled("header", tconcat(lines, "\n"), floor)
+end)()
+local CHECK_OP = { ["!="] = "~=" }
+for _, d in ipairs(ES.commands) do
+  -- the values after the command byte: channel, reliable_seq, then the command's fields
+  local fields = { CH.channel, CH.reliable_seq }
+  for _, f in ipairs(d.fields) do fields[#fields + 1] = f end
+  local n = d.size - CH.command.size
+  local locals, keys, at = {}, {}, 1
+  for i = 1, n do locals[i] = "b" .. i end
+  for _, f in ipairs(fields) do keys[#keys + 1] = sfmt("[%q] = %s", f.name, be_sum(at, f.size)); at = at + f.size end
+  assert(at - 1 == n, "enet.lua: the fields of " .. d.name .. " do not fill its size")
+  d.read_values = compiled(d.name, sfmt("local sbyte = ...\nreturn function(buf, q)\nlocal %s = sbyte(buf, q, q + %d)\n"
+    .. "return { %s }\nend", tconcat(locals, ", "), n - 1, tconcat(keys, ", ")), sbyte)
+  local conds = {}
+  for _, k in ipairs(d.checks) do
+    local r = k.right
+    local rhs = type(r) == "number" and sfmt("%.17g", r) or type(r) == "string" and sfmt("v[%q]", r)
+                or sfmt("(v[%q] %s v[%q])", r[1], r[2], r[3])
+    conds[#conds + 1] = sfmt("v[%q] %s %s", k.left, CHECK_OP[k.op] or k.op, rhs)
+  end
+  d.checks_pass = compiled(d.name .. " checks", "return function(v) return "
+    .. (#conds > 0 and tconcat(conds, " and ") or "true") .. " end")
+end
+
 local function parse(raw, body)
   -- the keys a datagram gets, named in the constructor (nil: nothing set) so that Lua sizes its table
   -- once: each rehash while it grows is an allocation, and there is a datagram per frame
@@ -180,7 +219,7 @@ local function parse(raw, body)
   end
   local w = read_int(raw, 1, HW.size)
   dg.word = w
-  for i = 1, #HEADER do local b = HEADER[i]; dg[b.name] = floor(w / b.div) % b.mod end
+  set_header_bits(dg, w)
   local pos = HW.size
   dg.header_size = pos
   if dg.has_sent_time == 1 then
@@ -222,11 +261,7 @@ local function parse(raw, body)
       dg.err_off, dg.err = at, sfmt("%s needs %d bytes, only %d left", d.name, d.size, left)
       break
     end
-    local q = p + 1 + CH.command.size
-    local v = { channel = read_int(buf, q, CH.channel.size), reliable_seq = 0 }
-    q = q + CH.channel.size
-    v.reliable_seq = read_int(buf, q, CH.reliable_seq.size); q = q + CH.reliable_seq.size
-    for _, f in ipairs(d.fields) do v[f.name] = read_int(buf, q, f.size); q = q + f.size end
+    local v = d.read_values(buf, p + 1 + CH.command.size)
     if d.needs_peer and not have_peer then
       dg.err_off, dg.err = at, sfmt("%s in a datagram from the unassigned peer id 0x%x: ENet accepts only CONNECT from it",
                                     d.name, ES.unassigned_peer_id)
@@ -247,7 +282,7 @@ local function parse(raw, body)
       cmd.data_off, cmd.data_len = base + p + d.size, dn
       cmd.size = d.size + dn
     end
-    local bad = first_failure(d.checks, v)
+    local bad = not d.checks_pass(v) and first_failure(d.checks, v)
     if bad then dg.err_off, dg.err = at, d.name .. ": " .. bad; break end
     cmd.flags = byte - number
     dg.commands[#dg.commands + 1] = cmd
@@ -521,11 +556,11 @@ local function conv_major(conv)
   return conv.major, conv.major_evidence
 end
 
-local function dissect(tvb, pinfo, given)
+local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the heuristic's, when it ran)
   local tree = tree_of(given)
   local null = tree == NULL_ITEM -- no tree: no items, no TvbRanges
   local raw = tvb:raw()
-  local conv, sender = econv_of(pinfo)
+  if conv == nil then conv, sender = econv_of(pinfo) end
   local root = null and NULL_ITEM or tree:add(enet, tvb())
   pinfo.cols.protocol = "ENet"
   local body
@@ -581,7 +616,8 @@ local function dissect(tvb, pinfo, given)
   if conv.client == nil and not pinfo.visited then conv.client = sender end
   local direction = conv.client == sender and "c2s" or "s2c"
   local dir = dir_of(conv, sender)
-  local plan = plans[pinfo.number]
+  local number = pinfo.number
+  local plan = plans[number]
   local fresh = plan == nil
   if fresh then plan = {} elseif plan.what then plan = { plan } end -- one decision is kept bare
   local now = fresh and pinfo.abs_ts or 0 -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only)
@@ -597,7 +633,7 @@ local function dissect(tvb, pinfo, given)
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, pinfo.number, now, data, weight * c.data_len) end
+      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len) end
       local p = plan[i]
       if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
       if p.evicted then -- groups given up to bound memory when this fragment came
@@ -630,7 +666,7 @@ local function dissect(tvb, pinfo, given)
       end
     end
   end
-  if plan[2] == nil and plan[1] then plans[pinfo.number] = plan[1] else plans[pinfo.number] = plan end
+  if plan[2] == nil and plan[1] then plans[number] = plan[1] else plans[number] = plan end
   if dg.err then
     local at = dg.err_off
     local len = (body and (#body + dg.header_size) or tvb:len()) - at
@@ -650,7 +686,7 @@ local function dissect(tvb, pinfo, given)
       list[i] = { p = p, env = { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
                                  client_id = conv.client_id, transport = "enet", conv = conv,
                                  direction_known = conv.connect_seen or false,
-                                 msg_key = pinfo.number .. ":" .. i } }
+                                 msg_key = number .. ":" .. i } }
     end
     MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
   end
@@ -666,13 +702,13 @@ end
 local function heur_enet(tvb, pinfo, tree)
   enter(tree)
   if not EP.heuristic then return false end
-  local c = econv_of(pinfo)
+  local c, sender = econv_of(pinfo)
   if not c.confirmed then
     if not looks_like_enet(tvb:raw()) then return false end
     c.confirmed = true
   end
   pinfo.conversation = enet
-  dissect(tvb, pinfo, tree)
+  dissect(tvb, pinfo, tree, c, sender)
   return true
 end
 
