@@ -1621,6 +1621,21 @@ static int json_str(Buf *b, PyObject *s)
     return rc;
 }
 
+/* What json_utf8 does with each byte: 0 copies it, 1 escapes it (controls, quote, backslash),
+ * 2 looks for a lone surrogate (0xED leads one). One lookup per byte instead of a chain of tests. */
+static unsigned char json_byte_class[256];
+
+static void json_byte_classes(void)
+{
+    int c;
+    for (c = 0; c < 0x20; c++)
+        json_byte_class[c] = 1;
+    json_byte_class['"'] = json_byte_class['\\'] = 1;
+    json_byte_class[0xED] = 2;
+}
+
+#define JSON_CHUNK 512 /* input bytes escaped per reservation: a record's line stays in its Buf's local bytes */
+
 /* The JSON string of UTF-8 text p[0:n] (`surrogates`: it may hold lone surrogates, surrogatepass'ed). */
 static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogates)
 {
@@ -1628,15 +1643,19 @@ static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogate
     if (put_ch(b, '"') < 0)
         return -1;
     while (i < n) { /* room for the worst case, a chunk at a time (a surrogate may end past it) */
-        Py_ssize_t end = n - i < ESC_CHUNK ? n : i + ESC_CHUNK;
+        Py_ssize_t end = n - i < JSON_CHUNK ? n : i + JSON_CHUNK;
         char *o;
         if (RESERVE(b, (end - i) * 6 + SURROGATE_ESC) < 0)
             return -1;
         o = b->p + b->len;
         for (; i < end; i++) {
-            unsigned char c = p[i];
-            if (c >= 0x20 && c != '"' && c != '\\') {
-                if (c == 0xED && surrogates && is_surrogate(p, i)) {
+            unsigned char c = p[i], k = json_byte_class[c];
+            if (k == 0) {
+                *o++ = (char)c;
+                continue;
+            }
+            if (k == 2) {
+                if (surrogates && is_surrogate(p, i)) {
                     o = put_surrogate(o, p + i);
                     i += 2;
                 } else {
@@ -2284,6 +2303,7 @@ static PyMethodDef render_functions[] = {
 
 int render_init(PyObject *m)
 {
+    json_byte_classes();
     if (PyModule_AddFunctions(m, render_functions) < 0)
         return -1;
     if (PyType_Ready(&TextWriterType) < 0 || PyType_Ready(&JsonWriterType) < 0)
