@@ -270,7 +270,7 @@ def c_json_line(head: dict[str, Any], text: str | None, value: Any, tables: Json
 
 
 def c_json_record(rec: Any, type_name: str, text: str, optional: tuple[str, ...], tables: JsonTables) -> str | None:
-    return _json(tables).record(rec, type_name, text, optional)
+    return (_JSON[0] if _JSON else _json(tables)).record(rec, type_name, text, optional)
 
 
 #: True when the extension is importable (whether or not GODOT_DISSECT_PURE turned it off)
