@@ -144,6 +144,8 @@ def build_table(dialect: Dialect | str) -> Any:
 
 _BY_NAME: dict[str, Any] = {}  # dialect name -> Table (like the pure codec's caches)
 _BY_ARG: dict[str, Any] = {}  # name or alias as passed by callers -> Table
+#: the Table of a name or alias already asked for, or None (its ``get``: one call, no Python frame)
+cached_table: Callable[[str], Any] = _BY_ARG.get
 
 
 def table(dialect: Dialect | str) -> Any:

@@ -125,7 +125,7 @@ class PcapReader:
         check_every = self.max_held_bytes >> 4
         fed = 0  # bytes taken in since the held-bytes budget was last checked
         datagrams = not self.enet_ports  # ENet ports make every UDP conversation go through _udp's ENet check
-        datagram = self._datagram
+        variant = self._variant  # a datagram of a decoding conversation: its record
         for seg in segments(self.path):
             if tap is not None:
                 tap(seg)
@@ -134,7 +134,7 @@ class PcapReader:
             if udp and conv is not None and conv.state is _DECODING and conv.framing is _DATAGRAM and datagrams:
                 # the common case (what _udp and _emit do for it), without their generators
                 if seg.payload:
-                    yield datagram(conv, d, seg)
+                    yield variant(conv, d, seg.frame, seg.time, seg.payload, seg.frame_len, 0)
                     fed += len(seg.payload)
                     if fed > check_every:
                         fed = 0
@@ -230,10 +230,6 @@ class PcapReader:
                 return
             yield from self._confirm(conv)
         yield from self._message(conv, d, pdu)
-
-    def _datagram(self, conv: Conversation, d: str, seg: Segment) -> Record:
-        """The record of a datagram of a Godot UDP conversation whose dialect is known: ``_emit`` of its Pdu."""
-        return self._variant(conv, d, seg.frame, seg.time, seg.payload, seg.frame_len, 0)
 
     def _variant(self, conv: Conversation, d: str, frame: int, time: float, data: bytes, wire: float,
                  offset: int) -> Record:
