@@ -140,6 +140,27 @@ class PcapReader:
                         fed = 0
                         yield from self._enforce_budget()
                 continue
+            if not udp and conv is not None and conv.state is _DECODING and conv.mp is None \
+                    and conv.framing is not _DEBUGGER and not seg.flags & (TCP_SYN | TCP_FIN | TCP_RST):
+                # the common TCP case (what _tcp and _feed do for it), without their generators
+                if not seg.payload:
+                    continue  # a bare ACK
+                side = conv.sides[d]  # type: ignore[index]
+                framer = side.framer
+                if framer is not None:
+                    for chunk in side.tcp.add(seg):
+                        for item in framer.feed(chunk):
+                            if type(item) is Pdu and item.opcode == WS_BINARY:
+                                yield variant(conv, d, item.frame, item.time, item.data, item.wire, item.offset)
+                            else:
+                                yield from self._emit(conv, d, item)
+                    if conv.closed and conv.quiet:
+                        table.remove(conv)  # nothing left to report: forget it now
+                    fed += len(seg.payload)
+                    if fed > check_every:
+                        fed = 0
+                        yield from self._enforce_budget()
+                    continue
             if conv is not None and not udp and seg.flags & TCP_SYN and not seg.flags & TCP_ACK \
                     and self._new_connection(conv, d, seg):
                 table.remove(conv)
