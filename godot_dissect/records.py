@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import jsonform
+from .codec import fast as _fast
 from .spec import get_dialect
 from .spec.record_kinds import RECORD_KINDS
 from .text.writer import text_renderer, to_text, to_text_start
@@ -138,12 +139,15 @@ class Record:
         if self.error is None and not self.fields and kind != "compressed" \
                 and (kind != "text" or type(self.value) is str):
             # straight from the attributes by the compiled writer, the value's text too when it can
-            text: Any = None
-            if kind == "variant" or kind == "debugger":
-                text = compiled_text_writer(self.dialect)
-            line = jsonform.record_object_line(self, self.type, text or self.text(), _OPTIONAL_HEAD)
-            if line is not None:
-                return line
+            # (jsonform.record_object_line, its calls inlined: this runs once per message of `read`)
+            fast = _fast.fast_json_record
+            if fast is not None:
+                text: Any = None
+                if kind == "variant" or kind == "debugger":
+                    text = _TEXT_RENDERERS.get(self.dialect) or compiled_text_writer(self.dialect)
+                line = fast(self, self.type, text or self.text(), _OPTIONAL_HEAD, jsonform.c_tables)
+                if line is not None:
+                    return line
         if self.error is not None:
             return jsonform.record_line(self._head())
         if self.kind == "text" and type(self.value) is not str:  # value not in its JSON form

@@ -47,11 +47,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from ..dataset.lean import pyarrow_without_numpy, pyarrow_without_pandas
+
+    if args.scheduler is None:  # this process and the pool forked from it only convert: no numpy
+        pyarrow_without_numpy()
+    else:
+        pyarrow_without_pandas()
     from ..dataset.engines import export, load_modules
-    from ..dataset.lean import pyarrow_without_pandas
     from ..dataset.schema import BATCH_ROWS
 
-    pyarrow_without_pandas()
     if args.scheduler is None and args.workers != 1 and len(args.captures) > 1:
         load_modules()  # before the freeze: the pool's workers are forked from here and share the modules
     # the modules' objects are never garbage: the collector need not walk them again per batch (nor, in a

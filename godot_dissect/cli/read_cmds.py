@@ -287,13 +287,15 @@ class _Batched:
                 batch.append(line)
                 size += len(line)
                 if size >= self.limit:
-                    self.write("\n".join(batch) + "\n")
+                    batch.append("")  # the join ends with a newline: no second copy of the batch to add it
+                    self.write("\n".join(batch))
                     self.flush()
                     batch.clear()
                     size = 0
         finally:  # what was made before a Ctrl-C is kept
             if batch:
-                self.write("\n".join(batch) + "\n")
+                batch.append("")
+                self.write("\n".join(batch))
 
     def record_done(self) -> None:
         if self.per_record:

@@ -452,6 +452,46 @@ static int put_exp_form(Buf *b, const char *d, int k, int x)
     return put(b, tail, len);
 }
 
+/* The last texts of the floats put_repr and put_g6 wrote, by the double's bits (direct-mapped,
+ * FLOAT_MEMO slots each): game state repeats its floats (every value is written as text and as
+ * JSON, a rotation is the same for every player of a tick), and a copy is cheaper than Ryu. */
+#define FLOAT_MEMO_BITS 10
+#define FLOAT_MEMO_TEXT 31 /* longest text kept ("-1.2345678901234567e-300" is 24) */
+typedef struct {
+    uint64_t bits;
+    unsigned char len; /* 0: empty */
+    char s[FLOAT_MEMO_TEXT];
+} FloatMemo;
+static FloatMemo repr_memo[1 << FLOAT_MEMO_BITS], g6_memo[1 << FLOAT_MEMO_BITS];
+
+static inline FloatMemo *memo_slot(FloatMemo *memo, double x, uint64_t *bits)
+{
+    memcpy(bits, &x, sizeof *bits);
+    return &memo[(*bits * 0x9E3779B97F4A7C15ull) >> (64 - FLOAT_MEMO_BITS)];
+}
+
+/* Keep b[start:] (what was just written for the double `bits`) in slot e when it fits. */
+static inline int memo_keep(FloatMemo *e, uint64_t bits, const Buf *b, Py_ssize_t start, int rc)
+{
+    Py_ssize_t n = b->len - start;
+    if (rc == 0 && n > 0 && n <= FLOAT_MEMO_TEXT) {
+        e->bits = bits;
+        e->len = (unsigned char)n;
+        memcpy(e->s, b->p + start, (size_t)n);
+    }
+    return rc;
+}
+
+/* In a writer of x: put the remembered text and return, else note where the text starts
+ * (MEMO_RETURN keeps what was written from there). */
+#define MEMO_LOOKUP(memo, x)                                                                      \
+    uint64_t memo_bits_;                                                                          \
+    FloatMemo *memo_e_ = memo_slot((memo), (x), &memo_bits_);                                     \
+    Py_ssize_t memo_start_ = b->len;                                                              \
+    if (memo_e_->len && memo_e_->bits == memo_bits_)                                              \
+        return put(b, memo_e_->s, memo_e_->len)
+#define MEMO_RETURN(memo, expr) return memo_keep(memo_e_, memo_bits_, b, memo_start_, (expr))
+
 /* float.__repr__ (what json writes for a float): integral values below 1e16 directly, the
  * others with Ryu's digits laid out as Python's format_float_short does for mode 'r'. */
 static int put_repr(Buf *b, double x)
@@ -465,18 +505,19 @@ static int put_repr(Buf *b, double x)
         return (put_ll(b, (long long)x) < 0 || PUT_LIT(b, ".0") < 0) ? -1 : 0;
     if (!ryu_ready || !isfinite(x))
         return put_pyos(b, x, 'r', 0, Py_DTSF_ADD_DOT_0);
+    MEMO_LOOKUP(repr_memo, x);
     if (x < 0 && put_ch(b, '-') < 0)
         return -1;
     ryu(fabs(x), &m, &e10);
     k = u64_digits(m, d);
     decpt = k + e10;
     if (decpt <= -4 || decpt > 16)
-        return put_exp_form(b, d, k, decpt - 1);
+        MEMO_RETURN(repr_memo, put_exp_form(b, d, k, decpt - 1));
     if (decpt <= 0)
-        return (PUT_LIT(b, "0.") < 0 || put_zeros(b, -decpt) < 0) ? -1 : put(b, d, k);
+        MEMO_RETURN(repr_memo, (PUT_LIT(b, "0.") < 0 || put_zeros(b, -decpt) < 0) ? -1 : put(b, d, k));
     if (decpt >= k)
-        return (put(b, d, k) < 0 || put_zeros(b, decpt - k) < 0) ? -1 : PUT_LIT(b, ".0");
-    return (put(b, d, decpt) < 0 || put_ch(b, '.') < 0) ? -1 : put(b, d + decpt, k - decpt);
+        MEMO_RETURN(repr_memo, (put(b, d, k) < 0 || put_zeros(b, decpt - k) < 0) ? -1 : PUT_LIT(b, ".0"));
+    MEMO_RETURN(repr_memo, (put(b, d, decpt) < 0 || put_ch(b, '.') < 0) ? -1 : put(b, d + decpt, k - decpt));
 }
 
 /* C "%g" (6 significant digits; Python's format(x, "g")) from the shortest digits S of a
@@ -491,6 +532,7 @@ static int put_g6(Buf *b, double x)
     int k, e10, x10, i;
     if (!ryu_ready || !isfinite(x) || fabs(x) < DBL_MIN)
         return put_pyos(b, x, 'g', 6, 0);
+    MEMO_LOOKUP(g6_memo, x);
     ryu(fabs(x), &m, &e10);
     k = u64_digits(m, d);
     x10 = k + e10 - 1; /* exponent of the first digit */
@@ -514,12 +556,12 @@ static int put_g6(Buf *b, double x)
     if (x < 0 && put_ch(b, '-') < 0)
         return -1;
     if (x10 < -4 || x10 >= 6)
-        return put_exp_form(b, d, k, x10);
+        MEMO_RETURN(g6_memo, put_exp_form(b, d, k, x10));
     if (x10 < 0)
-        return (PUT_LIT(b, "0.") < 0 || put_zeros(b, -x10 - 1) < 0) ? -1 : put(b, d, k);
+        MEMO_RETURN(g6_memo, (PUT_LIT(b, "0.") < 0 || put_zeros(b, -x10 - 1) < 0) ? -1 : put(b, d, k));
     if (k <= x10 + 1)
-        return (put(b, d, k) < 0) ? -1 : put_zeros(b, x10 + 1 - k);
-    return (put(b, d, x10 + 1) < 0 || put_ch(b, '.') < 0) ? -1 : put(b, d + x10 + 1, k - x10 - 1);
+        MEMO_RETURN(g6_memo, (put(b, d, k) < 0) ? -1 : put_zeros(b, x10 + 1 - k));
+    MEMO_RETURN(g6_memo, (put(b, d, x10 + 1) < 0 || put_ch(b, '.') < 0) ? -1 : put(b, d + x10 + 1, k - x10 - 1));
 }
 
 /* (float)x as C (and ctypes) do it. */
@@ -1621,6 +1663,21 @@ static int json_str(Buf *b, PyObject *s)
     return rc;
 }
 
+/* What json_utf8 does with each byte: 0 copies it, 1 escapes it (controls, quote, backslash),
+ * 2 looks for a lone surrogate (0xED leads one). One lookup per byte instead of a chain of tests. */
+static unsigned char json_byte_class[256];
+
+static void json_byte_classes(void)
+{
+    int c;
+    for (c = 0; c < 0x20; c++)
+        json_byte_class[c] = 1;
+    json_byte_class['"'] = json_byte_class['\\'] = 1;
+    json_byte_class[0xED] = 2;
+}
+
+#define JSON_CHUNK 512 /* input bytes escaped per reservation: a record's line stays in its Buf's local bytes */
+
 /* The JSON string of UTF-8 text p[0:n] (`surrogates`: it may hold lone surrogates, surrogatepass'ed). */
 static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogates)
 {
@@ -1628,15 +1685,19 @@ static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogate
     if (put_ch(b, '"') < 0)
         return -1;
     while (i < n) { /* room for the worst case, a chunk at a time (a surrogate may end past it) */
-        Py_ssize_t end = n - i < ESC_CHUNK ? n : i + ESC_CHUNK;
+        Py_ssize_t end = n - i < JSON_CHUNK ? n : i + JSON_CHUNK;
         char *o;
         if (RESERVE(b, (end - i) * 6 + SURROGATE_ESC) < 0)
             return -1;
         o = b->p + b->len;
         for (; i < end; i++) {
-            unsigned char c = p[i];
-            if (c >= 0x20 && c != '"' && c != '\\') {
-                if (c == 0xED && surrogates && is_surrogate(p, i)) {
+            unsigned char c = p[i], k = json_byte_class[c];
+            if (k == 0) {
+                *o++ = (char)c;
+                continue;
+            }
+            if (k == 2) {
+                if (surrogates && is_surrogate(p, i)) {
                     o = put_surrogate(o, p + i);
                     i += 2;
                 } else {
@@ -2284,6 +2345,7 @@ static PyMethodDef render_functions[] = {
 
 int render_init(PyObject *m)
 {
+    json_byte_classes();
     if (PyModule_AddFunctions(m, render_functions) < 0)
         return -1;
     if (PyType_Ready(&TextWriterType) < 0 || PyType_Ready(&JsonWriterType) < 0)

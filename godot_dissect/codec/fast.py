@@ -144,6 +144,8 @@ def build_table(dialect: Dialect | str) -> Any:
 
 _BY_NAME: dict[str, Any] = {}  # dialect name -> Table (like the pure codec's caches)
 _BY_ARG: dict[str, Any] = {}  # name or alias as passed by callers -> Table
+#: the Table of a name or alias already asked for, or None (its ``get``: one call, no Python frame)
+cached_table: Callable[[str], Any] = _BY_ARG.get
 
 
 def table(dialect: Dialect | str) -> Any:
@@ -270,7 +272,7 @@ def c_json_line(head: dict[str, Any], text: str | None, value: Any, tables: Json
 
 
 def c_json_record(rec: Any, type_name: str, text: str, optional: tuple[str, ...], tables: JsonTables) -> str | None:
-    return _json(tables).record(rec, type_name, text, optional)
+    return (_JSON[0] if _JSON else _json(tables)).record(rec, type_name, text, optional)
 
 
 #: True when the extension is importable (whether or not GODOT_DISSECT_PURE turned it off)

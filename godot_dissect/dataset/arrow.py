@@ -9,7 +9,6 @@ from collections.abc import Iterable, Iterator
 from operator import attrgetter
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from .. import jsonform
@@ -98,8 +97,8 @@ class _Builder:
             if f.name == "capture":
                 arrays.append(pa.array([self.capture] * n, type=f.type))
             elif f.type == TIME_TYPE:  # the JSON's seconds with 6 decimals, as exact microseconds
-                seconds = [round(t, TIME_DECIMALS) for t in at[_COLUMN_OF[f.name]]]
-                micros = np.rint(np.asarray(seconds, dtype=np.float64) * 1e6).astype(np.int64)
+                # round() of a float is round-half-even of the double, as numpy's rint: no numpy needed
+                micros = [round(round(t, TIME_DECIMALS) * 1e6) for t in at[_COLUMN_OF[f.name]]]
                 arrays.append(pa.array(micros, type=TIME_TYPE))
             else:
                 arrays.append(pa.array(cols[f.name], type=f.type))

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import gc
 
-from .engines import load_modules
-from .lean import pyarrow_without_pandas
+from .lean import pyarrow_without_numpy
+
+pyarrow_without_numpy()  # before anything imports pyarrow
+
+from .engines import load_modules  # noqa: E402
 
 load_modules()
-pyarrow_without_pandas()
 gc.freeze()  # shared with every forked worker, never walked by their collectors

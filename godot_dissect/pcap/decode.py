@@ -24,8 +24,11 @@ def decode_message(conv: Conversation, body: bytes, elsewhere: Counter[str]) -> 
     verdict = conv.verdict
     fast = _fast.fast_decode_prefix  # the compiled decoder straight away (None: off; it returns None to hand over)
     if fast is not None:
+        # the dialect's compiled table called straight when it is cached (c_decode_prefix's first step)
+        table = _fast.cached_table(verdict.dialect) if fast is _fast.c_decode_prefix else None  # type: ignore[union-attr]
         try:
-            res = fast(body, verdict.dialect, True, MAX_DEPTH, 0, None)  # type: ignore[union-attr]
+            res = table.decode(body, True, MAX_DEPTH, 0, None) if table is not None \
+                else fast(body, verdict.dialect, True, MAX_DEPTH, 0, None)  # type: ignore[union-attr]
         except RecursionError:  # decode_prefix below knows what to do
             res = None
         if res is not None:

@@ -125,7 +125,7 @@ class PcapReader:
         check_every = self.max_held_bytes >> 4
         fed = 0  # bytes taken in since the held-bytes budget was last checked
         datagrams = not self.enet_ports  # ENet ports make every UDP conversation go through _udp's ENet check
-        datagram = self._datagram
+        variant = self._variant  # a datagram of a decoding conversation: its record
         for seg in segments(self.path):
             if tap is not None:
                 tap(seg)
@@ -134,12 +134,33 @@ class PcapReader:
             if udp and conv is not None and conv.state is _DECODING and conv.framing is _DATAGRAM and datagrams:
                 # the common case (what _udp and _emit do for it), without their generators
                 if seg.payload:
-                    yield datagram(conv, d, seg)
+                    yield variant(conv, d, seg.frame, seg.time, seg.payload, seg.frame_len, 0)
                     fed += len(seg.payload)
                     if fed > check_every:
                         fed = 0
                         yield from self._enforce_budget()
                 continue
+            if not udp and conv is not None and conv.state is _DECODING and conv.mp is None \
+                    and conv.framing is not _DEBUGGER and not seg.flags & (TCP_SYN | TCP_FIN | TCP_RST):
+                # the common TCP case (what _tcp and _feed do for it), without their generators
+                if not seg.payload:
+                    continue  # a bare ACK
+                side = conv.sides[d]  # type: ignore[index]
+                framer = side.framer
+                if framer is not None:
+                    for chunk in side.tcp.add(seg):
+                        for item in framer.feed(chunk):
+                            if type(item) is Pdu and item.opcode == WS_BINARY:
+                                yield variant(conv, d, item.frame, item.time, item.data, item.wire, item.offset)
+                            else:
+                                yield from self._emit(conv, d, item)
+                    if conv.closed and conv.quiet:
+                        table.remove(conv)  # nothing left to report: forget it now
+                    fed += len(seg.payload)
+                    if fed > check_every:
+                        fed = 0
+                        yield from self._enforce_budget()
+                    continue
             if conv is not None and not udp and seg.flags & TCP_SYN and not seg.flags & TCP_ACK \
                     and self._new_connection(conv, d, seg):
                 table.remove(conv)
@@ -230,10 +251,6 @@ class PcapReader:
                 return
             yield from self._confirm(conv)
         yield from self._message(conv, d, pdu)
-
-    def _datagram(self, conv: Conversation, d: str, seg: Segment) -> Record:
-        """The record of a datagram of a Godot UDP conversation whose dialect is known: ``_emit`` of its Pdu."""
-        return self._variant(conv, d, seg.frame, seg.time, seg.payload, seg.frame_len, 0)
 
     def _variant(self, conv: Conversation, d: str, frame: int, time: float, data: bytes, wire: float,
                  offset: int) -> Record:
