@@ -138,7 +138,10 @@ def run_lua(total: int, out: Path, seed: int = 1) -> tuple[int, int, float, floa
             path = Path(tmp) / f"lua-{k}.pcap"
             n = min(LUA_PER_CAPTURE, total - tried)
             _lua_capture(path, rng, pool, n)
-            o = harness.run_tshark(path, timeout=1800, extra=prefs)
+            # every other capture with the whole tree (godot.details): the default one shows two levels and
+            # only checks the rest
+            details = ("-o", "godot.details:TRUE") if k % 2 else ()
+            o = harness.run_tshark(path, timeout=1800, extra=prefs + details)
             tried += n
             worst_s, worst_mb = max(worst_s, o.seconds), max(worst_mb, o.rss_mb)
             if not o.clean:
