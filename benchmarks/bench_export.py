@@ -33,9 +33,11 @@ from pathlib import Path
 
 import dpkt
 
-from benchmarks.bench_read import _READER, dpkt_headers
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script (python benchmarks/bench_export.py) or as a module
+
+from benchmarks.bench_read import _READER, dpkt_headers  # noqa: E402
+
 # bytecode cached as an installed package has it (a PYTHONDONTWRITEBYTECODE shell would compile every module
 # at every start, for every command measured)
 ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
