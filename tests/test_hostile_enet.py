@@ -209,3 +209,39 @@ def test_lua_plugin_gives_up_stale_groups(tmp_path) -> None:  # noqa: ANN001
     drops = [line.split("\t") for line in out.splitlines() if "group dropped" in line]
     assert len(drops) == 1 and drops[0][0] == "3", out
     assert "REASSEMBLY_STALE_SECONDS" in drops[0][1] and "group from frame 2 held 1 of 4 fragments" in drops[0][1]
+
+
+def test_lua_plugin_gives_no_packet_for_fragments_that_leave_gaps(tmp_path) -> None:  # noqa: ANN001
+    """A group whose fragments all came but cover only part of totalLength (ENet would deliver
+    uninitialised memory for the rest): the reader gives an error record, and the plugin once showed the
+    packet with the gap zero-filled (decoded as an RPC). Now: no packet, expert info on the same frame."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from godot_dissect.fuzz.harness import lua_script
+    from godot_dissect.fuzz.pcapout import PcapWriter
+    from godot_dissect.pcap.reader import read_pcap
+
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark not installed")
+    path = tmp_path / "gap.pcap"
+    w = PcapWriter(path)
+    client, server = ("10.0.0.1", 40000), ("10.0.0.2", 6100)
+    w.udp(0, client, server, build.build_datagram(spec.UNASSIGNED_PEER_ID, [build.connect(0, 0x1234, 0, 2)],
+                                                  sent_time=1))
+    data = bytes(range(1, 41))
+    for k, (off, piece) in enumerate(((0, data[:8]), (32, data[32:]))):  # frames 2 and 3; bytes 8..31 never sent
+        frag = build.send_fragment(1, 2 + k, 10, 2, k, len(data), off, piece)
+        w.udp(0.1 + k, client, server, build.build_datagram(0, [frag], sent_time=2 + k))
+    w.close()
+    errors = [(r.frame, r.error) for r in read_pcap(str(path), enet_ports=[6100]) if r.kind == "error"]
+    assert [f for f, _ in errors] == [3] and "cover 16 of 40 bytes" in errors[0][1]
+    for two_pass in ((), ("-2",)):
+        out = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path), *two_pass,
+                              "-o", "enet.udp_ports:6100", "-T", "fields", "-e", "frame.number", "-e", "godot",
+                              "-e", "_ws.expert.message"], capture_output=True, text=True, check=True).stdout
+        rows = [line.split("\t") for line in out.splitlines()]
+        assert not any(r[1] for r in rows), out  # no Godot message anywhere
+        assert [r[0] for r in rows if "cover 16 of 40 bytes" in r[2]] == ["3"], out

@@ -26,10 +26,12 @@ from typing import Any
 import pytest
 
 from godot_dissect import values as V
-from godot_dissect.codec import decode_prefix
+from godot_dissect.codec import decode_prefix, encode
 from godot_dissect.codec.structs import compile_flattener
 from godot_dissect.errors import DecodeError
+from godot_dissect.fuzz import hostile
 from godot_dissect.fuzz.malformed import malformed_corpus
+from godot_dissect.fuzz.pcapout import PcapWriter
 from godot_dissect.lua.generator import COMMITTED, generate
 from godot_dissect.pcap.packets import segments
 from godot_dissect.pcap.reader import read_pcap
@@ -552,6 +554,42 @@ def test_tcp_retransmitted_and_reordered(tmp_path: Path) -> None:
     for f, ms in py_messages(pcap).items():  # the reader's order: stream order within a conversation
         want[sender[f]] += ms
     assert got == want and len(want) == 2
+
+
+
+def _long_pdus_mid_segment(path: Path) -> None:
+    """Long PDUs (several 4 KiB stages) in both directions, segments interleaved, each ending inside a
+    segment that goes on with short PDUs, one ending exactly at a stage boundary: the frame that completes
+    a long PDU is dissected in more than one call (the last stage reassembled, then the rest of the segment)."""
+    w = PcapWriter(path)
+    tcp = hostile._Tcp(w, hostile.CLIENT, hostile.SERVER)
+    short = encode("hello", get_dialect("godot3"))
+
+    def pdu(body: bytes) -> bytes:
+        return len(body).to_bytes(4, "little") + body
+
+    def packed(n: int) -> bytes:  # a PackedByteArray Variant of n bytes (n a multiple of 4)
+        return (29).to_bytes(4, "little") + n.to_bytes(4, "little") + bytes(range(256)) * (n // 256) + bytes(n % 256)
+
+    c2s = pdu(packed(9000)) + pdu(short) * 2 + pdu(packed(8192 - 12)) + pdu(short)
+    s2c = pdu(packed(7000)) + pdu(short)
+    for i in range(0, max(len(c2s), len(s2c)), 700):
+        tcp.send(c2s[i:i + 700], True)
+        tcp.send(s2c[i:i + 700], False)
+    tcp.close()
+    w.close()
+
+
+def test_tcp_long_pdus_ending_inside_a_segment(tmp_path: Path) -> None:
+    """One pass and two: the same messages in the same frames as the Python reader (a second pass once
+    showed a long PDU twice, or the last stage as junk, and lost the short PDUs after it)."""
+    pcap = tmp_path / "long.pcap"
+    _long_pdus_mid_segment(pcap)
+    py = py_messages(pcap, ports=[hostile.PORT])
+    assert sum(len(v) for v in py.values()) == 7
+    ports = ("-o", f"godot.tcp_ports:{hostile.PORT}")
+    assert_parity(tshark_json(pcap, "-2", *FULL, *ports), py)
+    assert_parity(tshark_json(pcap, *FULL, *ports), py, loose_provisional=True)
 
 
 # -- the real engines' bytes -----------------------------------------------------------------------

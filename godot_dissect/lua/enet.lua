@@ -495,13 +495,23 @@ local function fragment(dir, cmd, frame, now, raw_data, share)
   for i = 1, g.got do order[i] = i end
   local offs, datas = g.offs, g.datas
   tsort(order, function(x, y) return offs[x] < offs[y] end)
-  local out, at = {}, 0
+  local out, at, covered = {}, 0, 0
   for _, i in ipairs(order) do
     local off, data = offs[i], datas[i]
     if off > at then out[#out + 1] = srep("\0", off - at); at = off end
-    if off + #data > at then out[#out + 1] = ssub(data, at - off + 1); at = off + #data end
+    if off + #data > at then
+      local reach = off + #data < g.total and off + #data or g.total
+      if reach > at then covered = covered + reach - at end
+      out[#out + 1] = ssub(data, at - off + 1); at = off + #data
+    end
   end
   release(g)
+  if covered ~= g.total then
+    -- the bytes no fragment covers would be uninitialised memory in ENet's packet: no packet (as the reader)
+    return { what = "dropped", why = sfmt("incomplete %s group from frame %d: %d of %d fragments, %d of %d bytes "
+                                          .. "(fragments cover %d of %d bytes)", g.name, g.first, g.got, g.count,
+                                          g.size, g.total, covered, g.total) }
+  end
   local data = ssub(tconcat(out), 1, g.total)
   return { what = "reassembled", data = data, count = g.count, first = g.first, wire = g.wire }
 end

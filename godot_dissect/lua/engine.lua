@@ -1939,7 +1939,7 @@ local PIECES_PER_CHUNK = 256 -- collected segments joined into one string this o
 
 -- a segment of a collected PDU: kept ones are marked in the Info column only (as Wireshark's TCP marks a
 -- segment of a reassembled PDU); one not kept gets an item and expert info
-local function collected_tree(tree, pinfo, tvb, big, number)
+local function collected_tree(tree, pinfo, tvb, big, ends)
   if big.kept then
     set_info(pinfo, sfmt("[part of a %d-byte message from frame %d]", big.n, big.first))
     return
@@ -1947,8 +1947,8 @@ local function collected_tree(tree, pinfo, tvb, big, number)
   local root = tree_of(tree):add(godot, tvb())
   root:set_text(sfmt("Godot Variant: part of a %d-byte message not reassembled", big.n))
   root:add(F.part, tvb(), sfmt("%d-byte message from frame %d", big.n, big.first))
-  root:add_tvb_expert_info(E.not_reassembled, tvb(), big.last == number and big.why or big.cause)
-  set_info(pinfo, big.last == number and sfmt("%d-byte message not reassembled", big.n)
+  root:add_tvb_expert_info(E.not_reassembled, tvb(), ends and big.why or big.cause)
+  set_info(pinfo, ends and sfmt("%d-byte message not reassembled", big.n)
                   or sfmt("[part of a %d-byte message not reassembled]", big.n))
 end
 
@@ -1956,9 +1956,10 @@ end
 -- for more)
 local function tcp_continue(tvb, pinfo, tree, side, number, visited)
   local len = tvb:len()
-  local big
+  local big, ends -- ends: this call completes the PDU
   if visited then
     big = tcp_notes[number]
+    ends = big.last == number and big.last_off == tvb:offset() and big.last_len == len
   else
     big = side.big
     -- Wireshark keeps reassembling (retransmissions, order), a stage of at most lua_desegment_max bytes at a
@@ -1977,7 +1978,11 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     end
     tcp_notes[number] = big
     if big.need == 0 then
-      side.big, big.last, big.last_take = nil, number, take
+      -- the call that completes it, told apart from other calls in the same frame when Wireshark dissects
+      -- again (a reassembled stage before it, the rest of the segment after the PDU's end): where its tvb
+      -- is in the frame (a reassembly is at 0) and its length
+      side.big, big.last, big.last_take, big.last_off, big.last_len = nil, number, take, tvb:offset(), len
+      ends = true
       if big.kept then
         big.chunks[#big.chunks + 1] = tconcat(big.parts)
         big.data, big.parts, big.chunks = tconcat(big.chunks), nil, nil
@@ -1988,12 +1993,12 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
       end
     end
   end
-  local take = big.last == number and big.last_take or len
-  if big.last == number and big.data then
+  local take = ends and big.last_take or len
+  if ends and big.data then
     local rtvb = ByteArray.new(big.data, true):tvb("Reassembled Godot message")
     dissect_pdu(rtvb, pinfo, tree)
   else
-    collected_tree(tree, pinfo, take == len and tvb or tvb(0, take):tvb(), big, number)
+    collected_tree(tree, pinfo, take == len and tvb or tvb(0, take):tvb(), big, ends)
   end
   return take
 end
@@ -2018,7 +2023,7 @@ local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
     side.big = big
     tcp_starts[number] = big
   end
-  collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, number)
+  collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, false)
 end
 
 -- u32 length-prefixed PDUs of one TCP segment (or of a reassembly Wireshark was asked for)
@@ -2027,7 +2032,11 @@ function tcp_pdus(tvb, pinfo, tree, conv)
   local side = side_of(conv, select(2, conv_of(pinfo, "tcp")))
   local len = tvb:len()
   local off = 0
-  if (side.big and not visited) or (visited and tcp_notes[number]) then
+  local note = visited and tcp_notes[number]
+  if note and note.last == number and tvb:offset() > note.last_off then
+    note = nil -- the rest of the segment after the PDU this frame completed: new PDUs
+  end
+  if (side.big and not visited) or note then
     local asked
     off, asked = tcp_continue(tvb, pinfo, tree, side, number, visited)
     if asked then return end
