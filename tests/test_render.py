@@ -459,3 +459,24 @@ def test_record_rounds_time_and_wire_bytes_as_python(t: float, wire: float) -> N
         assert line == rec.to_jsonl()
     head = json.loads(line)
     assert head["time"] == round(t, 6) and head["wire_bytes"] == round(wire, 3)
+
+
+
+@built
+def test_record_writer_reads_only_its_own_class_slots() -> None:
+    """A Record subclass whose ``frame`` is another class's slot (a member descriptor of a class whose
+    slot sits inside a record, where another field is, or 32,000 bytes in, past the record's end):
+    Python's getattr refuses it (TypeError) and so must the compiled record writer, which reads slots
+    straight off the object: it leaves the record to Python instead of writing another field as the
+    frame or reading past the end."""
+    from godot_dissect.records import _OPTIONAL_HEAD, Record
+
+    for other in (type("LikeRecord", (), {"__slots__": tuple(f"s{i}" for i in range(len(Record.__slots__) // 2))}),
+                  type("ManySlots", (), {"__slots__": tuple(f"s{i}" for i in range(4000))})):
+        foreign = type("Foreign", (Record,), {"__slots__": (), "frame": other.__dict__[other.__slots__[-1]]})
+        rec = Record(1, 1.5, "10.0.0.1", 1, "10.0.0.2", 2, "udp", "c2s", "godot4", "variant", 7, b"\x02\x00\x00\x00")
+        rec.__class__ = foreign  # (its __init__ would refuse the frame too)
+        for _ in range(2):  # the second time from the writer's per-class slot table
+            assert fast.c_json_record(rec, rec.type, "7", _OPTIONAL_HEAD, jsonform.c_tables) is None
+            with pytest.raises(TypeError):
+                rec.to_jsonl()

@@ -2044,11 +2044,13 @@ static const char *const RECORD_ATTRS[RA_COUNT] = {"frame", "time", "src", "spor
 static PyObject *record_attr[RA_COUNT];
 
 /* Where a class with __slots__ keeps an attribute: the offset of its member (T_OBJECT_EX), or -1
- * (a property, a __dict__ attribute, anything else: read with getattr). */
+ * (a property, a __dict__ attribute, anything else: read with getattr).  The member must be one of
+ * tp's own layout (tp or a base declared it): a class attribute set to another class's slot would
+ * otherwise be read at an offset past this object's end (Python's getattr refuses it: TypeError). */
 static Py_ssize_t slot_offset(PyTypeObject *tp, PyObject *name)
 {
     PyObject *d = _PyType_Lookup(tp, name); /* borrowed */
-    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type))
+    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type) || !PyType_IsSubtype(tp, PyDescr_TYPE(d)))
         return -1;
     if (((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX
         || (((PyMemberDescrObject *)d)->d_member->flags & READ_RESTRICTED))
