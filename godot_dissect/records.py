@@ -16,7 +16,7 @@ from .values import CLASS_KEYS, type_key
 TIME_DECIMALS, WIRE_DECIMALS = 6, 3
 #: the message's first bytes in hex (``hex``): error records and the kinds whose value is the raw bytes
 HEX_BYTES = 256
-HEX_KINDS = ("compressed",)
+HEX_KINDS = ("compressed",)  # to_jsonl leaves these to Python: the compiled record writer writes no hex
 
 
 @dataclass(slots=True)
@@ -136,7 +136,7 @@ class Record:
     def to_jsonl(self) -> str:
         """``json_text(self.to_json())``, written in one go (``jsonform.record_line``)."""
         kind = self.kind
-        if self.error is None and not self.fields and kind != "compressed" \
+        if self.error is None and not self.fields and kind not in HEX_KINDS \
                 and (kind != "text" or type(self.value) is str):
             # straight from the attributes by the compiled writer, the value's text too when it can
             # (jsonform.record_object_line, its calls inlined: this runs once per message of `read`)
