@@ -490,6 +490,26 @@ class Ctx:
     version: str = ""
 
 
+def add_engine_args(ap: argparse.ArgumentParser) -> None:
+    """--godot3, --tshark, --keep-tmp: what every Godot 3 capture driver runs."""
+    ap.add_argument("--godot3", default=shutil.which("godot3-server") or "godot3-server")
+    ap.add_argument("--tshark", default=shutil.which("tshark") or "tshark")
+    ap.add_argument("--keep-tmp", action="store_true", help="keep the engines' work dirs and logs")
+
+
+def engine_ctx(args: argparse.Namespace) -> Ctx | None:
+    """The context for ``add_engine_args``' options, its output directory made; None (said on stderr)
+    when the engine or tshark is missing."""
+    ctx = Ctx(args.godot3, args.tshark, args.out.resolve(), args.keep_tmp)
+    for tool in (ctx.godot, ctx.tshark):
+        if not shutil.which(tool):
+            print(f"missing {tool} (apt-get install -y godot3-server tshark)", file=sys.stderr)
+            return None
+    ctx.version = engine_version(ctx.godot)
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    return ctx
+
+
 # --------------------------------------------------------------------------------------------------
 # 1. godot3-udp-all-types
 

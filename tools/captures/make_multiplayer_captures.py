@@ -947,17 +947,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", action="append", choices=sorted(MAKERS), help="make only this capture (repeatable)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: captures/)")
-    ap.add_argument("--godot3", default=shutil.which("godot3-server") or "godot3-server")
-    ap.add_argument("--tshark", default=shutil.which("tshark") or "tshark")
-    ap.add_argument("--keep-tmp", action="store_true", help="keep the engines' work dirs and logs")
+    mc.add_engine_args(ap)
     args = ap.parse_args(argv)
-    ctx = mc.Ctx(args.godot3, args.tshark, args.out.resolve(), args.keep_tmp)
-    for tool in (ctx.godot, ctx.tshark):
-        if not shutil.which(tool):
-            print(f"missing {tool} (apt-get install -y godot3-server tshark)", file=sys.stderr)
-            return 2
-    ctx.version = mc.engine_version(ctx.godot)
-    ctx.out.mkdir(parents=True, exist_ok=True)
+    ctx = mc.engine_ctx(args)
+    if ctx is None:
+        return 2
     failed = 0
     for name in args.only or list(MAKERS):
         print(f"{name} ...", file=sys.stderr, flush=True)

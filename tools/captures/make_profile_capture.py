@@ -24,7 +24,6 @@ not one line per packet, so the tests that walk captures/manifest.json's goldens
 from __future__ import annotations
 
 import argparse
-import shutil
 import socket
 import sys
 import time
@@ -95,17 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "captures" / "profile",
                     help="output directory (default: captures/profile/)")
-    ap.add_argument("--godot3", default=shutil.which("godot3-server") or "godot3-server")
-    ap.add_argument("--tshark", default=shutil.which("tshark") or "tshark")
-    ap.add_argument("--keep-tmp", action="store_true", help="keep the engines' work dirs and logs")
+    mc.add_engine_args(ap)
     args = ap.parse_args(argv)
-    ctx = mc.Ctx(args.godot3, args.tshark, args.out.resolve(), args.keep_tmp)
-    for tool in (ctx.godot, ctx.tshark):
-        if not shutil.which(tool):
-            print(f"missing {tool} (apt-get install -y godot3-server tshark)", file=sys.stderr)
-            return 2
-    ctx.version = mc.engine_version(ctx.godot)
-    ctx.out.mkdir(parents=True, exist_ok=True)
+    ctx = mc.engine_ctx(args)
+    if ctx is None:
+        return 2
     t0 = time.monotonic()
     try:
         info = make(ctx)
