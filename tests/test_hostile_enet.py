@@ -125,15 +125,41 @@ def test_memory_of_never_completed_tiny_fragments_is_bounded() -> None:
 
 # --- the Lua plugin: the same bounds, the same group given up ------------------------------------------
 
-def _two_groups_pcap(path) -> list[tuple[int, int]]:  # noqa: ANN001 - a Path
-    """One peer: group A (start_seq 1) gets 6 fragments, then group B (start_seq 100) gets 6; each
-    fragment 1000 bytes of never-completed 64-fragment groups. Returns (frame, start_seq) per frame."""
+CLIENT, SERVER = ("10.0.0.1", 40000), ("10.0.0.2", 6100)
+
+
+def _connected_pcap(path):  # noqa: ANN001, ANN202 - a Path in, a PcapWriter out
+    """A capture whose frame 1 is the client's CONNECT to SERVER (ENet port 6100); the caller adds the rest."""
     from godot_dissect.fuzz.pcapout import PcapWriter
 
     w = PcapWriter(path)
-    client, server = ("10.0.0.1", 40000), ("10.0.0.2", 6100)
-    w.udp(0, client, server, build.build_datagram(spec.UNASSIGNED_PEER_ID, [build.connect(0, 0x1234, 0, 2)],
+    w.udp(0, CLIENT, SERVER, build.build_datagram(spec.UNASSIGNED_PEER_ID, [build.connect(0, 0x1234, 0, 2)],
                                                   sent_time=1))
+    return w
+
+
+def _plugin_rows(path, *args: str) -> list[list[str]]:  # noqa: ANN001 - a Path
+    """tshark with the plugin on ``path`` (ENet on port 6100), ``args`` added (fields, prefs, -2): its rows."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from godot_dissect.fuzz.harness import lua_script
+
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark not installed")
+    out = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path),
+                          "-o", f"enet.udp_ports:{SERVER[1]}", *args],
+                         capture_output=True, text=True, check=True).stdout
+    return [line.split("\t") for line in out.splitlines()]
+
+
+def _two_groups_pcap(path) -> list[tuple[int, int]]:  # noqa: ANN001 - a Path
+    """One peer: group A (start_seq 1) gets 6 fragments, then group B (start_seq 100) gets 6; each
+    fragment 1000 bytes of never-completed 64-fragment groups. Returns (frame, start_seq) per frame."""
+    w = _connected_pcap(path)
+    client, server = CLIENT, SERVER
     frames = []
     for start in (1, 100):
         for k in range(6):
@@ -147,23 +173,13 @@ def _two_groups_pcap(path) -> list[tuple[int, int]]:  # noqa: ANN001 - a Path
 def test_lua_plugin_gives_up_the_least_recently_fed_group(tmp_path) -> None:  # noqa: ANN001
     """Per-direction byte cap of 8 fragments: feeding group B past it gives up group A (fed least
     recently), not B -- as EnetReassembler does -- and the expert info says so, naming A's first frame."""
-    import shutil
-    import subprocess
-
-    import pytest
-
-    from godot_dissect.fuzz.harness import lua_script
-
-    if shutil.which("tshark") is None:
-        pytest.skip("tshark not installed")
     path = tmp_path / "two.pcap"
     frames = _two_groups_pcap(path)
     cap = 8 * 1000
-    out = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path),
-                          "-o", "enet.udp_ports:6100", "-o", f"enet.max_reassembly:{cap}",
-                          "-T", "fields", "-e", "frame.number", "-e", "_ws.expert.message"],
-                         capture_output=True, text=True, check=True).stdout
-    drops = [line.split("\t") for line in out.splitlines() if "group dropped" in line]
+    rows = _plugin_rows(path, "-o", f"enet.max_reassembly:{cap}", "-T", "fields", "-e", "frame.number",
+                        "-e", "_ws.expert.message")
+    out = "\n".join("\t".join(r) for r in rows)
+    drops = [r for r in rows if "group dropped" in r[-1]]
     first_a = frames[0][0]
     assert len(drops) == 1, out
     frame, text = int(drops[0][0]), drops[0][1]
@@ -183,31 +199,16 @@ def test_lua_plugin_gives_up_the_least_recently_fed_group(tmp_path) -> None:  # 
 def test_lua_plugin_gives_up_stale_groups(tmp_path) -> None:  # noqa: ANN001
     """A group fed nothing for REASSEMBLY_STALE_SECONDS of capture time is given up when a later
     fragment comes, with expert info naming the bound (EnetReassembler does the same)."""
-    import shutil
-    import subprocess
-
-    import pytest
-
-    from godot_dissect.fuzz.harness import lua_script
-    from godot_dissect.fuzz.pcapout import PcapWriter
-
-    if shutil.which("tshark") is None:
-        pytest.skip("tshark not installed")
     path = tmp_path / "stale.pcap"
-    w = PcapWriter(path)
-    client, server = ("10.0.0.1", 40000), ("10.0.0.2", 6100)
-    w.udp(0, client, server, build.build_datagram(spec.UNASSIGNED_PEER_ID, [build.connect(0, 0x1234, 0, 2)],
-                                                  sent_time=1))
+    w = _connected_pcap(path)
+    client, server = CLIENT, SERVER
     for t, start in ((1.0, 1), (2.0 + spec.REASSEMBLY_STALE_SECONDS, 100)):  # frames 2 and 3
         frag = build.send_fragment(0, start, start, 4, 0, 4000, 0, bytes(1000))
         w.udp(t, client, server, build.build_datagram(0, [frag], sent_time=2))
     w.close()
-    out = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path),
-                          "-o", "enet.udp_ports:6100", "-T", "fields", "-e", "frame.number",
-                          "-e", "_ws.expert.message"],
-                         capture_output=True, text=True, check=True).stdout
-    drops = [line.split("\t") for line in out.splitlines() if "group dropped" in line]
-    assert len(drops) == 1 and drops[0][0] == "3", out
+    rows = _plugin_rows(path, "-T", "fields", "-e", "frame.number", "-e", "_ws.expert.message")
+    drops = [r for r in rows if "group dropped" in r[-1]]
+    assert len(drops) == 1 and drops[0][0] == "3", rows
     assert "REASSEMBLY_STALE_SECONDS" in drops[0][1] and "group from frame 2 held 1 of 4 fragments" in drops[0][1]
 
 
@@ -215,22 +216,11 @@ def test_lua_plugin_gives_no_packet_for_fragments_that_leave_gaps(tmp_path) -> N
     """A group whose fragments all came but cover only part of totalLength (ENet would deliver
     uninitialised memory for the rest): the reader gives an error record, and the plugin once showed the
     packet with the gap zero-filled (decoded as an RPC). Now: no packet, expert info on the same frame."""
-    import shutil
-    import subprocess
-
-    import pytest
-
-    from godot_dissect.fuzz.harness import lua_script
-    from godot_dissect.fuzz.pcapout import PcapWriter
     from godot_dissect.pcap.reader import read_pcap
 
-    if shutil.which("tshark") is None:
-        pytest.skip("tshark not installed")
     path = tmp_path / "gap.pcap"
-    w = PcapWriter(path)
-    client, server = ("10.0.0.1", 40000), ("10.0.0.2", 6100)
-    w.udp(0, client, server, build.build_datagram(spec.UNASSIGNED_PEER_ID, [build.connect(0, 0x1234, 0, 2)],
-                                                  sent_time=1))
+    w = _connected_pcap(path)
+    client, server = CLIENT, SERVER
     data = bytes(range(1, 41))
     for k, (off, piece) in enumerate(((0, data[:8]), (32, data[32:]))):  # frames 2 and 3; bytes 8..31 never sent
         frag = build.send_fragment(1, 2 + k, 10, 2, k, len(data), off, piece)
@@ -239,9 +229,8 @@ def test_lua_plugin_gives_no_packet_for_fragments_that_leave_gaps(tmp_path) -> N
     errors = [(r.frame, r.error) for r in read_pcap(str(path), enet_ports=[6100]) if r.kind == "error"]
     assert [f for f, _ in errors] == [3] and "cover 16 of 40 bytes" in errors[0][1]
     for two_pass in ((), ("-2",)):
-        out = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path), *two_pass,
-                              "-o", "enet.udp_ports:6100", "-T", "fields", "-e", "frame.number", "-e", "godot",
-                              "-e", "_ws.expert.message"], capture_output=True, text=True, check=True).stdout
-        rows = [line.split("\t") for line in out.splitlines()]
+        rows = _plugin_rows(path, *two_pass, "-T", "fields", "-e", "frame.number", "-e", "godot",
+                            "-e", "_ws.expert.message")
+        out = "\n".join("\t".join(r) for r in rows)
         assert not any(r[1] for r in rows), out  # no Godot message anywhere
         assert [r[0] for r in rows if "cover 16 of 40 bytes" in r[2]] == ["3"], out
