@@ -179,6 +179,7 @@ def test_query_reads_csv_jsonl_and_mixed_datasets(exported: Path, tmp_path: Path
     ("not json", "Expecting value"),
     ('{"frame": 1}', "not a record"),
     ('{"kind": "variant", "frame": "x"}', "convert 'x'"),
+    pytest.param("[" * 100_000 + "]" * 100_000, "nested deeper", id="deep"),  # once a RecursionError traceback
 ])
 def test_query_a_bad_jsonl_part_is_one_clear_line(tmp_path: Path, line: str, reason: str) -> None:
     part = tmp_path / "capture=x.pcap" / "part-0.jsonl"

@@ -141,6 +141,8 @@ def _jsonl_row(line: str, capture: str | None, where: str) -> dict[str, Any]:
         return json_to_row(record, capture)
     except (ValueError, TypeError) as e:
         raise ValueError(f"{where}: {e}") from None
+    except RecursionError:  # a hostile part: json.loads recurses per level (records stay far shallower)
+        raise ValueError(f"{where}: nested deeper than a record of `read --format jsonl` can be") from None
 
 
 def _sql_str(s: str) -> str:
