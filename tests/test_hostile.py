@@ -72,10 +72,11 @@ def _check(o: harness.Outcome, rss_mb: float, seconds: float) -> None:
     assert o.seconds < seconds, f"{o.tool}: {o.seconds:.1f} s"
 
 
-def _scales(small: float, large: float, floor: float, what: str) -> None:
+def _scales(small: float, large: float, floor: float, what: str, detail: str = "") -> None:
     a, b = max(small - floor, 0.05), large - floor
     if b > SCALE_MIN_SECONDS:
-        assert b <= SCALE_RATIO * a, f"{what}: 2x input took {b / a:.1f}x the time ({small:.2f} s -> {large:.2f} s)"
+        assert b <= SCALE_RATIO * a, \
+            f"{what}: 2x input took {b / a:.1f}x the time ({small:.2f} s -> {large:.2f} s){detail}"
 
 
 @pytest.mark.parametrize("h", CLASSES)
@@ -144,7 +145,9 @@ def test_tshark_lua_scales(name: str, tmp_path: Path, floor: dict[str, float]) -
     for o in runs:
         _check(o, TSHARK_RSS_MB, TSHARK_SECONDS)
     small, large = (min(o.cpu_seconds for o in runs[i::2]) for i in range(2))
-    _scales(small, large, floor["tshark"], f"{name} tshark+lua")
+    detail = "; runs (CPU s, of it system, peak MB): " + ", ".join(
+        f"{o.cpu_seconds:.2f}/{o.system_seconds:.2f}/{o.rss_mb:.0f}" for o in runs)
+    _scales(small, large, floor["tshark"], f"{name} tshark+lua", detail)
 
 
 @pytest.mark.parametrize("capture", sorted(p.name for p in CAPTURES.glob("*.pcapng"))[:4])

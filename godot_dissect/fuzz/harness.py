@@ -73,6 +73,7 @@ class Outcome:
     error_records: int = 0  # records of kind "error" (read --format json/jsonl)
     cpu_seconds: float = 0.0  # the child's user + system time: what scaling checks compare (other jobs on
     # the machine stretch wall time, not this)
+    system_seconds: float = 0.0  # the part of cpu_seconds spent in the kernel (page faults, reclaim, writes)
 
     @property
     def clean(self) -> bool:
@@ -90,7 +91,7 @@ if pid == 0:
     os.execvp(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
 with open(sys.argv[1], "w") as f:
-    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
+    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime} {usage.ru_stime}")
 """
 
 
@@ -107,7 +108,8 @@ def _run(tool: str, argv: list[str], timeout: float, env: dict[str, str] | None 
             proc.wait()
         seconds = time.perf_counter() - start
         figures = report.read().split()
-        rc, rss_kb, cpu = (int(figures[0]), int(figures[1]), float(figures[2])) if len(figures) == 3 else (-9, 0, 0.0)
+        rc, rss_kb, cpu, sys_cpu = ((int(figures[0]), int(figures[1]), float(figures[2]), float(figures[3]))
+                                    if len(figures) == 4 else (-9, 0, 0.0, 0.0))
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read().decode("utf-8", "replace")
@@ -129,7 +131,8 @@ def _run(tool: str, argv: list[str], timeout: float, env: dict[str, str] | None 
         elif rc == 2 and tool.startswith("read") and len(stderr.strip().splitlines()) != 1:
             crash = f"exit 2 without a one-line error: {stderr[-300:]}"
     errors = stdout.count(b'"kind": "error"')
-    return Outcome(tool, rc, seconds, rss_kb / 1024, len(stdout), crash, errors, cpu)  # ru_maxrss is KB on Linux
+    # ru_maxrss is KB on Linux
+    return Outcome(tool, rc, seconds, rss_kb / 1024, len(stdout), crash, errors, cpu, sys_cpu)
 
 
 def _env() -> dict[str, str]:
