@@ -144,6 +144,9 @@ class LengthPrefixFramer:
         return len(self.buf)
 
     def feed(self, chunk: Chunk) -> list[Pdu | Skipped]:
+        if not self.buf and self.synced and self.run is None and not chunk.gap and not self.ledger.spans \
+                and type(chunk.data) is bytes and chunk.data:
+            return self._feed_aligned(chunk)
         out: list[Pdu | Skipped] = []
         if chunk.gap:
             self._end_run(out)
@@ -158,6 +161,35 @@ class LengthPrefixFramer:
         self.buf += chunk.data
         self.frame, self.time = chunk.frame, chunk.time
         self._cut(out)
+        return out
+
+    def _feed_aligned(self, chunk: Chunk) -> list[Pdu | Skipped]:
+        """``feed`` of a chunk that starts a PDU with nothing held (an in-order stream's common case):
+        its whole PDUs are cut straight out of it, each with the wire share ``WireLedger.take`` gives
+        (the chunk's frame length over its bytes, times the PDU's); what is left goes to the buffer,
+        and its frame's span to the ledger, as ``feed`` leaves them, for ``_cut``."""
+        out: list[Pdu | Skipped] = []
+        data, frame, time = chunk.data, chunk.frame, chunk.time
+        self.frame, self.time = frame, time
+        size = len(data)
+        base = self.base
+        rate = chunk.frame_len / size
+        unpack = _U32.unpack_from
+        pos = 0
+        while size - pos >= PREFIX_SIZE:
+            n = unpack(data, pos)[0]
+            end = pos + PREFIX_SIZE + n
+            if n > MAX_PDU or end > size:
+                break
+            out.append(Pdu(frame, time, base + pos, data[pos + PREFIX_SIZE:end], WS_BINARY, rate * (end - pos)))
+            pos = end
+        if pos < size:  # the rest: a PDU cut short, or a length _cut rejects
+            self.ledger.spans.append([base, base + size, chunk.frame_len, size, rate if pos else 0.0])
+            self.buf += memoryview(data)[pos:]
+            self.base = base + pos
+            self._cut(out)
+        else:
+            self.base = base + pos
         return out
 
     @property
