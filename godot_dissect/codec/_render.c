@@ -1387,6 +1387,8 @@ static int put_raw_str(Buf *b, PyObject *s)
     return put(b, p, n);
 }
 
+static int put_fixed6(Buf *b, double x);
+
 /* The default `read` output line of a plain Variant record (read_cmds._write and _summary):
  *     f"{frame:>7} {time:.6f} {src}:{sport} {ends} {dst}:{dport} {transport} {arrow} {dialect} {kind} "
  *     f"{message + ' ' if message is not None else ''}{type} {text}\n"
@@ -1400,7 +1402,6 @@ static PyObject *summary_write(TextWriter *self, PyObject *const *a, PyObject *m
     Buf b, t;
     PyObject *s = NULL;
     Py_ssize_t i;
-    char *num;
     int rc = -1, complete, cut, c2s;
     for (i = 0; i < 3; i++)
         if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(arrows, i)))
@@ -1421,11 +1422,7 @@ static PyObject *summary_write(TextWriter *self, PyObject *const *a, PyObject *m
     c2s = PyUnicode_CompareWithASCIIString(a[RA_DIRECTION], "c2s") == 0;
     if (put_int_width(&b, a[RA_FRAME], 7) < 0 || put_ch(&b, ' ') < 0)
         goto done;
-    if ((num = PyOS_double_to_string(PyFloat_AS_DOUBLE(a[RA_TIME]), 'f', 6, 0, NULL)) == NULL)
-        goto done;
-    i = put(&b, num, (Py_ssize_t)strlen(num));
-    PyMem_Free(num);
-    if (i < 0 || put_ch(&b, ' ') < 0
+    if (put_fixed6(&b, PyFloat_AS_DOUBLE(a[RA_TIME])) < 0 || put_ch(&b, ' ') < 0
         || put_ascii(&b, a[RA_SRC]) < 0 || put_ch(&b, ':') < 0 || put_int_width(&b, a[RA_SPORT], 0) < 0
         || put_ch(&b, ' ') < 0 || put_raw_str(&b, PyTuple_GET_ITEM(arrows, 0)) < 0 || put_ch(&b, ' ') < 0
         || put_ascii(&b, a[RA_DST]) < 0 || put_ch(&b, ':') < 0 || put_int_width(&b, a[RA_DPORT], 0) < 0
@@ -2132,23 +2129,56 @@ done:
  * ulp(hi), so hi's fraction alone says which side of a half the product is, lo only breaks a tie;
  * n / 10**ndigits of the integer n is then correctly rounded, as the decimal's nearest double is.
  * 0: not in that range (the caller converts). */
-static int round_exact(double x, int ndigits, double *out)
+static const double POW10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+                                 1e15};
+
+/* round_exact's integer: |x| * 10**ndigits rounded half-even on its exact value (an integer below
+ * 2**52, as a double); 0: not in that range. */
+static int round_scaled(double x, int ndigits, double *n)
 {
-    static const double p10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
-                                   1e15};
-    double ax = fabs(x), scale, hi, lo, f, g, n;
+    double ax = fabs(x), scale, hi, lo, f, g;
     if (ndigits < 0 || ndigits > 15 || !isfinite(x))
         return 0;
-    scale = p10[ndigits];
+    scale = POW10[ndigits];
     hi = ax * scale;
     if (!(hi < 4503599627370496.0)) /* 2**52 */
         return 0;
     lo = fma(ax, scale, -hi);
     f = floor(hi);
     g = hi - f;
-    n = (g > 0.5 || (g == 0.5 && (lo > 0 || (lo == 0 && fmod(f, 2.0) != 0)))) ? f + 1 : f;
-    *out = copysign(n / scale, x);
+    *n = (g > 0.5 || (g == 0.5 && (lo > 0 || (lo == 0 && fmod(f, 2.0) != 0)))) ? f + 1 : f;
     return 1;
+}
+
+static int round_exact(double x, int ndigits, double *out)
+{
+    double n;
+    if (!round_scaled(x, ndigits, &n))
+        return 0;
+    *out = copysign(n / POW10[ndigits], x);
+    return 1;
+}
+
+/* f"{x:.6f}" as Python writes it (the exact binary value rounded half-even to 6 decimals, as
+ * _Py_dg_dtoa's mode 3 does) for 0 <= x (not -0.0) with x * 10**6 below 2**52 (capture times): the rounded
+ * integer's digits with the point put in, no decimal conversion; anything else through
+ * PyOS_double_to_string. */
+static int put_fixed6(Buf *b, double x)
+{
+    double n;
+    char *num;
+    int rc;
+    if (!signbit(x) && round_scaled(x, 6, &n)) {
+        char d[32];
+        unsigned long long v = (unsigned long long)n;
+        int k = snprintf(d, sizeof d, "%llu.%06llu", v / 1000000ULL, v % 1000000ULL);
+        return k > 0 && k < (int)sizeof d ? put(b, d, k) : -1;
+    }
+    if ((num = PyOS_double_to_string(x, 'f', 6, 0, NULL)) == NULL)
+        return -1;
+    rc = put(b, num, (Py_ssize_t)strlen(num));
+    PyMem_Free(num);
+    return rc;
 }
 
 /* round(x, ndigits) of a float as Python computes it (correctly rounded to ndigits decimals, then
