@@ -108,11 +108,38 @@ static int buf_grow(Buf *b, Py_ssize_t extra)
 
 #define RESERVE(b, n) ((b)->cap - (b)->len >= (Py_ssize_t)(n) ? 0 : buf_grow((b), (Py_ssize_t)(n)))
 
+/* d[0:n] = s[0:n] for n <= 16 with a few fixed-size moves (a key, a separator, a remembered float's
+ * text: most pieces are that short, and a call of memcpy costs more than they do) */
+static inline void copy_small(char *d, const char *s, Py_ssize_t n)
+{
+    if (n >= 8) {
+        uint64_t a, z;
+        memcpy(&a, s, 8);
+        memcpy(&z, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &z, 8);
+    } else if (n >= 4) {
+        uint32_t a, z;
+        memcpy(&a, s, 4);
+        memcpy(&z, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &z, 4);
+    } else if (n > 0) {
+        char a = s[0], m = s[n / 2], z = s[n - 1];
+        d[0] = a;
+        d[n / 2] = m;
+        d[n - 1] = z;
+    }
+}
+
 static inline int put(Buf *b, const char *s, Py_ssize_t n)
 {
     if (RESERVE(b, n) < 0)
         return -1;
-    memcpy(b->p + b->len, s, (size_t)n);
+    if (n <= 16)
+        copy_small(b->p + b->len, s, n);
+    else
+        memcpy(b->p + b->len, s, (size_t)n);
     b->len += n;
     return 0;
 }
