@@ -195,12 +195,7 @@ def run_read(args: argparse.Namespace) -> int:
             and not out.per_record else None
         try:
             if writers is not None:  # every record written as its line, as it comes
-                lines = PcapReader(source, **options).lines(*writers)
-                if args.format == "jsonl":
-                    out.write_lines(lines)
-                else:
-                    for line in lines:
-                        out.write(line)
+                out.write_lines(PcapReader(source, **options).lines(*writers), newline=args.format == "jsonl")
             else:
                 records = read_pcap(source, **options)
                 _write(_selected(_progress(records) if progress else records, keep, args.count), args, out, fields)
@@ -303,24 +298,26 @@ class _Batched:
         if self.size >= self.limit:
             self.flush()
 
-    def write_lines(self, lines: Iterable[str]) -> None:
-        """Each of ``lines`` and a newline (not flushed per record: for a batched output)."""
+    def write_lines(self, lines: Iterable[str], newline: bool = True) -> None:
+        """Each of ``lines`` and a newline (``newline=False``: lines that end with theirs), not flushed per
+        record: for a batched output."""
         batch: list[str] = []
         size = 0
+        join = "\n".join if newline else "".join
         try:
             for line in lines:
                 batch.append(line)
                 size += len(line)
                 if size >= self.limit:
                     batch.append("")  # the join ends with a newline: no second copy of the batch to add it
-                    self.write("\n".join(batch))
+                    self.write(join(batch))
                     self.flush()
                     batch.clear()
                     size = 0
         finally:  # what was made before a Ctrl-C is kept
             if batch:
                 batch.append("")
-                self.write("\n".join(batch))
+                self.write(join(batch))
 
     def record_done(self) -> None:
         if self.per_record:
