@@ -2055,7 +2055,7 @@ end
 -- a RST or a new SYN on the same addresses and ports through the TCP tap -- registered only once a flow
 -- holds something (a collected PDU or a skipped run): a tap listener made at load would make tshark build
 -- every packet's tree. What the flow held ends there (its bytes are released) and is reported at the next
--- segment the plugin sees on that side. Taps run in the first pass of Wireshark and one-pass tshark; the
+-- segment the plugin sees on that side (a skipped run ends there too when the tap is on). Taps run in the first pass of Wireshark and one-pass tshark; the
 -- first pass of `tshark -2` runs none (there a stage that never comes still ends the PDU, above).
 local end_tap = nil -- (tap_upto: the last frame the tap looked at)
 
@@ -2139,7 +2139,8 @@ do
 end
 
 function new_lost(number, skipped)
-  watch_ends()
+  -- (no tap for a skipped run alone: it holds at most LUA_RESYNC_MAX bytes, and a new connection's first
+  -- PDU ends it by itself; a tap listener costs Wireshark time on every TCP packet)
   -- base: stream position of tail's first byte; scanned: positions below it were looked at; cands: waiting
   -- candidates { position, end } in position order; skipped: bytes given up before tail
   return { first = number, base = 0, tail = "", scanned = 0, cands = {}, skipped = skipped }
