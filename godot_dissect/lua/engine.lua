@@ -1480,10 +1480,18 @@ local function frame_of(pinfo)
   return f.number, f.visited
 end
 
+-- the decimal text of a port: a number made a string costs a C sprintf (as much as a Pinfo attribute),
+-- and there are at most 65536 of them
+local PORT_TEXT = setmetatable({}, { __index = function(t, port)
+  local s = tostring(port)
+  t[port] = s
+  return s
+end })
+
 -- a conversation's key (both directions alike) and the sender's address:port
 local function conv_key(pinfo, transport)
-  local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
-  local b = tostring(pinfo.dst) .. ":" .. pinfo.dst_port
+  local a = tostring(pinfo.src) .. ":" .. PORT_TEXT[pinfo.src_port]
+  local b = tostring(pinfo.dst) .. ":" .. PORT_TEXT[pinfo.dst_port]
   return a < b and (transport .. " " .. a .. " " .. b) or (transport .. " " .. b .. " " .. a), a
 end
 
