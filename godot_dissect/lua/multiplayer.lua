@@ -1169,6 +1169,8 @@ end
 -- call's tree is the ENet item (Wireshark's Lua adds its hidden helper item there, not at the top),
 -- and the multiplayer items go to the top level of the tree, after ENet's.
 local handed, mp_handle = nil, nil
+-- Returns whether the packets were read (every packet read writes the Info column; the godot_mp
+-- protocol may be disabled).
 MP.deliver = function(list, tvb, pinfo, top, enet_item)
   handed = { list = list, top = top }
   if top == NULL_ITEM then
@@ -1179,7 +1181,9 @@ MP.deliver = function(list, tvb, pinfo, top, enet_item)
     mp_handle = mp_handle or Dissector.get("godot_mp")
     mp_handle:call(tvb, pinfo, enet_item)
   end
+  local read = handed == nil -- (godot_mp.dissector takes the job)
   handed = nil
+  return read
 end
 
 function godot_mp.dissector(tvb, pinfo, tree)
