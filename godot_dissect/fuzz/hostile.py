@@ -8,7 +8,9 @@ RSS under the stated bounds, and no superlinear growth. The classes follow issue
 surrogates, deep Dictionary keys, huge length/count claims, 1-byte trickles (in order and
 reversed), floods of flows, unbounded WebSocket frames, a debugger argument count of 2^31-1, ENet
 tiny fragments and many-peer fragment groups, resync over fake length prefixes, a 2 GB
-prefix then a trickle, cut captures, and .tscn files with many sections or bad UTF-8.
+prefix then a trickle, junk after an implausible prefix, long PDUs cut by a gap or by the end of
+their connection (RST, FIN, a new SYN on the same 4-tuple), cut captures, and .tscn files with many
+sections or bad UTF-8.
 """
 
 from __future__ import annotations
