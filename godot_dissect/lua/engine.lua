@@ -1486,10 +1486,12 @@ local last = { number = -1 } -- the conversation of the frame dissected last (TC
 
 -- see "Long PDUs", "Lost synchronisation" and "Connection ends" below
 local tcp_notes, tcp_starts, tcp_held, lost_notes, end_notes, tap_upto = {}, {}, 0, {}, {}, 0
+local tcp_collecting = 0 -- collected PDUs not finished (the tap that sees connection ends is on meanwhile)
 local function reset_state()
   convs, frames, clear_verdicts = {}, {}, {}
   last = { number = -1 }
   tcp_notes, tcp_starts, tcp_held, lost_notes, end_notes, tap_upto = {}, {}, 0, {}, {}, 0
+  tcp_collecting = 0
 end
 
 -- pinfo.number and pinfo.visited, read once per dissector call (each read of a Pinfo attribute is a
@@ -2007,7 +2009,7 @@ end
 -- a collected PDU that ends unfinished (its stage never came, or the connection ended): its bytes go
 local function drop_big(side, why)
   local big = side.big
-  side.big = nil
+  side.big, tcp_collecting = nil, tcp_collecting - 1
   if big.kept then
     tcp_held = tcp_held - big.n
     big.parts, big.chunks = nil, nil
@@ -2060,7 +2062,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
       -- again (a reassembled stage before it, the rest of the segment after the PDU's end): where its tvb
       -- is in the frame (a reassembly is at 0) and its length
       side.big, big.last, big.last_take, big.last_off, big.last_len = nil, number, take, tvb:offset(), len
-      ends = true
+      ends, tcp_collecting = true, tcp_collecting - 1
       if big.kept then
         big.chunks[#big.chunks + 1] = tconcat(big.parts)
         big.data, big.parts, big.chunks = tconcat(big.chunks), nil, nil
@@ -2127,6 +2129,15 @@ local function watch_ends()
   local ok, tap = pcall(Listener.new, "tcp")
   end_tap = ok and tap or false
   if ok then tap.packet = tap_packet end
+end
+
+-- the tap costs every TCP packet a call (~13 us): off again once nothing is collected (from a dissector
+-- call, never from the tap's own callback, while Wireshark walks its listeners)
+local function unwatch_ends()
+  if end_tap and tcp_collecting <= 0 then
+    end_tap:remove()
+    end_tap = nil
+  end
 end
 
 -- what ended on this side since the plugin last saw it (the tap), shown on this call
@@ -2289,7 +2300,7 @@ local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
       tcp_held = tcp_held + big.n
       big.parts[1] = tvb:raw(off, have)
     end
-    side.big = big
+    side.big, tcp_collecting = big, tcp_collecting + 1
     tcp_starts[number] = big
     watch_ends()
   end
@@ -2303,6 +2314,7 @@ function tcp_pdus(tvb, pinfo, tree, conv)
   local len = tvb:len()
   local off = 0
   if side.ended or visited then show_end(tvb, tree, side, number, visited) end
+  if end_tap and not visited then unwatch_ends() end
   local note = visited and tcp_notes[number]
   if note and note.last == number and tvb:offset() > note.last_off then
     note = nil -- the rest of the segment after the PDU this frame completed: new PDUs
