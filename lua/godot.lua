@@ -2783,11 +2783,12 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
 end
 
 -- Connection ends. Wireshark calls no dissector for a segment without payload, so the plugin sees a FIN,
--- a RST or a new SYN on the same addresses and ports through the TCP tap -- registered only once a flow
--- holds something (a collected PDU or a skipped run): a tap listener made at load would make tshark build
--- every packet's tree. What the flow held ends there (its bytes are released) and is reported at the next
--- segment the plugin sees on that side (a skipped run ends there too when the tap is on). Taps run in the first pass of Wireshark and one-pass tshark; the
--- first pass of `tshark -2` runs none (there a stage that never comes still ends the PDU, above).
+-- a RST or a new SYN on the same addresses and ports through the TCP tap -- on only while a long PDU is
+-- being collected: a tap listener made at load would make tshark build every packet's tree. What the flow
+-- held ends there (its bytes are released) and is reported at the next segment the plugin sees on that
+-- side (a skipped run ends there too when the tap is on). Taps run in the first pass of Wireshark and of
+-- one-pass tshark; the first pass of `tshark -2` runs none (there a stage that never comes still ends the
+-- PDU, above).
 local end_tap = nil -- (tap_upto: the last frame the tap looked at)
 
 local function end_side(side, why)
