@@ -24,6 +24,7 @@ from ..spec import enet as enet_spec
 from ..spec.dialects import Dialect, get_dialect
 from ..spec.transports import (
     DEBUGGER_PORTS,
+    MAX_PDU,
     WS_BINARY,
     WS_CONTINUATION,
     WS_FIN,
@@ -264,6 +265,27 @@ def held_gap(n: int, path: Path) -> None:
     w.close()
 
 
+def ended_flows(n: int, path: Path) -> None:
+    """n connections whose long PDU (announcing MAX_PDU bytes) ends unfinished by a RST or a FIN, more than
+    the capture's MAX_HELD_BYTES in all; then a connection with a whole 8 KB PDU (what an ended flow held
+    must be released, or the last PDU would go past the budget)."""
+    w = PcapWriter(path)
+    t = 0.0
+    for i in range(n):
+        tcp = _Tcp(w, (CLIENT[0], 41000 + i), SERVER, t=t)
+        tcp.send(GOOD_PDU)
+        tcp.send(_long_claim(MAX_PDU - 8) + bytes(1992))
+        tcp.reset() if i % 2 == 0 else tcp.close()
+        t = tcp.t + 1e-3
+    tcp = _Tcp(w, (CLIENT[0], 40999), SERVER, t=t)
+    tcp.send(GOOD_PDU)
+    body = _long_claim(8192) + bytes(8192)
+    for i in range(0, len(body), 1000):
+        tcp.send(body[i:i + 1000])
+    tcp.close()
+    w.close()
+
+
 def flows(n: int, path: Path) -> None:
     """n DNS-like UDP exchanges and n short non-Godot TCP connections, each its own conversation."""
     w = PcapWriter(path)
@@ -405,6 +427,7 @@ CLASSES: tuple[Hostile, ...] = (
     Hostile("resync_junk", resync_junk, (64, 128), "KB", errors=(1, 1)),
     Hostile("cut_connections", cut_connections, (64, 128), "KB", errors=(2, 2)),
     Hostile("held_gap", held_gap, (64, 128), "KB", errors=(1, 2)),
+    Hostile("ended_flows", ended_flows, (16, 32), "connections", errors=(16, 32)),
     Hostile("flows", flows, (1000, 2000), "UDP + TCP flows"),
     Hostile("websocket", websocket_unbounded, (500, 1000), "KB", errors=(1, 8)),
     Hostile("debugger_argc", debugger_argc, (4000, 8000), "packets", read_args=("-d", "godot3"), errors=(1, 8)),

@@ -2085,7 +2085,7 @@ end
 -- a RST or a new SYN on the same addresses and ports through the TCP tap -- registered only once a flow
 -- holds something (a collected PDU or a skipped run): a tap listener made at load would make tshark build
 -- every packet's tree. What the flow held ends there (its bytes are released) and is reported at the next
--- segment the plugin sees on that side. Taps run in the first pass of Wireshark and one-pass tshark; the
+-- segment the plugin sees on that side (a skipped run ends there too when the tap is on). Taps run in the first pass of Wireshark and one-pass tshark; the
 -- first pass of `tshark -2` runs none (there a stage that never comes still ends the PDU, above).
 local end_tap = nil -- (tap_upto: the last frame the tap looked at)
 
@@ -2169,7 +2169,8 @@ do
 end
 
 function new_lost(number, skipped)
-  watch_ends()
+  -- (no tap for a skipped run alone: it holds at most LUA_RESYNC_MAX bytes, and a new connection's first
+  -- PDU ends it by itself; a tap listener costs Wireshark time on every TCP packet)
   -- base: stream position of tail's first byte; scanned: positions below it were looked at; cands: waiting
   -- candidates { position, end } in position order; skipped: bytes given up before tail
   return { first = number, base = 0, tail = "", scanned = 0, cands = {}, skipped = skipped }
@@ -2224,7 +2225,9 @@ end
 
 -- a call while synchronisation is lost, from `start`: returns where PDUs start again in tvb (nil: all skipped)
 local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
-  local key = call_key(number, tvb, start)
+  -- (a frame has at most one call that starts in a skipped run, at 0: the plugin asks for no reassembly
+  -- while synchronisation is lost; such a call's note is the bytes skipped so far, a number)
+  local key = start == 0 and number or call_key(number, tvb, start)
   local len = tvb:len()
   local note
   if visited then
@@ -2236,10 +2239,9 @@ local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
     if first ~= "godot4" and first ~= "godot3" then first = conv.plausible end
     local before = #lost.tail
     local p, window = lost_scan(lost, start == 0 and tvb:raw() or tvb:raw(start), first)
-    note = { first = lost.first }
     if p then -- (p may be in the held bytes, before this tvb)
       local stop = p + 3 + (sbyte(window, p) + sbyte(window, p + 1) * 256 + sbyte(window, p + 2) * 65536)
-      note.skipped = lost.skipped + p - 1
+      note = { first = lost.first, skipped = lost.skipped + p - 1 }
       if p > before then
         note.resume = start + p - 1 - before
       else
@@ -2247,23 +2249,22 @@ local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
       end
       side.lost = nil
     else
-      note.skipped = lost.skipped + #lost.tail
+      note = lost.skipped + #lost.tail
     end
     lost_notes[key] = note
   end
-  local upto = note.resume and (note.pdu and start or note.resume) or len
-  if note.resume and note.skipped == 0 then -- (a PDU right where the lost run began)
-  elseif note.resume then
+  if type(note) == "number" then
+    local root = tree_of(tree):add(godot, tvb(start, len - start))
+    root:set_text(sfmt("Godot Variant: %d bytes skipped so far (no plausible PDU yet)", note))
+    set_info(pinfo, sfmt("[%d bytes skipped]", note))
+    return nil
+  end
+  if note.skipped > 0 then -- (none: a PDU right where the run began)
+    local upto = note.pdu and start or note.resume
     local root = tree_of(tree):add(godot, tvb(start, upto - start))
     root:set_text(sfmt("Godot Variant: %d bytes skipped since frame %d; resynchronised on the next plausible PDU",
                        note.skipped, note.first))
     set_info(pinfo, sfmt("%d bytes skipped", note.skipped))
-  else
-    local root = tree_of(tree):add(godot, tvb(start, upto - start))
-    root:set_text(sfmt("Godot Variant: %d bytes skipped so far since frame %d (no plausible PDU yet)",
-                       note.skipped, note.first))
-    set_info(pinfo, sfmt("[%d bytes skipped]", note.skipped))
-    return nil
   end
   if note.pdu then
     dissect_pdu(ByteArray.new(note.pdu, true):tvb("Reassembled Godot message"), pinfo, tree)
@@ -2311,7 +2312,7 @@ function tcp_pdus(tvb, pinfo, tree, conv)
     off, asked = tcp_continue(tvb, pinfo, tree, side, number, visited)
     if asked then return end
   end
-  if visited and lost_notes[call_key(number, tvb, off)] or not visited and side.lost then
+  if visited and lost_notes[off == 0 and number or call_key(number, tvb, off)] or not visited and side.lost then
     off = tcp_lost(tvb, pinfo, tree, conv, side, off, number, visited)
     if off == nil then return end
   end
