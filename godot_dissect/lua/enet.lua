@@ -732,11 +732,12 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     local list = {}
     for i = 1, #deliveries do
       local p = deliveries[i]
-      -- (msg_key: a number, not a string, which costs a conversion of the frame number)
+      -- (msg_key: a number, not a string, which costs a conversion of the frame number; a datagram of
+      -- at most 65,535 bytes has fewer data commands than 65,536)
       list[i] = { p = p, env = { key = conv.mp_key, major = major, evidence = evidence, direction = direction,
                                  client_id = conv.client_id, transport = "enet", conv = conv,
                                  direction_known = conv.connect_seen or false,
-                                 msg_key = number * 256 + i } }
+                                 msg_key = number * 65536 + i } }
     end
     written = MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
   end
