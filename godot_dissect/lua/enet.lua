@@ -317,7 +317,7 @@ end
 MP.enet_parse = parse
 
 -- the detection rule of enet/detect.py looks_like_enet
-local function in_list(list, x) for _, y in ipairs(list) do if y == x then return true end end return false end
+local function in_list(list, x) for i = 1, #list do if list[i] == x then return true end end return false end
 local function looks_like_enet(raw)
   if #raw < HW.size + ES.command_header_size then return false end
   local dg = parse(raw, nil)
@@ -327,7 +327,9 @@ local function looks_like_enet(raw)
     dg = parse(raw, body)
   end
   if dg.opaque or dg.err or #dg.commands == 0 or #dg.commands > ES.max_packet_commands then return false end
-  for _, c in ipairs(dg.commands) do
+  local cmds = dg.commands
+  for i = 1, #cmds do
+    local c = cmds[i]
     local d, v = c.def, c.values
     if not in_list(d.sent_flags, c.flags) then return false end
     if d.delivery == nil and d.name ~= "ACKNOWLEDGE" and v.channel ~= ES.control_channel then return false end
@@ -557,13 +559,15 @@ local function show_command(ctree, ctvb, cmd)
   local whole = ctvb(cmd.off, cmd.size) -- the command's item and its generated fields share it
   local r = cmd.size == d.size and whole or ctvb(cmd.off, d.size) -- its header
   local item = ctree:add(enet, whole, d.name)
-  item:set_text(d.name)
+  -- (the label given to add() is the item's text)
   local byte_range = r(0, CH.command.size)
-  for _, b in ipairs(CMD_BITS) do item:add(b.f, byte_range) end
+  for i = 1, #CMD_BITS do item:add(CMD_BITS[i].f, byte_range) end -- (numeric loops: ipairs calls C per step)
   item:add(F_CHANNEL, r(CH.command.size, CH.channel.size))
   item:add(F_RELIABLE_SEQ, r(CH.command.size + CH.channel.size, CH.reliable_seq.size))
   local q = ES.command_header_size
-  for _, f in ipairs(d.fields) do
+  local fields = d.fields
+  for i = 1, #fields do
+    local f = fields[i]
     item:add(EF[f.abbrev], r(q, f.size))
     q = q + f.size
   end
@@ -572,10 +576,17 @@ local function show_command(ctree, ctvb, cmd)
     local major = ES.godot_major_by_channel_count[v.channel_count]
     if major then item:add(F_GODOT, r, major):set_generated() end
   end
-  item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq))
-  if d.data_length then item:append_text(sfmt(", %d bytes", cmd.data_len)) end
+  if d.data_length then item:append_text(sfmt(" ch %d seq %d, %d bytes", v.channel, v.reliable_seq, cmd.data_len))
+  else item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq)) end
   return item, whole
 end
+
+-- the ENet item's ", peer 0x..." by peer id (at most 4096 of them, made once each)
+local PEER_TEXT = setmetatable({ ["?"] = ", peer ?" }, { __index = function(t, id)
+  local text = sfmt(", peer 0x%03x", id)
+  t[id] = text
+  return text
+end })
 
 local function conv_major(conv)
   if EP.major ~= 0 then return EP.major, "chosen by the user (preference enet.godot_major)" end
@@ -604,10 +615,10 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local dg = body and parse(raw, body) or dg0
   if dg.word and not null then
     local hrange = tvb(0, HW.size)
-    for _, b in ipairs(HEADER_BITS) do root:add(b.f, hrange) end
+    for i = 1, #HEADER_BITS do root:add(HEADER_BITS[i].f, hrange) end
     if dg.sent_time then root:add(F_SENT_TIME, tvb(HW.size, ES.sent_time.size)) end
   end
-  if not null then root:append_text(sfmt(", peer %s", dg.peer_id and sfmt("0x%03x", dg.peer_id) or "?")) end
+  if not null then root:append_text(PEER_TEXT[dg.peer_id or "?"]) end
   if body then
     ctvb = ByteArray.new(ssub(raw, 1, dg.header_size) .. body, true):tvb("Decompressed ENet datagram")
   end
@@ -619,7 +630,9 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   end
   -- the conversation's client and Godot version, from CONNECT / VERIFY_CONNECT
   local visited = pinfo.visited -- (each Pinfo attribute read is a call into Wireshark)
-  for _, c in ipairs(dg.commands) do
+  local cmds = dg.commands
+  for i = 1, #cmds do
+    local c = cmds[i]
     local d = c.def
     if d.name == "CONNECT" then
       if conv.client ~= sender or conv.connect_id ~= c.values.connect_id then
@@ -646,20 +659,26 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local plan = plans[number]
   local fresh = plan == nil
   if fresh then plan = {} elseif plan.what then plan = { plan } end -- one decision is kept bare
-  local now = fresh and pinfo.abs_ts or 0 -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only)
+  local now = nil -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only; read when a decision needs it)
+  local decided = false
   local deliveries = {}
   -- the frame's length is shared by the data bytes of its data commands (duplicates too: their share is
   -- nobody's), as godot_dissect.enet.reassembly gives Record.wire_bytes
   local data_bytes = 0
-  for _, c in ipairs(dg.commands) do if c.def.delivery then data_bytes = data_bytes + c.data_len end end
+  for i = 1, #cmds do local c = cmds[i]; if c.def.delivery then data_bytes = data_bytes + c.data_len end end
   local weight = data_bytes > 0 and pinfo.len / data_bytes or 0
-  for i, c in ipairs(dg.commands) do
+  for i = 1, #cmds do
+    local c = cmds[i]
     local item, whole = show_command(root, ctvb, c)
     info[#info + 1] = c.def.name
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len) end
+      if fresh or plan[i] == nil then
+        now = now or (fresh and pinfo.abs_ts or 0)
+        plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len)
+      end
+      decided = true
       local p = plan[i]
       if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
       if p.evicted then -- groups given up to bound memory when this fragment came
@@ -692,7 +711,8 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
       end
     end
   end
-  if plan[2] == nil and plan[1] then plans[number] = plan[1] else plans[number] = plan end
+  -- (a frame without data commands keeps nothing: it has nothing to decide again)
+  if not decided then elseif plan[2] == nil and plan[1] then plans[number] = plan[1] else plans[number] = plan end
   if dg.err then
     local at = dg.err_off
     local len = (body and (#body + dg.header_size) or tvb:len()) - at
@@ -710,12 +730,14 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local written = false
   if #deliveries > 0 and MP.deliver then
     local list = {}
-    for i, p in ipairs(deliveries) do
-      -- (msg_key: a number, not a string, which costs a conversion of the frame number)
+    for i = 1, #deliveries do
+      local p = deliveries[i]
+      -- (msg_key: a number, not a string, which costs a conversion of the frame number; a datagram of
+      -- at most 65,535 bytes has fewer data commands than 65,536)
       list[i] = { p = p, env = { key = conv.mp_key, major = major, evidence = evidence, direction = direction,
                                  client_id = conv.client_id, transport = "enet", conv = conv,
                                  direction_known = conv.connect_seen or false,
-                                 msg_key = number * 256 + i } }
+                                 msg_key = number * 65536 + i } }
     end
     written = MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
   end
