@@ -96,6 +96,7 @@ local SPEC = {
     MAX_UDP_HELD = 64,
     MAX_GUESSED_PDU = 4096,
     LUA_DESEGMENT_MAX = 4096,
+    LUA_RESYNC_MAX = 4096,
   },
   kind_parts = {
     bool = { word = { name = "u32", code = "I", size = 4 } },
@@ -1925,7 +1926,29 @@ check = function(pos, depth)
     p = p + 4
     if t.pairs then n = n + n end
     depth = depth + 1
-    for _ = 1, n do p = check(p, depth) end
+    if depth > MAX_NESTING then
+      for _ = 1, n do p = check(p, depth) end -- (fails there, as the engine's reader does)
+      return p
+    end
+    -- the elements of the commonest kinds are stepped over here, without a call per element: a
+    -- fixed-size Variant without the 64-bit flag, a String of plain ASCII; anything else goes to check()
+    local types, stop = TYPES, STOP
+    for _ = 1, n do
+      local eid, _, e2, e3, m0, m1, m2, m3 = sbyte(raw, p + 1, p + 8)
+      local et = types[eid]
+      local q = p + 4
+      local esize = et and et.fixed
+      if esize then
+        if stop - q >= esize and e2 + e3 == 0 then p = q + esize else p = check(p, depth) end
+      elseif et and et.kind == "string" and stop - q >= 4 and m3 < 128 then
+        local len = m0 + 256 * (m1 + 256 * (m2 + 256 * m3))
+        local e = q + 4 + len + (-len) % 4
+        local odd = len > 0 and sfind(raw, SCAN, q + 5)
+        if e <= stop and not (odd and odd <= q + 4 + len) then p = e else p = check(p, depth) end
+      else
+        p = check(p, depth)
+      end
+    end
     return p
   end
   return full(pos, depth)
@@ -2160,11 +2183,14 @@ local convs, frames, clear_verdicts = {}, {}, {}
 
 local last = { number = -1 } -- the conversation of the frame dissected last (TCP asks twice per frame)
 
-local tcp_notes, tcp_starts, tcp_held = {}, {}, 0 -- see "Long PDUs" below
+-- see "Long PDUs", "Lost synchronisation" and "Connection ends" below
+local tcp_notes, tcp_starts, tcp_held, lost_notes, end_notes, tap_upto = {}, {}, 0, {}, {}, 0
+local tcp_collecting = 0 -- collected PDUs not finished (the tap that sees connection ends is on meanwhile)
 local function reset_state()
   convs, frames, clear_verdicts = {}, {}, {}
   last = { number = -1 }
-  tcp_notes, tcp_starts, tcp_held = {}, {}, 0
+  tcp_notes, tcp_starts, tcp_held, lost_notes, end_notes, tap_upto = {}, {}, 0, {}, {}, 0
+  tcp_collecting = 0
 end
 
 -- pinfo.number and pinfo.visited, read once per dissector call (each read of a Pinfo attribute is a
@@ -2177,14 +2203,27 @@ local function frame_of(pinfo)
   return f.number, f.visited
 end
 
+-- the decimal text of a port: a number made a string costs a C sprintf (as much as a Pinfo attribute),
+-- and there are at most 65536 of them
+local PORT_TEXT = setmetatable({}, { __index = function(t, port)
+  local s = tostring(port)
+  t[port] = s
+  return s
+end })
+
+-- a conversation's key (both directions alike) and the sender's address:port
+local function conv_key(pinfo, transport)
+  local a = tostring(pinfo.src) .. ":" .. PORT_TEXT[pinfo.src_port]
+  local b = tostring(pinfo.dst) .. ":" .. PORT_TEXT[pinfo.dst_port]
+  return a < b and (transport .. " " .. a .. " " .. b) or (transport .. " " .. b .. " " .. a), a
+end
+
 local function conv_of(pinfo, transport)
   local n, visited = frame_of(pinfo)
   if last.number == n and last.transport == transport and last.visited == visited then
     return last.conv, last.sender
   end
-  local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
-  local b = tostring(pinfo.dst) .. ":" .. pinfo.dst_port
-  local key = a < b and (transport .. " " .. a .. " " .. b) or (transport .. " " .. b .. " " .. a)
+  local key, a = conv_key(pinfo, transport)
   local conv = convs[key]
   if conv == nil then
     conv = { key = key, transport = transport, sides = {}, pending = {}, confirmed = false }
@@ -2633,6 +2672,9 @@ end
 -- counted, not kept, and reported once. For re-dissection a collected PDU's record is shared by its
 -- frames (tcp_starts / tcp_notes[frame] = record, one table entry per frame); only the frame that
 -- completes it keeps its bytes (record.data), or why they were not kept (record.why).
+-- A stage Wireshark never delivers (a gap in the capture, or a new connection on the same addresses and
+-- ports: Wireshark's TCP starts afresh) shows as a plain segment arriving while a stage was asked for:
+-- the PDU is given up there (expert info) and the plugin resynchronises on the next plausible PDU.
 local PIECES_PER_CHUNK = 256 -- collected segments joined into one string this often (bounds the table)
 
 -- a segment of a collected PDU: kept ones are marked in the Info column only (as Wireshark's TCP marks a
@@ -2650,6 +2692,33 @@ local function collected_tree(tree, pinfo, tvb, big, ends)
                   or sfmt("[part of a %d-byte message not reassembled]", big.n))
 end
 
+-- where a call's notes are kept for re-dissection: the frame, where its tvb is in the frame (a reassembly
+-- is at 0) and its length tell apart the calls of one frame
+local function call_key(number, tvb, start)
+  return sfmt("%d:%d:%d:%d", number, tvb:offset(), tvb:len(), start)
+end
+
+-- an item with expert info saying what became of bytes the stream did not deliver as a message
+local function skipped_item(tree, tvb, text)
+  local root = tree_of(tree):add(godot, tvb)
+  root:set_text("Godot Variant: " .. text)
+  root:add_tvb_expert_info(E.skipped, tvb, text)
+end
+
+-- a collected PDU that ends unfinished (its stage never came, or the connection ended): its bytes go
+local function drop_big(side, why)
+  local big = side.big
+  side.big, tcp_collecting = nil, tcp_collecting - 1
+  if big.kept then
+    tcp_held = tcp_held - big.n
+    big.parts, big.chunks = nil, nil
+  end
+  return sfmt("%d bytes of a PDU of %d bytes (from frame %d), never completed: %s", big.n - big.need, big.n,
+              big.first, why)
+end
+
+local new_lost -- (below) synchronisation is lost: skip to the next plausible PDU
+
 -- a collected PDU continues with this tvb: returns the bytes of it used (and true when Wireshark was asked
 -- for more)
 local function tcp_continue(tvb, pinfo, tree, side, number, visited)
@@ -2660,11 +2729,23 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     ends = big.last == number and big.last_off == tvb:offset() and big.last_len == len
   else
     big = side.big
+    if big.asked and tvb:offset() ~= 0 then
+      -- a plain segment, not the stage Wireshark was asked to reassemble: it will not come
+      local text = drop_big(side, "Wireshark's TCP delivered no more of it (a gap in the capture, or a new "
+                                  .. "connection on the same addresses and ports)")
+      end_notes[call_key(number, tvb, -1)] = text -- (re-dissection shows it as show_end does)
+      skipped_item(tree, tvb(0, 0), text)
+      set_info(pinfo, sfmt("%d-byte message cut short", big.n))
+      side.lost = new_lost(number, 0)
+      return 0
+    end
+    big.asked = false
     -- Wireshark keeps reassembling (retransmissions, order), a stage of at most lua_desegment_max bytes at a
     -- time, each a reassembly of its own: the plugin takes each stage whole
     local want = big.need < SPEC.lua_desegment_max and big.need or SPEC.lua_desegment_max
     if len < want and pinfo.can_desegment > 0 then
       pinfo.desegment_offset, pinfo.desegment_len = 0, want - len
+      big.asked = true
       return len, true
     end
     local take = len < big.need and len or big.need
@@ -2680,7 +2761,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
       -- again (a reassembled stage before it, the rest of the segment after the PDU's end): where its tvb
       -- is in the frame (a reassembly is at 0) and its length
       side.big, big.last, big.last_take, big.last_off, big.last_len = nil, number, take, tvb:offset(), len
-      ends = true
+      ends, tcp_collecting = true, tcp_collecting - 1
       if big.kept then
         big.chunks[#big.chunks + 1] = tconcat(big.parts)
         big.data, big.parts, big.chunks = tconcat(big.chunks), nil, nil
@@ -2701,6 +2782,207 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
   return take
 end
 
+-- Connection ends. Wireshark calls no dissector for a segment without payload, so the plugin sees a FIN,
+-- a RST or a new SYN on the same addresses and ports through the TCP tap -- on only while a long PDU is
+-- being collected: a tap listener made at load would make tshark build every packet's tree. What the flow
+-- held ends there (its bytes are released) and is reported at the next segment the plugin sees on that
+-- side (a skipped run ends there too when the tap is on). Taps run in the first pass of Wireshark and of
+-- one-pass tshark; the first pass of `tshark -2` runs none (there a stage that never comes still ends the
+-- PDU, above).
+local end_tap = nil -- (tap_upto: the last frame the tap looked at)
+
+local function end_side(side, why)
+  local text
+  if side.big then
+    text = drop_big(side, why)
+  elseif side.lost then
+    local lost = side.lost
+    text = sfmt("%d bytes skipped since frame %d: no plausible PDU before %s", lost.skipped + #lost.tail,
+                lost.first, why)
+  end
+  side.lost = nil
+  side.ended = text
+end
+
+local function tap_packet(pinfo, _, th)
+  -- (a tap runs after its frame is dissected, when pinfo.visited is already set: the first pass is told by
+  -- frame numbers that grow; a retap starts again at frame 1)
+  local number = pinfo.number
+  if type(th) ~= "table" or number <= tap_upto then return end
+  tap_upto = number
+  local flags = th.th_flags or 0
+  local fin, syn, rst, ack = flags % 2 == 1, flags % 4 >= 2, flags % 8 >= 4, flags % 32 >= 16
+  if not (fin or rst or (syn and not ack)) then return end
+  local key, sender = conv_key(pinfo, "tcp")
+  local conv = convs[key]
+  if conv == nil then return end
+  local why = rst and "the connection was reset (RST)"
+              or syn and "a new connection (SYN) reused its addresses and ports"
+              or "the connection was closed (FIN)"
+  for who, side in pairs(conv.sides) do
+    if (side.big or side.lost) and (not fin or rst or syn or who == sender) then end_side(side, why) end
+  end
+end
+
+local function watch_ends()
+  if end_tap ~= nil then return end
+  local ok, tap = pcall(Listener.new, "tcp")
+  end_tap = ok and tap or false
+  if ok then tap.packet = tap_packet end
+end
+
+-- the tap costs every TCP packet a call (~13 us): off again once nothing is collected (from a dissector
+-- call, never from the tap's own callback, while Wireshark walks its listeners)
+local function unwatch_ends()
+  if end_tap and tcp_collecting <= 0 then
+    end_tap:remove()
+    end_tap = nil
+  end
+end
+
+-- what ended on this side since the plugin last saw it (the tap), shown on this call
+local function show_end(tvb, tree, side, number, visited)
+  local key = call_key(number, tvb, -1)
+  local text
+  if visited then
+    text = end_notes[key]
+  else
+    text, side.ended = side.ended, nil
+    end_notes[key] = text
+  end
+  if text then skipped_item(tree, tvb(0, 0), text) end
+end
+
+-- Lost synchronisation: after an implausible length prefix (or a long PDU given up) the plugin skips to
+-- the next plausible PDU as the Python reader does (pcap/framing.py, LengthPrefixFramer._resync): an offset
+-- is a candidate when its length prefix is in range and aligned and its body starts with a type id below
+-- the heuristic dialects' and a zero; the earliest candidate whose whole PDU reads to exactly its length
+-- wins. Each offset is looked at once; a candidate whose PDU has not all arrived waits (at most
+-- MAX_RESYNC_CANDIDATES of them, each at most LUA_RESYNC_MAX bytes, so at most that many bytes are held).
+-- One expert item per skipped run (where it starts); the frames of the run show how many bytes so far,
+-- the one that resynchronises how many in all.
+local RESYNC_MAX, RESYNC_CANDIDATES = TR.LUA_RESYNC_MAX, TR.MAX_RESYNC_CANDIDATES
+local CANDIDATE_AT -- a Lua pattern for the six bytes a candidate starts with (its prefix: aligned, < 2^24)
+do
+  local type_limit = 0
+  for _, name in ipairs(TR.HEURISTIC_DIALECTS) do
+    if DIALECTS[name] and DIALECTS[name].vmax > type_limit then type_limit = DIALECTS[name].vmax end
+  end
+  local function class(pred)
+    local out = {}
+    for b = 0, 255 do
+      if pred(b) then out[#out + 1] = schar(b):match("%w") and schar(b) or ("%" .. schar(b)) end
+    end
+    return "[" .. tconcat(out) .. "]"
+  end
+  CANDIDATE_AT = class(function(b) return b % TR.BODY_ALIGN == 0 end) .. ".."
+                 .. "%z" .. class(function(b) return b < type_limit end) .. "%z"
+end
+
+function new_lost(number, skipped)
+  -- (no tap for a skipped run alone: it holds at most LUA_RESYNC_MAX bytes, and a new connection's first
+  -- PDU ends it by itself; a tap listener costs Wireshark time on every TCP packet)
+  -- base: stream position of tail's first byte; scanned: positions below it were looked at; cands: waiting
+  -- candidates { position, end } in position order; skipped: bytes given up before tail
+  return { first = number, base = 0, tail = "", scanned = 0, cands = {}, skipped = skipped }
+end
+
+-- the first plausible PDU in tail .. data: its index in that window (1-based), or nil
+local function lost_scan(lost, data, first)
+  local window = lost.tail .. data
+  local wbase, wlen = lost.base, #lost.tail + #data
+  local cands, kept = lost.cands, {}
+  local found = nil
+  for _, c in ipairs(cands) do -- waiting candidates, earliest first
+    local p, stop = c[1] - wbase + 1, c[2] - wbase
+    if found == nil and stop <= wlen then
+      if plausible_in(ssub(window, p + 4, stop), stop - p - 3, first) then found = p end
+    elseif found == nil then
+      kept[#kept + 1] = c
+    end
+  end
+  if found then return found, window end
+  cands = kept
+  local i = lost.scanned - wbase + 1
+  while true do
+    local p = sfind(window, CANDIDATE_AT, i)
+    if p == nil then break end
+    i = p + 1
+    local b1, b2, b3 = sbyte(window, p, p + 2)
+    local n = b1 + b2 * 256 + b3 * 65536
+    if n >= TR.MIN_BODY and n + 4 <= RESYNC_MAX then
+      local stop = p + 3 + n
+      if stop <= wlen then
+        if plausible_in(ssub(window, p + 4, stop), n, first) then return p, window end
+      else
+        cands[#cands + 1] = { wbase + p - 1, wbase + stop }
+        if #cands > RESYNC_CANDIDATES then table.remove(cands, 1) end
+      end
+    end
+  end
+  local scanned = wbase + wlen - 5 -- the last 5 offsets have fewer than 6 bytes: looked at again
+  if scanned > lost.scanned then lost.scanned = scanned end
+  lost.cands = cands
+  local keep = cands[1] and cands[1][1] or lost.scanned -- stream position of the first byte still needed
+  if keep > wbase + wlen then keep = wbase + wlen end
+  if keep > wbase then
+    lost.skipped = lost.skipped + (keep - wbase)
+    lost.tail, lost.base = ssub(window, keep - wbase + 1), keep
+  else
+    lost.tail = window
+  end
+  return nil
+end
+
+-- a call while synchronisation is lost, from `start`: returns where PDUs start again in tvb (nil: all skipped)
+local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
+  -- (a frame has at most one call that starts in a skipped run, at 0: the plugin asks for no reassembly
+  -- while synchronisation is lost; such a call's note is the bytes skipped so far, a number)
+  local key = start == 0 and number or call_key(number, tvb, start)
+  local len = tvb:len()
+  local note
+  if visited then
+    note = lost_notes[key]
+    if note == nil then return nil end
+  else
+    local lost = side.lost
+    local first = conv.verdict and conv.verdict.dialect
+    if first ~= "godot4" and first ~= "godot3" then first = conv.plausible end
+    local before = #lost.tail
+    local p, window = lost_scan(lost, start == 0 and tvb:raw() or tvb:raw(start), first)
+    if p then -- (p may be in the held bytes, before this tvb)
+      local stop = p + 3 + (sbyte(window, p) + sbyte(window, p + 1) * 256 + sbyte(window, p + 2) * 65536)
+      note = { first = lost.first, skipped = lost.skipped + p - 1 }
+      if p > before then
+        note.resume = start + p - 1 - before
+      else
+        note.pdu, note.resume = ssub(window, p, stop), start + stop - before
+      end
+      side.lost = nil
+    else
+      note = lost.skipped + #lost.tail
+    end
+    lost_notes[key] = note
+  end
+  if type(note) == "number" then
+    local root = tree_of(tree):add(godot, tvb(start, len - start))
+    root:set_text(sfmt("Godot Variant: %d bytes skipped so far (no plausible PDU yet)", note))
+    set_info(pinfo, sfmt("[%d bytes skipped]", note))
+    return nil
+  end
+  if note.skipped > 0 then -- (none: a PDU right where the run began)
+    local upto = note.pdu and start or note.resume
+    local root = tree_of(tree):add(godot, tvb(start, upto - start))
+    root:set_text(sfmt("Godot Variant: %d bytes skipped since frame %d; resynchronised on the next plausible PDU",
+                       note.skipped, note.first))
+    set_info(pinfo, sfmt("%d bytes skipped", note.skipped))
+  end
+  if note.pdu then
+    dissect_pdu(ByteArray.new(note.pdu, true):tvb("Reassembled Godot message"), pinfo, tree)
+  end
+  return note.resume
+end
+
 -- a PDU starting at `off` does not end in this tvb and is too long to hand to Wireshark's reassembly
 local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
   local big
@@ -2718,8 +3000,9 @@ local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
       tcp_held = tcp_held + big.n
       big.parts[1] = tvb:raw(off, have)
     end
-    side.big = big
+    side.big, tcp_collecting = big, tcp_collecting + 1
     tcp_starts[number] = big
+    watch_ends()
   end
   collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, false)
 end
@@ -2730,6 +3013,8 @@ function tcp_pdus(tvb, pinfo, tree, conv)
   local side = side_of(conv, select(2, conv_of(pinfo, "tcp")))
   local len = tvb:len()
   local off = 0
+  if side.ended or visited then show_end(tvb, tree, side, number, visited) end
+  if end_tap and not visited then unwatch_ends() end
   local note = visited and tcp_notes[number]
   if note and note.last == number and tvb:offset() > note.last_off then
     note = nil -- the rest of the segment after the PDU this frame completed: new PDUs
@@ -2738,6 +3023,10 @@ function tcp_pdus(tvb, pinfo, tree, conv)
     local asked
     off, asked = tcp_continue(tvb, pinfo, tree, side, number, visited)
     if asked then return end
+  end
+  if visited and lost_notes[off == 0 and number or call_key(number, tvb, off)] or not visited and side.lost then
+    off = tcp_lost(tvb, pinfo, tree, conv, side, off, number, visited)
+    if off == nil then return end
   end
   local can = pinfo.can_desegment > 0 -- 0: TCP reassembly is off (or this is no TCP payload)
   while off < len do
@@ -2754,9 +3043,17 @@ function tcp_pdus(tvb, pinfo, tree, conv)
       goto continue
     end
     local n = tvb(off, 4):le_uint()
-    if n > SPEC.max_pdu then -- junk: consume what is here
-      dissect_pdu(tvb(off):tvb(), pinfo, tree)
-      return
+    if n > SPEC.max_pdu then -- synchronisation lost: one expert item, then on to the next plausible PDU
+      local text = sfmt("length %d is implausible (more than %d): bytes skipped up to the next plausible PDU", n,
+                        SPEC.max_pdu)
+      local root = tree_of(tree):add(godot, tvb(off, 4))
+      root:set_text("Godot Variant: " .. text)
+      root:add_le(F.pdu_len, tvb(off, 4))
+      root:add_tvb_expert_info(E.skipped, tvb(off, 4), text)
+      if not visited then side.lost = new_lost(number, 4) end -- (the prefix is skipped too)
+      off = tcp_lost(tvb, pinfo, tree, conv, side, off + 4, number, visited)
+      if off == nil then return end
+      goto continue
     end
     if avail >= n + 4 then
       dissect_pdu(tvb(off, n + 4):tvb(), pinfo, tree)
@@ -5174,9 +5471,9 @@ local function part()
 local ES = MP_SPEC.enet
 -- what these templates use of engine.lua (its main-chunk locals): fail at load time, not per packet,
 -- if the engine stops offering one of them
-local ENGINE_NAMES = { "show", "F", "godot", "STATS_HOOK", "looks_like_text", "NULL_ITEM", "tree_of", "enter", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
+local ENGINE_NAMES = { "show", "PORT_TEXT", "F", "godot", "STATS_HOOK", "looks_like_text", "NULL_ITEM", "tree_of", "enter", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
                        "tconcat", "tsort", "floor", "band", "bor", "rshift", "lshift" }
-local ENGINE_VALUES = { show, F, godot, STATS_HOOK, looks_like_text, NULL_ITEM, tree_of, enter, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
+local ENGINE_VALUES = { show, PORT_TEXT, F, godot, STATS_HOOK, looks_like_text, NULL_ITEM, tree_of, enter, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
                         band, bor, rshift, lshift }
 for i, name in ipairs(ENGINE_NAMES) do
   assert(ENGINE_VALUES[i] ~= nil, "godot.lua: engine.lua no longer defines " .. name)
@@ -5353,6 +5650,11 @@ local set_header_bits = (function()
   return compiled("header", tconcat(lines, "\n"), floor)
 end)()
 local CHECK_OP = { ["!="] = "~=" }
+-- A command is one table: what parse() says about it (these keys) and its values by field name, so
+-- cmd.values is the command itself (a table fewer per command; field names are checked not to clash)
+local CMD_KEYS = { "def", "number", "byte", "values", "off", "at", "size", "data_off", "data_len", "flags" }
+local CMD_KEY_SET = {}
+for _, k in ipairs(CMD_KEYS) do CMD_KEY_SET[k] = true end
 for _, d in ipairs(ES.commands) do
   -- the values after the command byte: channel, reliable_seq, then the command's fields
   local fields = { CH.channel, CH.reliable_seq }
@@ -5360,8 +5662,12 @@ for _, d in ipairs(ES.commands) do
   local n = d.size - CH.command.size
   local locals, keys, at = {}, {}, 1
   for i = 1, n do locals[i] = "b" .. i end
-  for _, f in ipairs(fields) do keys[#keys + 1] = sfmt("[%q] = %s", f.name, be_sum(at, f.size)); at = at + f.size end
+  for _, f in ipairs(fields) do
+    assert(not CMD_KEY_SET[f.name], "enet.lua: field " .. f.name .. " clashes with a command key")
+    keys[#keys + 1] = sfmt("[%q] = %s", f.name, be_sum(at, f.size)); at = at + f.size
+  end
   assert(at - 1 == n, "enet.lua: the fields of " .. d.name .. " do not fill its size")
+  for _, k in ipairs(CMD_KEYS) do keys[#keys + 1] = k .. " = nil" end -- (sizes the table: no rehash as they are set)
   d.read_values = compiled(d.name, sfmt("local sbyte = ...\nreturn function(buf, q)\nlocal %s = sbyte(buf, q, q + %d)\n"
     .. "return { %s }\nend", tconcat(locals, ", "), n - 1, tconcat(keys, ", ")), sbyte)
   local conds = {}
@@ -5373,6 +5679,13 @@ for _, d in ipairs(ES.commands) do
   end
   d.checks_pass = compiled(d.name .. " checks", "return function(v) return "
     .. (#conds > 0 and tconcat(conds, " and ") or "true") .. " end")
+end
+
+-- what a command byte says, by its value (the bit ranges worked out once, not per command)
+local NUMBER_OF, ACK_OF = {}, {}
+for byte = 0, 255 do
+  NUMBER_OF[byte] = bits_of(NUMBER_BITS, byte)
+  ACK_OF[byte] = ACK_BIT ~= nil and bits_of(ACK_BIT, byte) == 1
 end
 
 local function parse(raw, body)
@@ -5418,7 +5731,7 @@ local function parse(raw, body)
       break
     end
     local byte = sbyte(buf, p + 1)
-    local number = bits_of(NUMBER_BITS, byte)
+    local number = NUMBER_OF[byte]
     local d = CMD_BY_NUMBER[number]
     if d == nil then
       if padding then dg.padding = left; break end
@@ -5439,8 +5752,8 @@ local function parse(raw, body)
       dg.err_off, dg.err = at, sfmt("%s from a peer that already has an id: ENet rejects it", d.name)
       break
     end
-    local cmd = { def = d, number = number, byte = byte, values = v, off = base + p, at = p, size = d.size,
-                  data_off = nil, data_len = nil, flags = nil }
+    local cmd = v
+    cmd.def, cmd.number, cmd.byte, cmd.values, cmd.off, cmd.at, cmd.size = d, number, byte, v, base + p, p, d.size
     if d.data_length then
       local dn = v[d.data_length]
       if left < d.size + dn then
@@ -5456,7 +5769,7 @@ local function parse(raw, body)
     dg.commands[#dg.commands + 1] = cmd
     p = p + cmd.size
     have_peer = true
-    if ACK_BIT and bits_of(ACK_BIT, byte) == 1 and dg.has_sent_time ~= 1 then
+    if ACK_OF[byte] and dg.has_sent_time ~= 1 then
       dg.err_off = at
       dg.err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
     end
@@ -5469,7 +5782,7 @@ end
 MP.enet_parse = parse
 
 -- the detection rule of enet/detect.py looks_like_enet
-local function in_list(list, x) for _, y in ipairs(list) do if y == x then return true end end return false end
+local function in_list(list, x) for i = 1, #list do if list[i] == x then return true end end return false end
 local function looks_like_enet(raw)
   if #raw < HW.size + ES.command_header_size then return false end
   local dg = parse(raw, nil)
@@ -5479,7 +5792,9 @@ local function looks_like_enet(raw)
     dg = parse(raw, body)
   end
   if dg.opaque or dg.err or #dg.commands == 0 or #dg.commands > ES.max_packet_commands then return false end
-  for _, c in ipairs(dg.commands) do
+  local cmds = dg.commands
+  for i = 1, #cmds do
+    local c = cmds[i]
     local d, v = c.def, c.values
     if not in_list(d.sent_flags, c.flags) then return false end
     if d.delivery == nil and d.name ~= "ACKNOWLEDGE" and v.channel ~= ES.control_channel then return false end
@@ -5510,11 +5825,11 @@ local function new_direction()
 end
 
 local function econv_of(pinfo)
-  local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
-  local b = tostring(pinfo.dst) .. ":" .. pinfo.dst_port
+  local a = tostring(pinfo.src) .. ":" .. PORT_TEXT[pinfo.src_port]
+  local b = tostring(pinfo.dst) .. ":" .. PORT_TEXT[pinfo.dst_port]
   local key = a < b and (a .. " " .. b) or (b .. " " .. a)
   local c = econvs[key]
-  if c == nil then c = { key = key, dirs = {} }; econvs[key] = c end
+  if c == nil then c = { key = key, mp_key = "e " .. key, dirs = {} }; econvs[key] = c end
   return c, a
 end
 
@@ -5709,13 +6024,15 @@ local function show_command(ctree, ctvb, cmd)
   local whole = ctvb(cmd.off, cmd.size) -- the command's item and its generated fields share it
   local r = cmd.size == d.size and whole or ctvb(cmd.off, d.size) -- its header
   local item = ctree:add(enet, whole, d.name)
-  item:set_text(d.name)
+  -- (the label given to add() is the item's text)
   local byte_range = r(0, CH.command.size)
-  for _, b in ipairs(CMD_BITS) do item:add(b.f, byte_range) end
+  for i = 1, #CMD_BITS do item:add(CMD_BITS[i].f, byte_range) end -- (numeric loops: ipairs calls C per step)
   item:add(F_CHANNEL, r(CH.command.size, CH.channel.size))
   item:add(F_RELIABLE_SEQ, r(CH.command.size + CH.channel.size, CH.reliable_seq.size))
   local q = ES.command_header_size
-  for _, f in ipairs(d.fields) do
+  local fields = d.fields
+  for i = 1, #fields do
+    local f = fields[i]
     item:add(EF[f.abbrev], r(q, f.size))
     q = q + f.size
   end
@@ -5724,10 +6041,17 @@ local function show_command(ctree, ctvb, cmd)
     local major = ES.godot_major_by_channel_count[v.channel_count]
     if major then item:add(F_GODOT, r, major):set_generated() end
   end
-  item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq))
-  if d.data_length then item:append_text(sfmt(", %d bytes", cmd.data_len)) end
+  if d.data_length then item:append_text(sfmt(" ch %d seq %d, %d bytes", v.channel, v.reliable_seq, cmd.data_len))
+  else item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq)) end
   return item, whole
 end
+
+-- the ENet item's ", peer 0x..." by peer id (at most 4096 of them, made once each)
+local PEER_TEXT = setmetatable({ ["?"] = ", peer ?" }, { __index = function(t, id)
+  local text = sfmt(", peer 0x%03x", id)
+  t[id] = text
+  return text
+end })
 
 local function conv_major(conv)
   if EP.major ~= 0 then return EP.major, "chosen by the user (preference enet.godot_major)" end
@@ -5740,7 +6064,6 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local raw = tvb:raw()
   if conv == nil then conv, sender = econv_of(pinfo) end
   local root = null and NULL_ITEM or tree:add(enet, tvb())
-  pinfo.cols.protocol = "ENet"
   local body
   local dg0 = parse(raw, nil)
   local ctvb = tvb
@@ -5757,10 +6080,10 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local dg = body and parse(raw, body) or dg0
   if dg.word and not null then
     local hrange = tvb(0, HW.size)
-    for _, b in ipairs(HEADER_BITS) do root:add(b.f, hrange) end
+    for i = 1, #HEADER_BITS do root:add(HEADER_BITS[i].f, hrange) end
     if dg.sent_time then root:add(F_SENT_TIME, tvb(HW.size, ES.sent_time.size)) end
   end
-  if not null then root:append_text(sfmt(", peer %s", dg.peer_id and sfmt("0x%03x", dg.peer_id) or "?")) end
+  if not null then root:append_text(PEER_TEXT[dg.peer_id or "?"]) end
   if body then
     ctvb = ByteArray.new(ssub(raw, 1, dg.header_size) .. body, true):tvb("Decompressed ENet datagram")
   end
@@ -5771,7 +6094,10 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     info[#info + 1] = sfmt("compressed (%d bytes)", tvb:len() - dg.header_size)
   end
   -- the conversation's client and Godot version, from CONNECT / VERIFY_CONNECT
-  for _, c in ipairs(dg.commands) do
+  local visited = pinfo.visited -- (each Pinfo attribute read is a call into Wireshark)
+  local cmds = dg.commands
+  for i = 1, #cmds do
+    local c = cmds[i]
     local d = c.def
     if d.name == "CONNECT" then
       if conv.client ~= sender or conv.connect_id ~= c.values.connect_id then
@@ -5786,32 +6112,38 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
       end
     end
     local major = c.values.channel_count and ES.godot_major_by_channel_count[c.values.channel_count]
-    if major and not pinfo.visited then
+    if major and not visited then
       conv.major = major
       conv.major_evidence = sfmt("ENet multiplayer: %s channel count %d = Godot %d", d.name, c.values.channel_count, major)
     end
   end
-  if conv.client == nil and not pinfo.visited then conv.client = sender end
+  if conv.client == nil and not visited then conv.client = sender end
   local direction = conv.client == sender and "c2s" or "s2c"
   local dir = dir_of(conv, sender)
   local number = pinfo.number
   local plan = plans[number]
   local fresh = plan == nil
   if fresh then plan = {} elseif plan.what then plan = { plan } end -- one decision is kept bare
-  local now = fresh and pinfo.abs_ts or 0 -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only)
+  local now = nil -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only; read when a decision needs it)
+  local decided = false
   local deliveries = {}
   -- the frame's length is shared by the data bytes of its data commands (duplicates too: their share is
   -- nobody's), as godot_dissect.enet.reassembly gives Record.wire_bytes
   local data_bytes = 0
-  for _, c in ipairs(dg.commands) do if c.def.delivery then data_bytes = data_bytes + c.data_len end end
+  for i = 1, #cmds do local c = cmds[i]; if c.def.delivery then data_bytes = data_bytes + c.data_len end end
   local weight = data_bytes > 0 and pinfo.len / data_bytes or 0
-  for i, c in ipairs(dg.commands) do
+  for i = 1, #cmds do
+    local c = cmds[i]
     local item, whole = show_command(root, ctvb, c)
     info[#info + 1] = c.def.name
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len) end
+      if fresh or plan[i] == nil then
+        now = now or (fresh and pinfo.abs_ts or 0)
+        plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len)
+      end
+      decided = true
       local p = plan[i]
       if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
       if p.evicted then -- groups given up to bound memory when this fragment came
@@ -5844,7 +6176,8 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
       end
     end
   end
-  if plan[2] == nil and plan[1] then plans[number] = plan[1] else plans[number] = plan end
+  -- (a frame without data commands keeps nothing: it has nothing to decide again)
+  if not decided then elseif plan[2] == nil and plan[1] then plans[number] = plan[1] else plans[number] = plan end
   if dg.err then
     local at = dg.err_off
     local len = (body and (#body + dg.header_size) or tvb:len()) - at
@@ -5855,18 +6188,28 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     it:add_proto_expert_info(EE.malformed, sfmt("offset %d: %s", at, dg.err))
     info[#info + 1] = "malformed"
   end
-  pinfo.cols.info = "ENet " .. tconcat(info, ", ")
   local major, evidence = conv_major(conv)
   if major and not null then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
+  -- the Protocol and Info columns: the multiplayer layer's when it reads the frame's packets (it
+  -- replaces the columns), else ENet's (each column write is a few calls into Wireshark)
+  local written = false
   if #deliveries > 0 and MP.deliver then
     local list = {}
-    for i, p in ipairs(deliveries) do
-      list[i] = { p = p, env = { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
+    for i = 1, #deliveries do
+      local p = deliveries[i]
+      -- (msg_key: a number, not a string, which costs a conversion of the frame number; a datagram of
+      -- at most 65,535 bytes has fewer data commands than 65,536)
+      list[i] = { p = p, env = { key = conv.mp_key, major = major, evidence = evidence, direction = direction,
                                  client_id = conv.client_id, transport = "enet", conv = conv,
                                  direction_known = conv.connect_seen or false,
-                                 msg_key = number .. ":" .. i } }
+                                 msg_key = number * 65536 + i } }
     end
-    MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
+    written = MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
+  end
+  if not written then
+    local cols = pinfo.cols
+    cols.protocol = "ENet"
+    cols.info = "ENet " .. tconcat(info, ", ")
   end
   return tvb:len()
 end
@@ -6115,7 +6458,9 @@ local function start_of(s, name)
 end
 local NONE = {} -- an empty list (read only): `x or NONE` makes no table
 local function holds(conds, s)
-  for _, c in ipairs(conds or NONE) do
+  conds = conds or NONE
+  for i = 1, #conds do -- (numeric loops: ipairs calls C per step)
+    local c = conds[i]
     local v = get(s, c.name)
     if type(v) ~= "number" then return false end
     if c.op == "==" and v ~= c.operand then return false end
@@ -6184,7 +6529,9 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
     r = rng(ctx, pos, pos + code.size) -- the item's bit fields share its TvbRange
     item = tree:add(IF[it.name], r, w and w.new(v) or v)
   end
-  for _, b in ipairs(bits or NONE) do
+  bits = bits or NONE
+  for i = 1, #bits do
+    local b = bits[i]
     local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
     scope.v[b.name] = bv
     if item and BF[b.name] then
@@ -6212,7 +6559,8 @@ local function read_item(ctx, it, pos, stop, scope, tree)
     local code = sel ~= nil and it.codes[sel]
     if not code then mfail(ctx, pos, sfmt("%s: no width for %s = %s", it.name, it.selector, tostring(sel))) end
     local bits
-    for _, bb in ipairs(it.bits) do if bb.size == code.size then bits = bb.bits end end
+    local all = it.bits
+    for i = 1, #all do if all[i].size == code.size then bits = all[i].bits end end
     return read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
   elseif k == "text" then
     return read_text(ctx, it, pos, stop, scope, tree)
@@ -6285,7 +6633,7 @@ local function read_item(ctx, it, pos, stop, scope, tree)
 end
 
 read_items = function(ctx, items, pos, stop, scope, tree)
-  for _, it in ipairs(items) do pos = read_item(ctx, it, pos, stop, scope, tree) end
+  for i = 1, #items do pos = read_item(ctx, items[i], pos, stop, scope, tree) end
   return pos
 end
 
@@ -6355,7 +6703,8 @@ local function show_args(ctx, it, s, e, scope, tree, count, reader)
     i = i + 1
   end
   ctx.args = ctx.args or {}
-  for _, x in ipairs(texts) do ctx.args[#ctx.args + 1] = x end
+  local args = ctx.args
+  for k = 1, #texts do args[#args + 1] = texts[k] end
   return pos -- bytes after the last argument: the engine ignores them
 end
 
@@ -6489,7 +6838,8 @@ local PROTOCOLS = MS.protocols
 local function command_of(proto, byte)
   local cb = proto.command_byte.bits[1]
   local n = bits_get(cb, byte)
-  for _, c in ipairs(proto.commands) do if c.id == n then return c, n end end
+  local cmds = proto.commands
+  for i = 1, #cmds do if cmds[i].id == n then return cmds[i], n end end
   return nil, n
 end
 
@@ -6565,7 +6915,9 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   if not null then citem:append_text(sfmt(" (%d)", n)) end
   root:add(MF.kind, first, c.kind):set_generated()
   local scope = scope_new(nil)
-  for _, b in ipairs(c.flags or NONE) do
+  local flags = c.flags or NONE
+  for i = 1, #flags do
+    local b = flags[i]
     local v = bits_get(b, byte)
     scope.v[b.name] = v
     if BF_MASKED[b.name] then citem:add(BF[b.name], first)
@@ -7088,6 +7440,8 @@ end
 -- call's tree is the ENet item (Wireshark's Lua adds its hidden helper item there, not at the top),
 -- and the multiplayer items go to the top level of the tree, after ENet's.
 local handed, mp_handle = nil, nil
+-- Returns whether the packets were read (every packet read writes the Info column; the godot_mp
+-- protocol may be disabled).
 MP.deliver = function(list, tvb, pinfo, top, enet_item)
   handed = { list = list, top = top }
   if top == NULL_ITEM then
@@ -7098,14 +7452,17 @@ MP.deliver = function(list, tvb, pinfo, top, enet_item)
     mp_handle = mp_handle or Dissector.get("godot_mp")
     mp_handle:call(tvb, pinfo, enet_item)
   end
+  local read = handed == nil -- (godot_mp.dissector takes the job)
   handed = nil
+  return read
 end
 
 function godot_mp.dissector(tvb, pinfo, tree)
   local job = handed
   handed = nil
   if job == nil then return 0 end -- not called by enet.lua (e.g. Decode As): nothing to read alone
-  for _, d in ipairs(job.list) do MP.payload(d.p, pinfo, job.top, d.env) end
+  local list = job.list
+  for i = 1, #list do MP.payload(list[i].p, pinfo, job.top, list[i].env) end
   return tvb:len()
 end
 

@@ -8,7 +8,9 @@ RSS under the stated bounds, and no superlinear growth. The classes follow issue
 surrogates, deep Dictionary keys, huge length/count claims, 1-byte trickles (in order and
 reversed), floods of flows, unbounded WebSocket frames, a debugger argument count of 2^31-1, ENet
 tiny fragments and many-peer fragment groups, resync over fake length prefixes, a 2 GB
-prefix then a trickle, cut captures, and .tscn files with many sections or bad UTF-8.
+prefix then a trickle, junk after an implausible prefix, long PDUs cut by a gap or by the end of
+their connection (RST, FIN, a new SYN on the same 4-tuple), cut captures, and .tscn files with many
+sections or bad UTF-8.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..spec import enet as enet_spec
 from ..spec.dialects import Dialect, get_dialect
 from ..spec.transports import (
     DEBUGGER_PORTS,
+    MAX_PDU,
     WS_BINARY,
     WS_CONTINUATION,
     WS_FIN,
@@ -32,7 +35,7 @@ from ..spec.transports import (
     WS_LEN64,
     WS_LEN64_FIELD,
 )
-from .pcapout import ACK, FIN, PSH, SYN, PcapWriter
+from .pcapout import ACK, FIN, PSH, RST, SYN, PcapWriter
 
 #: the port the constructions send Godot traffic to (``read -p``), the debugger's, an ENet port
 PORT = 6000
@@ -73,13 +76,14 @@ def nested_dictionary(depth: int) -> bytes:
 class _Tcp:
     """One TCP connection in a PcapWriter: handshake, data (any segmentation), FIN."""
 
-    def __init__(self, w: PcapWriter, client: tuple, server: tuple, handshake: bool = True) -> None:
+    def __init__(self, w: PcapWriter, client: tuple, server: tuple, handshake: bool = True, isn: int = 999,
+                 t: float = 0.0) -> None:
         self.w, self.client, self.server = w, client, server
-        self.cseq, self.sseq, self.t = 1000, 5000, 0.0
+        self.cseq, self.sseq, self.t = isn + 1, isn + 4001, t
         if handshake:
-            w.tcp(0, client, server, 999, 0, SYN)
-            w.tcp(0, server, client, 4999, 1000, SYN | ACK)
-            w.tcp(0, client, server, 1000, 5000, ACK)
+            w.tcp(t, client, server, isn, 0, SYN)
+            w.tcp(t, server, client, isn + 4000, isn + 1, SYN | ACK)
+            w.tcp(t, client, server, isn + 1, isn + 4001, ACK)
 
     def send(self, data: bytes, c2s: bool = True) -> None:
         self.t += 1e-4
@@ -98,6 +102,10 @@ class _Tcp:
 
     def close(self) -> None:
         self.w.tcp(self.t + 1e-4, self.client, self.server, self.cseq, self.sseq, FIN | ACK)
+
+    def reset(self) -> None:
+        self.t += 1e-4
+        self.w.tcp(self.t, self.client, self.server, self.cseq, self.sseq, RST | ACK)
 
 
 # --- the constructions: build(n, path) ---------------------------------------------------------------
@@ -188,6 +196,95 @@ def resync(n: int, path: Path) -> None:
     data = bytes.fromhex("00004000") * (n * 256)
     for i in range(0, len(data), 1400):
         tcp.send(data[i:i + 1400])
+    w.close()
+
+
+GOOD_PDU = _U32.pack(len(GOOD)) + GOOD
+#: a length prefix past MAX_PDU (lost synchronisation) and a long message's prefix (past the plugin's
+#: LUA_DESEGMENT_MAX: collected by the plugin, not by Wireshark's reassembly)
+IMPLAUSIBLE = _U32.pack(0xFFFFFFF0)
+
+
+def _long_claim(size: int) -> bytes:
+    """The first 8 bytes of a PDU whose body is a PackedByteArray of ``size`` bytes (a plausible header)."""
+    return _U32.pack(size + 8) + _head(_GODOT3, "PACKED_BYTE_ARRAY", size)
+
+
+def resync_junk(n: int, path: Path) -> None:
+    """A confirmed stream, an implausible length prefix, then n KB of zeros and junk, then good PDUs
+    (one skipped run; every good PDU after it decoded)."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, SERVER)
+    for _ in range(3):
+        tcp.send(GOOD_PDU)
+    data = IMPLAUSIBLE + bytes(n * 512) + b"\xee" * (n * 512)
+    for i in range(0, len(data), 1400):
+        tcp.send(data[i:i + 1400])
+    for _ in range(5):
+        tcp.send(GOOD_PDU)
+    tcp.send(GOOD_PDU * 3)
+    tcp.close()
+    w.close()
+
+
+def cut_connections(n: int, path: Path) -> None:
+    """Long PDUs (announcing 2n KB) cut after n KB: one by a RST, one by a new SYN (new ISN) on the same
+    addresses and ports; each then a new connection on the same 4-tuple with good PDUs."""
+    w = PcapWriter(path)
+    for port, rst in ((40000, True), (40001, False)):
+        client = (CLIENT[0], port)
+        tcp = _Tcp(w, client, SERVER, t=port - 40000)
+        for _ in range(2):
+            tcp.send(GOOD_PDU)
+        body = _long_claim(n * 2048) + bytes(n * 1024)
+        for i in range(0, len(body), 1000):
+            tcp.send(body[i:i + 1000])
+        if rst:
+            tcp.reset()
+        tcp2 = _Tcp(w, client, SERVER, isn=777_000 + port, t=tcp.t + 1e-3)
+        for _ in range(4):
+            tcp2.send(GOOD_PDU)
+        tcp2.close()
+    w.close()
+
+
+def held_gap(n: int, path: Path) -> None:
+    """A long PDU (n KB) with one segment never captured in its middle, then good PDUs."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, SERVER)
+    for _ in range(2):
+        tcp.send(GOOD_PDU)
+    body = _long_claim(n * 1024 - 8) + bytes(n * 1024 - 8)
+    gap = (len(body) // 2000) * 1000
+    for i in range(0, len(body), 1000):
+        if i == gap:
+            tcp.cseq += len(body[i:i + 1000])  # lost
+            continue
+        tcp.send(body[i:i + 1000])
+    for _ in range(4):
+        tcp.send(GOOD_PDU)
+    tcp.close()
+    w.close()
+
+
+def ended_flows(n: int, path: Path) -> None:
+    """n connections whose long PDU (announcing MAX_PDU bytes) ends unfinished by a RST or a FIN, more than
+    the capture's MAX_HELD_BYTES in all; then a connection with a whole 8 KB PDU (what an ended flow held
+    must be released, or the last PDU would go past the budget)."""
+    w = PcapWriter(path)
+    t = 0.0
+    for i in range(n):
+        tcp = _Tcp(w, (CLIENT[0], 41000 + i), SERVER, t=t)
+        tcp.send(GOOD_PDU)
+        tcp.send(_long_claim(MAX_PDU - 8) + bytes(1992))
+        tcp.reset() if i % 2 == 0 else tcp.close()
+        t = tcp.t + 1e-3
+    tcp = _Tcp(w, (CLIENT[0], 40999), SERVER, t=t)
+    tcp.send(GOOD_PDU)
+    body = _long_claim(8192) + bytes(8192)
+    for i in range(0, len(body), 1000):
+        tcp.send(body[i:i + 1000])
+    tcp.close()
     w.close()
 
 
@@ -329,6 +426,10 @@ CLASSES: tuple[Hostile, ...] = (
     Hostile("reversed", reversed_trickle, (4000, 8000), "1-byte segments", errors=(0, 0)),
     Hostile("big_prefix_trickle", big_prefix_trickle, (4000, 8000), "1-byte segments", errors=(1, 4)),
     Hostile("resync", resync, (64, 128), "KB", errors=(1, 8)),
+    Hostile("resync_junk", resync_junk, (64, 128), "KB", errors=(1, 1)),
+    Hostile("cut_connections", cut_connections, (64, 128), "KB", errors=(2, 2)),
+    Hostile("held_gap", held_gap, (64, 128), "KB", errors=(1, 2)),
+    Hostile("ended_flows", ended_flows, (16, 32), "connections", errors=(16, 32)),
     Hostile("flows", flows, (1000, 2000), "UDP + TCP flows"),
     Hostile("websocket", websocket_unbounded, (500, 1000), "KB", errors=(1, 8)),
     Hostile("debugger_argc", debugger_argc, (4000, 8000), "packets", read_args=("-d", "godot3"), errors=(1, 8)),

@@ -6,9 +6,9 @@
 local ES = MP_SPEC.enet
 -- what these templates use of engine.lua (its main-chunk locals): fail at load time, not per packet,
 -- if the engine stops offering one of them
-local ENGINE_NAMES = { "show", "F", "godot", "STATS_HOOK", "looks_like_text", "NULL_ITEM", "tree_of", "enter", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
+local ENGINE_NAMES = { "show", "PORT_TEXT", "F", "godot", "STATS_HOOK", "looks_like_text", "NULL_ITEM", "tree_of", "enter", "DIALECTS", "sfmt", "sbyte", "ssub", "srep", "sfind", "schar",
                        "tconcat", "tsort", "floor", "band", "bor", "rshift", "lshift" }
-local ENGINE_VALUES = { show, F, godot, STATS_HOOK, looks_like_text, NULL_ITEM, tree_of, enter, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
+local ENGINE_VALUES = { show, PORT_TEXT, F, godot, STATS_HOOK, looks_like_text, NULL_ITEM, tree_of, enter, DIALECTS, sfmt, sbyte, ssub, srep, sfind, schar, tconcat, tsort, floor,
                         band, bor, rshift, lshift }
 for i, name in ipairs(ENGINE_NAMES) do
   assert(ENGINE_VALUES[i] ~= nil, "godot.lua: engine.lua no longer defines " .. name)
@@ -185,6 +185,11 @@ local set_header_bits = (function()
   return compiled("header", tconcat(lines, "\n"), floor)
 end)()
 local CHECK_OP = { ["!="] = "~=" }
+-- A command is one table: what parse() says about it (these keys) and its values by field name, so
+-- cmd.values is the command itself (a table fewer per command; field names are checked not to clash)
+local CMD_KEYS = { "def", "number", "byte", "values", "off", "at", "size", "data_off", "data_len", "flags" }
+local CMD_KEY_SET = {}
+for _, k in ipairs(CMD_KEYS) do CMD_KEY_SET[k] = true end
 for _, d in ipairs(ES.commands) do
   -- the values after the command byte: channel, reliable_seq, then the command's fields
   local fields = { CH.channel, CH.reliable_seq }
@@ -192,8 +197,12 @@ for _, d in ipairs(ES.commands) do
   local n = d.size - CH.command.size
   local locals, keys, at = {}, {}, 1
   for i = 1, n do locals[i] = "b" .. i end
-  for _, f in ipairs(fields) do keys[#keys + 1] = sfmt("[%q] = %s", f.name, be_sum(at, f.size)); at = at + f.size end
+  for _, f in ipairs(fields) do
+    assert(not CMD_KEY_SET[f.name], "enet.lua: field " .. f.name .. " clashes with a command key")
+    keys[#keys + 1] = sfmt("[%q] = %s", f.name, be_sum(at, f.size)); at = at + f.size
+  end
   assert(at - 1 == n, "enet.lua: the fields of " .. d.name .. " do not fill its size")
+  for _, k in ipairs(CMD_KEYS) do keys[#keys + 1] = k .. " = nil" end -- (sizes the table: no rehash as they are set)
   d.read_values = compiled(d.name, sfmt("local sbyte = ...\nreturn function(buf, q)\nlocal %s = sbyte(buf, q, q + %d)\n"
     .. "return { %s }\nend", tconcat(locals, ", "), n - 1, tconcat(keys, ", ")), sbyte)
   local conds = {}
@@ -205,6 +214,13 @@ for _, d in ipairs(ES.commands) do
   end
   d.checks_pass = compiled(d.name .. " checks", "return function(v) return "
     .. (#conds > 0 and tconcat(conds, " and ") or "true") .. " end")
+end
+
+-- what a command byte says, by its value (the bit ranges worked out once, not per command)
+local NUMBER_OF, ACK_OF = {}, {}
+for byte = 0, 255 do
+  NUMBER_OF[byte] = bits_of(NUMBER_BITS, byte)
+  ACK_OF[byte] = ACK_BIT ~= nil and bits_of(ACK_BIT, byte) == 1
 end
 
 local function parse(raw, body)
@@ -250,7 +266,7 @@ local function parse(raw, body)
       break
     end
     local byte = sbyte(buf, p + 1)
-    local number = bits_of(NUMBER_BITS, byte)
+    local number = NUMBER_OF[byte]
     local d = CMD_BY_NUMBER[number]
     if d == nil then
       if padding then dg.padding = left; break end
@@ -271,8 +287,8 @@ local function parse(raw, body)
       dg.err_off, dg.err = at, sfmt("%s from a peer that already has an id: ENet rejects it", d.name)
       break
     end
-    local cmd = { def = d, number = number, byte = byte, values = v, off = base + p, at = p, size = d.size,
-                  data_off = nil, data_len = nil, flags = nil }
+    local cmd = v
+    cmd.def, cmd.number, cmd.byte, cmd.values, cmd.off, cmd.at, cmd.size = d, number, byte, v, base + p, p, d.size
     if d.data_length then
       local dn = v[d.data_length]
       if left < d.size + dn then
@@ -288,7 +304,7 @@ local function parse(raw, body)
     dg.commands[#dg.commands + 1] = cmd
     p = p + cmd.size
     have_peer = true
-    if ACK_BIT and bits_of(ACK_BIT, byte) == 1 and dg.has_sent_time ~= 1 then
+    if ACK_OF[byte] and dg.has_sent_time ~= 1 then
       dg.err_off = at
       dg.err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
     end
@@ -301,7 +317,7 @@ end
 MP.enet_parse = parse
 
 -- the detection rule of enet/detect.py looks_like_enet
-local function in_list(list, x) for _, y in ipairs(list) do if y == x then return true end end return false end
+local function in_list(list, x) for i = 1, #list do if list[i] == x then return true end end return false end
 local function looks_like_enet(raw)
   if #raw < HW.size + ES.command_header_size then return false end
   local dg = parse(raw, nil)
@@ -311,7 +327,9 @@ local function looks_like_enet(raw)
     dg = parse(raw, body)
   end
   if dg.opaque or dg.err or #dg.commands == 0 or #dg.commands > ES.max_packet_commands then return false end
-  for _, c in ipairs(dg.commands) do
+  local cmds = dg.commands
+  for i = 1, #cmds do
+    local c = cmds[i]
     local d, v = c.def, c.values
     if not in_list(d.sent_flags, c.flags) then return false end
     if d.delivery == nil and d.name ~= "ACKNOWLEDGE" and v.channel ~= ES.control_channel then return false end
@@ -342,11 +360,11 @@ local function new_direction()
 end
 
 local function econv_of(pinfo)
-  local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
-  local b = tostring(pinfo.dst) .. ":" .. pinfo.dst_port
+  local a = tostring(pinfo.src) .. ":" .. PORT_TEXT[pinfo.src_port]
+  local b = tostring(pinfo.dst) .. ":" .. PORT_TEXT[pinfo.dst_port]
   local key = a < b and (a .. " " .. b) or (b .. " " .. a)
   local c = econvs[key]
-  if c == nil then c = { key = key, dirs = {} }; econvs[key] = c end
+  if c == nil then c = { key = key, mp_key = "e " .. key, dirs = {} }; econvs[key] = c end
   return c, a
 end
 
@@ -541,13 +559,15 @@ local function show_command(ctree, ctvb, cmd)
   local whole = ctvb(cmd.off, cmd.size) -- the command's item and its generated fields share it
   local r = cmd.size == d.size and whole or ctvb(cmd.off, d.size) -- its header
   local item = ctree:add(enet, whole, d.name)
-  item:set_text(d.name)
+  -- (the label given to add() is the item's text)
   local byte_range = r(0, CH.command.size)
-  for _, b in ipairs(CMD_BITS) do item:add(b.f, byte_range) end
+  for i = 1, #CMD_BITS do item:add(CMD_BITS[i].f, byte_range) end -- (numeric loops: ipairs calls C per step)
   item:add(F_CHANNEL, r(CH.command.size, CH.channel.size))
   item:add(F_RELIABLE_SEQ, r(CH.command.size + CH.channel.size, CH.reliable_seq.size))
   local q = ES.command_header_size
-  for _, f in ipairs(d.fields) do
+  local fields = d.fields
+  for i = 1, #fields do
+    local f = fields[i]
     item:add(EF[f.abbrev], r(q, f.size))
     q = q + f.size
   end
@@ -556,10 +576,17 @@ local function show_command(ctree, ctvb, cmd)
     local major = ES.godot_major_by_channel_count[v.channel_count]
     if major then item:add(F_GODOT, r, major):set_generated() end
   end
-  item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq))
-  if d.data_length then item:append_text(sfmt(", %d bytes", cmd.data_len)) end
+  if d.data_length then item:append_text(sfmt(" ch %d seq %d, %d bytes", v.channel, v.reliable_seq, cmd.data_len))
+  else item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq)) end
   return item, whole
 end
+
+-- the ENet item's ", peer 0x..." by peer id (at most 4096 of them, made once each)
+local PEER_TEXT = setmetatable({ ["?"] = ", peer ?" }, { __index = function(t, id)
+  local text = sfmt(", peer 0x%03x", id)
+  t[id] = text
+  return text
+end })
 
 local function conv_major(conv)
   if EP.major ~= 0 then return EP.major, "chosen by the user (preference enet.godot_major)" end
@@ -572,7 +599,6 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local raw = tvb:raw()
   if conv == nil then conv, sender = econv_of(pinfo) end
   local root = null and NULL_ITEM or tree:add(enet, tvb())
-  pinfo.cols.protocol = "ENet"
   local body
   local dg0 = parse(raw, nil)
   local ctvb = tvb
@@ -589,10 +615,10 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local dg = body and parse(raw, body) or dg0
   if dg.word and not null then
     local hrange = tvb(0, HW.size)
-    for _, b in ipairs(HEADER_BITS) do root:add(b.f, hrange) end
+    for i = 1, #HEADER_BITS do root:add(HEADER_BITS[i].f, hrange) end
     if dg.sent_time then root:add(F_SENT_TIME, tvb(HW.size, ES.sent_time.size)) end
   end
-  if not null then root:append_text(sfmt(", peer %s", dg.peer_id and sfmt("0x%03x", dg.peer_id) or "?")) end
+  if not null then root:append_text(PEER_TEXT[dg.peer_id or "?"]) end
   if body then
     ctvb = ByteArray.new(ssub(raw, 1, dg.header_size) .. body, true):tvb("Decompressed ENet datagram")
   end
@@ -603,7 +629,10 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     info[#info + 1] = sfmt("compressed (%d bytes)", tvb:len() - dg.header_size)
   end
   -- the conversation's client and Godot version, from CONNECT / VERIFY_CONNECT
-  for _, c in ipairs(dg.commands) do
+  local visited = pinfo.visited -- (each Pinfo attribute read is a call into Wireshark)
+  local cmds = dg.commands
+  for i = 1, #cmds do
+    local c = cmds[i]
     local d = c.def
     if d.name == "CONNECT" then
       if conv.client ~= sender or conv.connect_id ~= c.values.connect_id then
@@ -618,32 +647,38 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
       end
     end
     local major = c.values.channel_count and ES.godot_major_by_channel_count[c.values.channel_count]
-    if major and not pinfo.visited then
+    if major and not visited then
       conv.major = major
       conv.major_evidence = sfmt("ENet multiplayer: %s channel count %d = Godot %d", d.name, c.values.channel_count, major)
     end
   end
-  if conv.client == nil and not pinfo.visited then conv.client = sender end
+  if conv.client == nil and not visited then conv.client = sender end
   local direction = conv.client == sender and "c2s" or "s2c"
   local dir = dir_of(conv, sender)
   local number = pinfo.number
   local plan = plans[number]
   local fresh = plan == nil
   if fresh then plan = {} elseif plan.what then plan = { plan } end -- one decision is kept bare
-  local now = fresh and pinfo.abs_ts or 0 -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only)
+  local now = nil -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only; read when a decision needs it)
+  local decided = false
   local deliveries = {}
   -- the frame's length is shared by the data bytes of its data commands (duplicates too: their share is
   -- nobody's), as godot_dissect.enet.reassembly gives Record.wire_bytes
   local data_bytes = 0
-  for _, c in ipairs(dg.commands) do if c.def.delivery then data_bytes = data_bytes + c.data_len end end
+  for i = 1, #cmds do local c = cmds[i]; if c.def.delivery then data_bytes = data_bytes + c.data_len end end
   local weight = data_bytes > 0 and pinfo.len / data_bytes or 0
-  for i, c in ipairs(dg.commands) do
+  for i = 1, #cmds do
+    local c = cmds[i]
     local item, whole = show_command(root, ctvb, c)
     info[#info + 1] = c.def.name
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len) end
+      if fresh or plan[i] == nil then
+        now = now or (fresh and pinfo.abs_ts or 0)
+        plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len)
+      end
+      decided = true
       local p = plan[i]
       if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
       if p.evicted then -- groups given up to bound memory when this fragment came
@@ -676,7 +711,8 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
       end
     end
   end
-  if plan[2] == nil and plan[1] then plans[number] = plan[1] else plans[number] = plan end
+  -- (a frame without data commands keeps nothing: it has nothing to decide again)
+  if not decided then elseif plan[2] == nil and plan[1] then plans[number] = plan[1] else plans[number] = plan end
   if dg.err then
     local at = dg.err_off
     local len = (body and (#body + dg.header_size) or tvb:len()) - at
@@ -687,18 +723,28 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     it:add_proto_expert_info(EE.malformed, sfmt("offset %d: %s", at, dg.err))
     info[#info + 1] = "malformed"
   end
-  pinfo.cols.info = "ENet " .. tconcat(info, ", ")
   local major, evidence = conv_major(conv)
   if major and not null then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
+  -- the Protocol and Info columns: the multiplayer layer's when it reads the frame's packets (it
+  -- replaces the columns), else ENet's (each column write is a few calls into Wireshark)
+  local written = false
   if #deliveries > 0 and MP.deliver then
     local list = {}
-    for i, p in ipairs(deliveries) do
-      list[i] = { p = p, env = { key = "e " .. conv.key, major = major, evidence = evidence, direction = direction,
+    for i = 1, #deliveries do
+      local p = deliveries[i]
+      -- (msg_key: a number, not a string, which costs a conversion of the frame number; a datagram of
+      -- at most 65,535 bytes has fewer data commands than 65,536)
+      list[i] = { p = p, env = { key = conv.mp_key, major = major, evidence = evidence, direction = direction,
                                  client_id = conv.client_id, transport = "enet", conv = conv,
                                  direction_known = conv.connect_seen or false,
-                                 msg_key = number .. ":" .. i } }
+                                 msg_key = number * 65536 + i } }
     end
-    MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
+    written = MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
+  end
+  if not written then
+    local cols = pinfo.cols
+    cols.protocol = "ENet"
+    cols.info = "ENet " .. tconcat(info, ", ")
   end
   return tvb:len()
 end

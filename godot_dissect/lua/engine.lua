@@ -1227,7 +1227,29 @@ check = function(pos, depth)
     p = p + 4
     if t.pairs then n = n + n end
     depth = depth + 1
-    for _ = 1, n do p = check(p, depth) end
+    if depth > MAX_NESTING then
+      for _ = 1, n do p = check(p, depth) end -- (fails there, as the engine's reader does)
+      return p
+    end
+    -- the elements of the commonest kinds are stepped over here, without a call per element: a
+    -- fixed-size Variant without the 64-bit flag, a String of plain ASCII; anything else goes to check()
+    local types, stop = TYPES, STOP
+    for _ = 1, n do
+      local eid, _, e2, e3, m0, m1, m2, m3 = sbyte(raw, p + 1, p + 8)
+      local et = types[eid]
+      local q = p + 4
+      local esize = et and et.fixed
+      if esize then
+        if stop - q >= esize and e2 + e3 == 0 then p = q + esize else p = check(p, depth) end
+      elseif et and et.kind == "string" and stop - q >= 4 and m3 < 128 then
+        local len = m0 + 256 * (m1 + 256 * (m2 + 256 * m3))
+        local e = q + 4 + len + (-len) % 4
+        local odd = len > 0 and sfind(raw, SCAN, q + 5)
+        if e <= stop and not (odd and odd <= q + 4 + len) then p = e else p = check(p, depth) end
+      else
+        p = check(p, depth)
+      end
+    end
     return p
   end
   return full(pos, depth)
@@ -1462,11 +1484,14 @@ local convs, frames, clear_verdicts = {}, {}, {}
 
 local last = { number = -1 } -- the conversation of the frame dissected last (TCP asks twice per frame)
 
-local tcp_notes, tcp_starts, tcp_held = {}, {}, 0 -- see "Long PDUs" below
+-- see "Long PDUs", "Lost synchronisation" and "Connection ends" below
+local tcp_notes, tcp_starts, tcp_held, lost_notes, end_notes, tap_upto = {}, {}, 0, {}, {}, 0
+local tcp_collecting = 0 -- collected PDUs not finished (the tap that sees connection ends is on meanwhile)
 local function reset_state()
   convs, frames, clear_verdicts = {}, {}, {}
   last = { number = -1 }
-  tcp_notes, tcp_starts, tcp_held = {}, {}, 0
+  tcp_notes, tcp_starts, tcp_held, lost_notes, end_notes, tap_upto = {}, {}, 0, {}, {}, 0
+  tcp_collecting = 0
 end
 
 -- pinfo.number and pinfo.visited, read once per dissector call (each read of a Pinfo attribute is a
@@ -1479,14 +1504,27 @@ local function frame_of(pinfo)
   return f.number, f.visited
 end
 
+-- the decimal text of a port: a number made a string costs a C sprintf (as much as a Pinfo attribute),
+-- and there are at most 65536 of them
+local PORT_TEXT = setmetatable({}, { __index = function(t, port)
+  local s = tostring(port)
+  t[port] = s
+  return s
+end })
+
+-- a conversation's key (both directions alike) and the sender's address:port
+local function conv_key(pinfo, transport)
+  local a = tostring(pinfo.src) .. ":" .. PORT_TEXT[pinfo.src_port]
+  local b = tostring(pinfo.dst) .. ":" .. PORT_TEXT[pinfo.dst_port]
+  return a < b and (transport .. " " .. a .. " " .. b) or (transport .. " " .. b .. " " .. a), a
+end
+
 local function conv_of(pinfo, transport)
   local n, visited = frame_of(pinfo)
   if last.number == n and last.transport == transport and last.visited == visited then
     return last.conv, last.sender
   end
-  local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
-  local b = tostring(pinfo.dst) .. ":" .. pinfo.dst_port
-  local key = a < b and (transport .. " " .. a .. " " .. b) or (transport .. " " .. b .. " " .. a)
+  local key, a = conv_key(pinfo, transport)
   local conv = convs[key]
   if conv == nil then
     conv = { key = key, transport = transport, sides = {}, pending = {}, confirmed = false }
@@ -1935,6 +1973,9 @@ end
 -- counted, not kept, and reported once. For re-dissection a collected PDU's record is shared by its
 -- frames (tcp_starts / tcp_notes[frame] = record, one table entry per frame); only the frame that
 -- completes it keeps its bytes (record.data), or why they were not kept (record.why).
+-- A stage Wireshark never delivers (a gap in the capture, or a new connection on the same addresses and
+-- ports: Wireshark's TCP starts afresh) shows as a plain segment arriving while a stage was asked for:
+-- the PDU is given up there (expert info) and the plugin resynchronises on the next plausible PDU.
 local PIECES_PER_CHUNK = 256 -- collected segments joined into one string this often (bounds the table)
 
 -- a segment of a collected PDU: kept ones are marked in the Info column only (as Wireshark's TCP marks a
@@ -1952,6 +1993,33 @@ local function collected_tree(tree, pinfo, tvb, big, ends)
                   or sfmt("[part of a %d-byte message not reassembled]", big.n))
 end
 
+-- where a call's notes are kept for re-dissection: the frame, where its tvb is in the frame (a reassembly
+-- is at 0) and its length tell apart the calls of one frame
+local function call_key(number, tvb, start)
+  return sfmt("%d:%d:%d:%d", number, tvb:offset(), tvb:len(), start)
+end
+
+-- an item with expert info saying what became of bytes the stream did not deliver as a message
+local function skipped_item(tree, tvb, text)
+  local root = tree_of(tree):add(godot, tvb)
+  root:set_text("Godot Variant: " .. text)
+  root:add_tvb_expert_info(E.skipped, tvb, text)
+end
+
+-- a collected PDU that ends unfinished (its stage never came, or the connection ended): its bytes go
+local function drop_big(side, why)
+  local big = side.big
+  side.big, tcp_collecting = nil, tcp_collecting - 1
+  if big.kept then
+    tcp_held = tcp_held - big.n
+    big.parts, big.chunks = nil, nil
+  end
+  return sfmt("%d bytes of a PDU of %d bytes (from frame %d), never completed: %s", big.n - big.need, big.n,
+              big.first, why)
+end
+
+local new_lost -- (below) synchronisation is lost: skip to the next plausible PDU
+
 -- a collected PDU continues with this tvb: returns the bytes of it used (and true when Wireshark was asked
 -- for more)
 local function tcp_continue(tvb, pinfo, tree, side, number, visited)
@@ -1962,11 +2030,23 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     ends = big.last == number and big.last_off == tvb:offset() and big.last_len == len
   else
     big = side.big
+    if big.asked and tvb:offset() ~= 0 then
+      -- a plain segment, not the stage Wireshark was asked to reassemble: it will not come
+      local text = drop_big(side, "Wireshark's TCP delivered no more of it (a gap in the capture, or a new "
+                                  .. "connection on the same addresses and ports)")
+      end_notes[call_key(number, tvb, -1)] = text -- (re-dissection shows it as show_end does)
+      skipped_item(tree, tvb(0, 0), text)
+      set_info(pinfo, sfmt("%d-byte message cut short", big.n))
+      side.lost = new_lost(number, 0)
+      return 0
+    end
+    big.asked = false
     -- Wireshark keeps reassembling (retransmissions, order), a stage of at most lua_desegment_max bytes at a
     -- time, each a reassembly of its own: the plugin takes each stage whole
     local want = big.need < SPEC.lua_desegment_max and big.need or SPEC.lua_desegment_max
     if len < want and pinfo.can_desegment > 0 then
       pinfo.desegment_offset, pinfo.desegment_len = 0, want - len
+      big.asked = true
       return len, true
     end
     local take = len < big.need and len or big.need
@@ -1982,7 +2062,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
       -- again (a reassembled stage before it, the rest of the segment after the PDU's end): where its tvb
       -- is in the frame (a reassembly is at 0) and its length
       side.big, big.last, big.last_take, big.last_off, big.last_len = nil, number, take, tvb:offset(), len
-      ends = true
+      ends, tcp_collecting = true, tcp_collecting - 1
       if big.kept then
         big.chunks[#big.chunks + 1] = tconcat(big.parts)
         big.data, big.parts, big.chunks = tconcat(big.chunks), nil, nil
@@ -2003,6 +2083,207 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
   return take
 end
 
+-- Connection ends. Wireshark calls no dissector for a segment without payload, so the plugin sees a FIN,
+-- a RST or a new SYN on the same addresses and ports through the TCP tap -- on only while a long PDU is
+-- being collected: a tap listener made at load would make tshark build every packet's tree. What the flow
+-- held ends there (its bytes are released) and is reported at the next segment the plugin sees on that
+-- side (a skipped run ends there too when the tap is on). Taps run in the first pass of Wireshark and of
+-- one-pass tshark; the first pass of `tshark -2` runs none (there a stage that never comes still ends the
+-- PDU, above).
+local end_tap = nil -- (tap_upto: the last frame the tap looked at)
+
+local function end_side(side, why)
+  local text
+  if side.big then
+    text = drop_big(side, why)
+  elseif side.lost then
+    local lost = side.lost
+    text = sfmt("%d bytes skipped since frame %d: no plausible PDU before %s", lost.skipped + #lost.tail,
+                lost.first, why)
+  end
+  side.lost = nil
+  side.ended = text
+end
+
+local function tap_packet(pinfo, _, th)
+  -- (a tap runs after its frame is dissected, when pinfo.visited is already set: the first pass is told by
+  -- frame numbers that grow; a retap starts again at frame 1)
+  local number = pinfo.number
+  if type(th) ~= "table" or number <= tap_upto then return end
+  tap_upto = number
+  local flags = th.th_flags or 0
+  local fin, syn, rst, ack = flags % 2 == 1, flags % 4 >= 2, flags % 8 >= 4, flags % 32 >= 16
+  if not (fin or rst or (syn and not ack)) then return end
+  local key, sender = conv_key(pinfo, "tcp")
+  local conv = convs[key]
+  if conv == nil then return end
+  local why = rst and "the connection was reset (RST)"
+              or syn and "a new connection (SYN) reused its addresses and ports"
+              or "the connection was closed (FIN)"
+  for who, side in pairs(conv.sides) do
+    if (side.big or side.lost) and (not fin or rst or syn or who == sender) then end_side(side, why) end
+  end
+end
+
+local function watch_ends()
+  if end_tap ~= nil then return end
+  local ok, tap = pcall(Listener.new, "tcp")
+  end_tap = ok and tap or false
+  if ok then tap.packet = tap_packet end
+end
+
+-- the tap costs every TCP packet a call (~13 us): off again once nothing is collected (from a dissector
+-- call, never from the tap's own callback, while Wireshark walks its listeners)
+local function unwatch_ends()
+  if end_tap and tcp_collecting <= 0 then
+    end_tap:remove()
+    end_tap = nil
+  end
+end
+
+-- what ended on this side since the plugin last saw it (the tap), shown on this call
+local function show_end(tvb, tree, side, number, visited)
+  local key = call_key(number, tvb, -1)
+  local text
+  if visited then
+    text = end_notes[key]
+  else
+    text, side.ended = side.ended, nil
+    end_notes[key] = text
+  end
+  if text then skipped_item(tree, tvb(0, 0), text) end
+end
+
+-- Lost synchronisation: after an implausible length prefix (or a long PDU given up) the plugin skips to
+-- the next plausible PDU as the Python reader does (pcap/framing.py, LengthPrefixFramer._resync): an offset
+-- is a candidate when its length prefix is in range and aligned and its body starts with a type id below
+-- the heuristic dialects' and a zero; the earliest candidate whose whole PDU reads to exactly its length
+-- wins. Each offset is looked at once; a candidate whose PDU has not all arrived waits (at most
+-- MAX_RESYNC_CANDIDATES of them, each at most LUA_RESYNC_MAX bytes, so at most that many bytes are held).
+-- One expert item per skipped run (where it starts); the frames of the run show how many bytes so far,
+-- the one that resynchronises how many in all.
+local RESYNC_MAX, RESYNC_CANDIDATES = TR.LUA_RESYNC_MAX, TR.MAX_RESYNC_CANDIDATES
+local CANDIDATE_AT -- a Lua pattern for the six bytes a candidate starts with (its prefix: aligned, < 2^24)
+do
+  local type_limit = 0
+  for _, name in ipairs(TR.HEURISTIC_DIALECTS) do
+    if DIALECTS[name] and DIALECTS[name].vmax > type_limit then type_limit = DIALECTS[name].vmax end
+  end
+  local function class(pred)
+    local out = {}
+    for b = 0, 255 do
+      if pred(b) then out[#out + 1] = schar(b):match("%w") and schar(b) or ("%" .. schar(b)) end
+    end
+    return "[" .. tconcat(out) .. "]"
+  end
+  CANDIDATE_AT = class(function(b) return b % TR.BODY_ALIGN == 0 end) .. ".."
+                 .. "%z" .. class(function(b) return b < type_limit end) .. "%z"
+end
+
+function new_lost(number, skipped)
+  -- (no tap for a skipped run alone: it holds at most LUA_RESYNC_MAX bytes, and a new connection's first
+  -- PDU ends it by itself; a tap listener costs Wireshark time on every TCP packet)
+  -- base: stream position of tail's first byte; scanned: positions below it were looked at; cands: waiting
+  -- candidates { position, end } in position order; skipped: bytes given up before tail
+  return { first = number, base = 0, tail = "", scanned = 0, cands = {}, skipped = skipped }
+end
+
+-- the first plausible PDU in tail .. data: its index in that window (1-based), or nil
+local function lost_scan(lost, data, first)
+  local window = lost.tail .. data
+  local wbase, wlen = lost.base, #lost.tail + #data
+  local cands, kept = lost.cands, {}
+  local found = nil
+  for _, c in ipairs(cands) do -- waiting candidates, earliest first
+    local p, stop = c[1] - wbase + 1, c[2] - wbase
+    if found == nil and stop <= wlen then
+      if plausible_in(ssub(window, p + 4, stop), stop - p - 3, first) then found = p end
+    elseif found == nil then
+      kept[#kept + 1] = c
+    end
+  end
+  if found then return found, window end
+  cands = kept
+  local i = lost.scanned - wbase + 1
+  while true do
+    local p = sfind(window, CANDIDATE_AT, i)
+    if p == nil then break end
+    i = p + 1
+    local b1, b2, b3 = sbyte(window, p, p + 2)
+    local n = b1 + b2 * 256 + b3 * 65536
+    if n >= TR.MIN_BODY and n + 4 <= RESYNC_MAX then
+      local stop = p + 3 + n
+      if stop <= wlen then
+        if plausible_in(ssub(window, p + 4, stop), n, first) then return p, window end
+      else
+        cands[#cands + 1] = { wbase + p - 1, wbase + stop }
+        if #cands > RESYNC_CANDIDATES then table.remove(cands, 1) end
+      end
+    end
+  end
+  local scanned = wbase + wlen - 5 -- the last 5 offsets have fewer than 6 bytes: looked at again
+  if scanned > lost.scanned then lost.scanned = scanned end
+  lost.cands = cands
+  local keep = cands[1] and cands[1][1] or lost.scanned -- stream position of the first byte still needed
+  if keep > wbase + wlen then keep = wbase + wlen end
+  if keep > wbase then
+    lost.skipped = lost.skipped + (keep - wbase)
+    lost.tail, lost.base = ssub(window, keep - wbase + 1), keep
+  else
+    lost.tail = window
+  end
+  return nil
+end
+
+-- a call while synchronisation is lost, from `start`: returns where PDUs start again in tvb (nil: all skipped)
+local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
+  -- (a frame has at most one call that starts in a skipped run, at 0: the plugin asks for no reassembly
+  -- while synchronisation is lost; such a call's note is the bytes skipped so far, a number)
+  local key = start == 0 and number or call_key(number, tvb, start)
+  local len = tvb:len()
+  local note
+  if visited then
+    note = lost_notes[key]
+    if note == nil then return nil end
+  else
+    local lost = side.lost
+    local first = conv.verdict and conv.verdict.dialect
+    if first ~= "godot4" and first ~= "godot3" then first = conv.plausible end
+    local before = #lost.tail
+    local p, window = lost_scan(lost, start == 0 and tvb:raw() or tvb:raw(start), first)
+    if p then -- (p may be in the held bytes, before this tvb)
+      local stop = p + 3 + (sbyte(window, p) + sbyte(window, p + 1) * 256 + sbyte(window, p + 2) * 65536)
+      note = { first = lost.first, skipped = lost.skipped + p - 1 }
+      if p > before then
+        note.resume = start + p - 1 - before
+      else
+        note.pdu, note.resume = ssub(window, p, stop), start + stop - before
+      end
+      side.lost = nil
+    else
+      note = lost.skipped + #lost.tail
+    end
+    lost_notes[key] = note
+  end
+  if type(note) == "number" then
+    local root = tree_of(tree):add(godot, tvb(start, len - start))
+    root:set_text(sfmt("Godot Variant: %d bytes skipped so far (no plausible PDU yet)", note))
+    set_info(pinfo, sfmt("[%d bytes skipped]", note))
+    return nil
+  end
+  if note.skipped > 0 then -- (none: a PDU right where the run began)
+    local upto = note.pdu and start or note.resume
+    local root = tree_of(tree):add(godot, tvb(start, upto - start))
+    root:set_text(sfmt("Godot Variant: %d bytes skipped since frame %d; resynchronised on the next plausible PDU",
+                       note.skipped, note.first))
+    set_info(pinfo, sfmt("%d bytes skipped", note.skipped))
+  end
+  if note.pdu then
+    dissect_pdu(ByteArray.new(note.pdu, true):tvb("Reassembled Godot message"), pinfo, tree)
+  end
+  return note.resume
+end
+
 -- a PDU starting at `off` does not end in this tvb and is too long to hand to Wireshark's reassembly
 local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
   local big
@@ -2020,8 +2301,9 @@ local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
       tcp_held = tcp_held + big.n
       big.parts[1] = tvb:raw(off, have)
     end
-    side.big = big
+    side.big, tcp_collecting = big, tcp_collecting + 1
     tcp_starts[number] = big
+    watch_ends()
   end
   collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, false)
 end
@@ -2032,6 +2314,8 @@ function tcp_pdus(tvb, pinfo, tree, conv)
   local side = side_of(conv, select(2, conv_of(pinfo, "tcp")))
   local len = tvb:len()
   local off = 0
+  if side.ended or visited then show_end(tvb, tree, side, number, visited) end
+  if end_tap and not visited then unwatch_ends() end
   local note = visited and tcp_notes[number]
   if note and note.last == number and tvb:offset() > note.last_off then
     note = nil -- the rest of the segment after the PDU this frame completed: new PDUs
@@ -2040,6 +2324,10 @@ function tcp_pdus(tvb, pinfo, tree, conv)
     local asked
     off, asked = tcp_continue(tvb, pinfo, tree, side, number, visited)
     if asked then return end
+  end
+  if visited and lost_notes[off == 0 and number or call_key(number, tvb, off)] or not visited and side.lost then
+    off = tcp_lost(tvb, pinfo, tree, conv, side, off, number, visited)
+    if off == nil then return end
   end
   local can = pinfo.can_desegment > 0 -- 0: TCP reassembly is off (or this is no TCP payload)
   while off < len do
@@ -2056,9 +2344,17 @@ function tcp_pdus(tvb, pinfo, tree, conv)
       goto continue
     end
     local n = tvb(off, 4):le_uint()
-    if n > SPEC.max_pdu then -- junk: consume what is here
-      dissect_pdu(tvb(off):tvb(), pinfo, tree)
-      return
+    if n > SPEC.max_pdu then -- synchronisation lost: one expert item, then on to the next plausible PDU
+      local text = sfmt("length %d is implausible (more than %d): bytes skipped up to the next plausible PDU", n,
+                        SPEC.max_pdu)
+      local root = tree_of(tree):add(godot, tvb(off, 4))
+      root:set_text("Godot Variant: " .. text)
+      root:add_le(F.pdu_len, tvb(off, 4))
+      root:add_tvb_expert_info(E.skipped, tvb(off, 4), text)
+      if not visited then side.lost = new_lost(number, 4) end -- (the prefix is skipped too)
+      off = tcp_lost(tvb, pinfo, tree, conv, side, off + 4, number, visited)
+      if off == nil then return end
+      goto continue
     end
     if avail >= n + 4 then
       dissect_pdu(tvb(off, n + 4):tvb(), pinfo, tree)

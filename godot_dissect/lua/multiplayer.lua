@@ -196,7 +196,9 @@ local function start_of(s, name)
 end
 local NONE = {} -- an empty list (read only): `x or NONE` makes no table
 local function holds(conds, s)
-  for _, c in ipairs(conds or NONE) do
+  conds = conds or NONE
+  for i = 1, #conds do -- (numeric loops: ipairs calls C per step)
+    local c = conds[i]
     local v = get(s, c.name)
     if type(v) ~= "number" then return false end
     if c.op == "==" and v ~= c.operand then return false end
@@ -265,7 +267,9 @@ local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
     r = rng(ctx, pos, pos + code.size) -- the item's bit fields share its TvbRange
     item = tree:add(IF[it.name], r, w and w.new(v) or v)
   end
-  for _, b in ipairs(bits or NONE) do
+  bits = bits or NONE
+  for i = 1, #bits do
+    local b = bits[i]
     local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
     scope.v[b.name] = bv
     if item and BF[b.name] then
@@ -293,7 +297,8 @@ local function read_item(ctx, it, pos, stop, scope, tree)
     local code = sel ~= nil and it.codes[sel]
     if not code then mfail(ctx, pos, sfmt("%s: no width for %s = %s", it.name, it.selector, tostring(sel))) end
     local bits
-    for _, bb in ipairs(it.bits) do if bb.size == code.size then bits = bb.bits end end
+    local all = it.bits
+    for i = 1, #all do if all[i].size == code.size then bits = all[i].bits end end
     return read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
   elseif k == "text" then
     return read_text(ctx, it, pos, stop, scope, tree)
@@ -366,7 +371,7 @@ local function read_item(ctx, it, pos, stop, scope, tree)
 end
 
 read_items = function(ctx, items, pos, stop, scope, tree)
-  for _, it in ipairs(items) do pos = read_item(ctx, it, pos, stop, scope, tree) end
+  for i = 1, #items do pos = read_item(ctx, items[i], pos, stop, scope, tree) end
   return pos
 end
 
@@ -436,7 +441,8 @@ local function show_args(ctx, it, s, e, scope, tree, count, reader)
     i = i + 1
   end
   ctx.args = ctx.args or {}
-  for _, x in ipairs(texts) do ctx.args[#ctx.args + 1] = x end
+  local args = ctx.args
+  for k = 1, #texts do args[#args + 1] = texts[k] end
   return pos -- bytes after the last argument: the engine ignores them
 end
 
@@ -570,7 +576,8 @@ local PROTOCOLS = MS.protocols
 local function command_of(proto, byte)
   local cb = proto.command_byte.bits[1]
   local n = bits_get(cb, byte)
-  for _, c in ipairs(proto.commands) do if c.id == n then return c, n end end
+  local cmds = proto.commands
+  for i = 1, #cmds do if cmds[i].id == n then return cmds[i], n end end
   return nil, n
 end
 
@@ -646,7 +653,9 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   if not null then citem:append_text(sfmt(" (%d)", n)) end
   root:add(MF.kind, first, c.kind):set_generated()
   local scope = scope_new(nil)
-  for _, b in ipairs(c.flags or NONE) do
+  local flags = c.flags or NONE
+  for i = 1, #flags do
+    local b = flags[i]
     local v = bits_get(b, byte)
     scope.v[b.name] = v
     if BF_MASKED[b.name] then citem:add(BF[b.name], first)
@@ -1169,6 +1178,8 @@ end
 -- call's tree is the ENet item (Wireshark's Lua adds its hidden helper item there, not at the top),
 -- and the multiplayer items go to the top level of the tree, after ENet's.
 local handed, mp_handle = nil, nil
+-- Returns whether the packets were read (every packet read writes the Info column; the godot_mp
+-- protocol may be disabled).
 MP.deliver = function(list, tvb, pinfo, top, enet_item)
   handed = { list = list, top = top }
   if top == NULL_ITEM then
@@ -1179,14 +1190,17 @@ MP.deliver = function(list, tvb, pinfo, top, enet_item)
     mp_handle = mp_handle or Dissector.get("godot_mp")
     mp_handle:call(tvb, pinfo, enet_item)
   end
+  local read = handed == nil -- (godot_mp.dissector takes the job)
   handed = nil
+  return read
 end
 
 function godot_mp.dissector(tvb, pinfo, tree)
   local job = handed
   handed = nil
   if job == nil then return 0 end -- not called by enet.lua (e.g. Decode As): nothing to read alone
-  for _, d in ipairs(job.list) do MP.payload(d.p, pinfo, job.top, d.env) end
+  local list = job.list
+  for i = 1, #list do MP.payload(list[i].p, pinfo, job.top, list[i].env) end
   return tvb:len()
 end
 

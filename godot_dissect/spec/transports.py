@@ -192,3 +192,8 @@ MAX_GUESSED_PDU = 4096
 #: m^2 whatever the dissector (DNS over TCP does the same). The rest of a longer PDU is collected by the
 #: plugin, a segment at a time, in time linear in segments (within the capture's MAX_HELD_BYTES)
 LUA_DESEGMENT_MAX = 4096
+#: the longest PDU the Lua dissector resynchronises on after lost synchronisation (an implausible length
+#: prefix, or a long PDU Wireshark stopped delivering): it holds the undecided bytes itself (Wireshark's
+#: reassembly cannot be asked for "the next plausible PDU"), at most this many at once, so a skipped run
+#: costs time linear in its bytes; a longer first PDU after the run is skipped too (the reader waits for it)
+LUA_RESYNC_MAX = 4096

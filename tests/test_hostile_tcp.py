@@ -1,0 +1,156 @@
+"""Issue 15, the Lua plugin's TCP path on hostile streams (classes of ``godot_dissect.fuzz.hostile``), run
+through real tshark with the generated plugin and compared with the Python reader on the same capture:
+resynchronisation after an implausible length prefix (one expert item per skipped run, the same messages
+decoded after it), long PDUs cut by a gap or by the end of their connection (expert info, bytes released,
+the next connection decoded), and segments out of order with Wireshark's out-of-order reassembly off."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from godot_dissect.fuzz import hostile
+from godot_dissect.fuzz.harness import lua_script
+from godot_dissect.pcap.reader import read_pcap
+
+pytestmark = pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
+
+PORT_PREFS = ("-o", f"godot.tcp_ports:{hostile.PORT}")
+
+
+def _tshark(path: Path, *args: str) -> list[list[str]]:
+    """Rows of ``-T fields`` (frame number, godot strings, godot.skipped expert messages) from tshark with
+    the plugin; fails on a Lua error."""
+    r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path), *PORT_PREFS, *args,
+                        "-T", "fields", "-e", "frame.number", "-e", "godot.string", "-e", "_ws.expert.message",
+                        "-E", "occurrence=a", "-E", "aggregator=|"],
+                       capture_output=True, text=True, errors="replace", timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "Lua" not in r.stderr and "Lua Error" not in r.stdout, (r.stderr + r.stdout)[-2000:]
+    return [line.split("\t") for line in r.stdout.splitlines()]
+
+
+def _skipped(rows: list[list[str]], path: Path, *args: str) -> list[tuple[int, str]]:
+    """(frame, message) of every godot.skipped expert item (tshark's filter on the expert's own field)."""
+    r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path), *PORT_PREFS, *args,
+                        "-Y", "godot.skipped", "-T", "fields", "-e", "frame.number"],
+                       capture_output=True, text=True, timeout=600)
+    frames = [int(x) for x in r.stdout.split()]
+    by_frame = {int(row[0]): row[2] for row in rows}
+    return [(f, by_frame[f]) for f in frames]
+
+
+def _lua_strings(rows: list[list[str]]) -> Counter:
+    """(frame, String) pairs the plugin decoded, with their counts."""
+    return Counter((int(row[0]), s) for row in rows if row[1] for s in row[1].split("|"))
+
+
+def _py(path: Path) -> tuple[Counter, list]:
+    """The Python reader: (frame, String) pairs of its variant records, and its error records."""
+    recs = list(read_pcap(str(path), ports=[hostile.PORT]))
+    strings = Counter((r.frame, r.value) for r in recs if r.kind == "variant" and isinstance(r.value, str))
+    return strings, [r for r in recs if r.kind == "error"]
+
+
+def _build(name: str, n: int, tmp: Path) -> Path:
+    path = tmp / f"{name}-{n}.pcap"
+    hostile.BY_NAME[name].build(n, path)
+    return path
+
+
+@pytest.mark.parametrize("passes", [(), ("-2",)], ids=["one-pass", "two-pass"])
+def test_resync_after_an_implausible_prefix_is_one_item_and_agrees_with_the_reader(passes: tuple,
+                                                                                    tmp_path: Path) -> None:
+    path = _build("resync_junk", 64, tmp_path)
+    rows = _tshark(path, *passes)
+    py_strings, py_errors = _py(path)
+    skipped = _skipped(rows, path, *passes)
+    # one expert item for the run (not one per segment, nor a malformed 0-length PDU per 4 zero bytes)
+    assert len(skipped) == 1, skipped
+    assert "is implausible" in skipped[0][1]
+    assert not any("Malformed" in row[2] for row in rows)
+    # every message after the run decoded, in the frames the reader has them
+    assert _lua_strings(rows) == py_strings and len(py_strings) >= 8
+    # the frame that resynchronises says how many bytes were skipped, as the reader's one error record does
+    (err,) = py_errors
+    size = int(re.search(r"(\d+) bytes skipped", err.error).group(1))
+    info = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path), *PORT_PREFS,
+                           *passes, "-Y", f"frame.number=={err.frame}", "-T", "fields", "-e", "_ws.col.Info"],
+                          capture_output=True, text=True).stdout
+    assert f"{size} bytes skipped" in info
+
+
+def test_connection_end_gives_up_the_held_pdu_and_the_next_connection_is_decoded(tmp_path: Path) -> None:
+    """A long PDU cut by a RST, and one cut by a new SYN (new ISN) on the same addresses and ports: one
+    expert item each, naming the end, and the new connections' messages decoded as the reader has them."""
+    path = _build("cut_connections", 16, tmp_path)
+    rows = _tshark(path)
+    py_strings, py_errors = _py(path)
+    skipped = _skipped(rows, path)
+    assert len(skipped) == 2 == len(py_errors), skipped
+    assert "never completed: the connection was reset (RST)" in skipped[0][1]
+    assert "never completed: a new connection (SYN) reused its addresses and ports" in skipped[1][1]
+    for e, (_, m) in zip(py_errors, skipped, strict=True):  # the same PDU size as the reader's record
+        size = re.search(r"of a PDU of (\d+) bytes", e.error).group(1)
+        assert f"of a PDU of {size} bytes" in m
+    assert _lua_strings(rows) == py_strings and len(py_strings) == 12
+
+
+def test_connection_end_without_taps_still_decodes_the_next_connection(tmp_path: Path) -> None:
+    """tshark -2 runs no tap in its first pass: the PDU is given up where Wireshark delivers a plain segment
+    instead of the stage it was asked for, with the same messages decoded."""
+    path = _build("cut_connections", 16, tmp_path)
+    rows = _tshark(path, "-2")
+    py_strings, _ = _py(path)
+    assert len(_skipped(rows, path, "-2")) == 2
+    assert _lua_strings(rows) == py_strings
+
+
+@pytest.mark.parametrize("passes", [(), ("-2",)], ids=["one-pass", "two-pass"])
+def test_gap_in_a_held_pdu_is_expert_info_and_the_stream_resynchronises(passes: tuple, tmp_path: Path) -> None:
+    path = _build("held_gap", 16, tmp_path)
+    rows = _tshark(path, *passes)
+    py_strings, py_errors = _py(path)
+    skipped = _skipped(rows, path, *passes)
+    assert len(skipped) == 1, skipped
+    assert "never completed" in skipped[0][1] and "a gap in the capture" in skipped[0][1]
+    # at the first frame after the gap, as the reader's "bytes missing" record
+    assert skipped[0][0] == py_errors[0].frame and "missing from the capture" in py_errors[0].error
+    assert _lua_strings(rows) == py_strings and len(py_strings) == 6
+
+
+def test_ended_flows_release_what_they_held(tmp_path: Path) -> None:
+    """Long PDUs of connections that ended (RST or FIN) are released: 16 x 8 MB announced is twice
+    MAX_HELD_BYTES, yet no later PDU is refused for the budget (one-pass: the tap sees the ends)."""
+    path = _build("ended_flows", 16, tmp_path)
+    r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path), *PORT_PREFS,
+                        "-Y", "godot.not_reassembled"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout == "", r.stdout[-2000:]
+    # and the last connection's 8 KB PDU is decoded where the reader has it
+    last = [rec for rec in read_pcap(str(path), ports=[hostile.PORT]) if rec.kind == "variant"][-1]
+    out = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path), *PORT_PREFS,
+                          "-Y", f"frame.number=={last.frame}"], capture_output=True, text=True).stdout
+    assert "ByteArray[8192]" in out
+
+
+@pytest.mark.parametrize("name", ["reversed"])
+def test_reversed_segments_without_out_of_order_reassembly(name: str, tmp_path: Path) -> None:
+    """With tcp.reassemble_out_of_order off Wireshark hands the plugin no segment that comes before one it
+    holds (plain tshark flags them out-of-order / retransmission itself): no Godot expert item per segment;
+    with it on, the PDU is decoded as the reader decodes it."""
+    path = _build(name, 2000, tmp_path)
+    off = _tshark(path, "-o", "tcp.reassemble_out_of_order:FALSE")
+    assert len(_skipped(off, path, "-o", "tcp.reassemble_out_of_order:FALSE")) <= 1
+    assert not any("Malformed" in row[2] for row in off)
+    r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path), *PORT_PREFS,
+                        "-o", "tcp.reassemble_out_of_order:TRUE", "-Y", "godot.type"],
+                       capture_output=True, text=True, timeout=600)
+    frames = [int(line.split()[0]) for line in r.stdout.splitlines()]
+    py = [rec.frame for rec in read_pcap(str(path), ports=[hostile.PORT]) if rec.kind == "variant"]
+    # (one message each; the reader dates it by its first frame in capture order, tshark by the last)
+    assert len(frames) == len(py) == 1
