@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from . import jsonform
@@ -66,7 +68,8 @@ class Record:
         if self.kind == "text":
             return "text"
         cls = type(self.value)
-        if (name := _TYPE_NAMES.get((self.dialect, cls))) is not None:
+        names = _TYPE_NAMES.get(self.dialect)
+        if names is not None and (name := names.get(cls)) is not None:
             return name
         try:
             entry = get_dialect(self.dialect).by_key(type_key(self.value))
@@ -74,7 +77,7 @@ class Record:
             return ""
         name = entry.name if entry else ""
         if cls in CLASS_KEYS:  # type_key depends on the exact class alone: remembered (a bounded table)
-            _TYPE_NAMES[self.dialect, cls] = name
+            _TYPE_NAMES.setdefault(self.dialect, {})[cls] = name
         return name
 
     def text(self) -> str:
@@ -170,8 +173,9 @@ _OPTIONAL_HEAD = ("message", "thread", *_MP_FIELDS, *_ROUTE_FIELDS)
 #: reader is a dialect's, but a Record can be made with any)
 _TEXT_RENDERERS: dict[str, Any] = {}
 _MAX_RENDERERS = 64
-#: (dialect, value class) -> the engine's type name (``Record.type``)
-_TYPE_NAMES: dict[tuple[str, type], str] = {}
+#: dialect -> {value class: the engine's type name} (``Record.type``; the dialect a name ``get_dialect``
+#: knows, the classes ``values.CLASS_KEYS``': a bounded table), read by the compiled line writers
+_TYPE_NAMES: dict[str, dict[type, str]] = {}
 
 
 def compiled_text_writer(dialect: str) -> Any:
@@ -182,6 +186,26 @@ def compiled_text_writer(dialect: str) -> Any:
     if w is None and len(_TEXT_RENDERERS) < _MAX_RENDERERS:
         w = _TEXT_RENDERERS[dialect] = text_renderer(dialect)
     return w
+
+
+def variant_line_writer(dialect: str, max_depth: int, summary: tuple[int, tuple[str, str, str]] | None = None
+                        ) -> Callable[..., str | None] | None:
+    """The compiled writer of the line (``to_jsonl``, or with ``summary`` = (chars, arrows) the text
+    line ``TextWriter.summary_line`` writes) of the Variant record ``PcapReader._variant`` would make
+    of a message body of ``dialect``, straight from the body: called as ``write(body, frame, time, src,
+    sport, dst, dport, transport, direction, dialect, offset, wire_bytes)``, it decodes the body
+    (``max_depth``), writes the line and frees the value, with no Record made; it returns None
+    when the body is not one it writes (malformed, a class whose type name ``Record.type`` has not
+    named yet, a value the compiled writers leave to Python), and the reader makes the record. None:
+    no compiled writer (not built, turned off, no such dialect)."""
+    text = compiled_text_writer(dialect)
+    table = _fast.table(dialect) if _fast.fast_decode_prefix is not None else None
+    if text is None or table is None:
+        return None
+    names = _TYPE_NAMES.setdefault(dialect, {})  # a name get_dialect knows (it has a table): bounded
+    if summary is not None:
+        return partial(text.variant_summary, table, names, max_depth, summary[0], summary[1])
+    return partial(_fast.json_record_writer(jsonform.c_tables).variant_line, table, text, names, max_depth)
 
 
 def app_size(rec: Any) -> int:

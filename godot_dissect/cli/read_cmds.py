@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
 from ..pcap.packets import CaptureError
-from ..pcap.reader import read_pcap
-from ..records import KINDS, MULTIPLAYER_KINDS, Record, compiled_text_writer
+from ..pcap.reader import PcapReader, read_pcap
+from ..records import KINDS, MULTIPLAYER_KINDS, Record, compiled_text_writer, variant_line_writer
 from ..spec import DIALECTS
 from ..spec.debugger import MESSAGES as DEBUGGER_MESSAGES
 from .options import add_live_options, add_read_options, live_args_problem, read_options, usage_error
@@ -19,6 +19,7 @@ from .options import add_live_options, add_read_options, live_args_problem, read
 #: text lines: what stands between a record's two ends, and the arrow of each direction
 ENDS = "→"
 ARROWS = {"c2s": "→", "s2c": "←"}
+_SUMMARY_ARROWS = (ENDS, ARROWS["c2s"], ARROWS["s2c"])  # as the compiled text writer takes them
 #: most characters of a value's text on its record's line (longer: cut, with "...")
 SUMMARY_CHARS = 100
 #: files larger than this get a progress bar on a terminal
@@ -188,12 +189,16 @@ def run_read(args: argparse.Namespace) -> int:
 
             live = start_live(args)
         source: Any = live.stream if live is not None else args.capture
-        records = read_pcap(source, **options)
-        if source != "-" and isinstance(source, str):
-            records = _with_progress(records, os.path.getsize(source))
         out = _Batched(sys.stdout, line_buffered=args.line_buffered or live is not None)
+        progress = source != "-" and isinstance(source, str) and _shows_progress(os.path.getsize(source))
+        writers = _line_writers(args) if keep is None and args.count is None and not progress \
+            and not out.per_record else None
         try:
-            _write(_selected(records, keep, args.count), args, out, fields)
+            if writers is not None:  # every record written as its line, as it comes
+                out.write_lines(PcapReader(source, **options).lines(*writers), newline=args.format == "jsonl")
+            else:
+                records = read_pcap(source, **options)
+                _write(_selected(_progress(records) if progress else records, keep, args.count), args, out, fields)
         except KeyboardInterrupt:  # Ctrl-C on a file: stop with what was printed
             pass
         finally:
@@ -213,6 +218,27 @@ def run_read(args: argparse.Namespace) -> int:
             live.__exit__(None, None, None)
     failed = live.failure() if live is not None else None
     return usage_error(failed) if failed else 0
+
+
+def _line_writers(args: argparse.Namespace) -> tuple[Callable[[str, int], Any], Callable[[Record], str]] | None:
+    """For ``PcapReader.lines``, when every record is one line of the output (``jsonl``; text without
+    -V or --evidence): the compiled writer of a Variant message's line from its bytes
+    (``records.variant_line_writer``) and the line of any other record, as ``_write`` writes them."""
+    if args.format == "jsonl":
+        return variant_line_writer, Record.to_jsonl
+    if args.format == "text" and not args.verbose and not args.evidence:
+        summary = (SUMMARY_CHARS, _SUMMARY_ARROWS)
+        return (lambda dialect, max_depth: variant_line_writer(dialect, max_depth, summary)), _text_record_line
+    return None
+
+
+def _text_record_line(rec: Record) -> str:
+    """A record's line of the default text output: the compiled text writer's, or ``text_line``."""
+    kind = rec.kind
+    if (kind == "variant" or kind == "debugger") and (w := compiled_text_writer(rec.dialect)) is not None \
+            and (line := w.summary_line(rec, rec.type, SUMMARY_CHARS, _SUMMARY_ARROWS)) is not None:
+        return line  # text_line's line, written by the compiled text writer (codec/_render.c)
+    return text_line(rec)
 
 
 def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, fields: Any) -> None:
@@ -239,14 +265,8 @@ def _write(records: Iterator[Record], args: argparse.Namespace, out: _Batched, f
         else:
             out.write_lines(rec.to_jsonl() for rec in records)
     else:
-        arrows = (ENDS, ARROWS["c2s"], ARROWS["s2c"])
         for rec in records:
-            kind = rec.kind
-            if (kind == "variant" or kind == "debugger") and (w := compiled_text_writer(rec.dialect)) is not None \
-                    and (line := w.summary_line(rec, rec.type, SUMMARY_CHARS, arrows)) is not None:
-                out.write(line)  # the line below, written by the compiled text writer (codec/_render.c)
-            else:
-                out.write(text_line(rec))
+            out.write(_text_record_line(rec))
             if args.evidence:
                 key = (rec.transport, *sorted([(rec.src, rec.sport), (rec.dst, rec.dport)]))
                 if key not in seen_evidence:
@@ -278,24 +298,26 @@ class _Batched:
         if self.size >= self.limit:
             self.flush()
 
-    def write_lines(self, lines: Iterable[str]) -> None:
-        """Each of ``lines`` and a newline (not flushed per record: for a batched output)."""
+    def write_lines(self, lines: Iterable[str], newline: bool = True) -> None:
+        """Each of ``lines`` and a newline (``newline=False``: lines that end with theirs), not flushed per
+        record: for a batched output."""
         batch: list[str] = []
         size = 0
+        join = "\n".join if newline else "".join
         try:
             for line in lines:
                 batch.append(line)
                 size += len(line)
                 if size >= self.limit:
                     batch.append("")  # the join ends with a newline: no second copy of the batch to add it
-                    self.write("\n".join(batch))
+                    self.write(join(batch))
                     self.flush()
                     batch.clear()
                     size = 0
         finally:  # what was made before a Ctrl-C is kept
             if batch:
                 batch.append("")
-                self.write("\n".join(batch))
+                self.write(join(batch))
 
     def record_done(self) -> None:
         if self.per_record:
@@ -316,10 +338,8 @@ class _Batched:
                 self.out.write(text.encode(enc, "backslashreplace").decode(enc))
 
 
-def _with_progress(records: Iterator[Record], size: int) -> Iterator[Record]:
-    if size < PROGRESS_BYTES or not sys.stderr.isatty():
-        return records
-    return _progress(records)
+def _shows_progress(size: int) -> bool:
+    return size >= PROGRESS_BYTES and sys.stderr.isatty()
 
 
 def _progress(records: Iterator[Record]) -> Iterator[Record]:

@@ -108,11 +108,38 @@ static int buf_grow(Buf *b, Py_ssize_t extra)
 
 #define RESERVE(b, n) ((b)->cap - (b)->len >= (Py_ssize_t)(n) ? 0 : buf_grow((b), (Py_ssize_t)(n)))
 
+/* d[0:n] = s[0:n] for n <= 16 with a few fixed-size moves (a key, a separator, a remembered float's
+ * text: most pieces are that short, and a call of memcpy costs more than they do) */
+static inline void copy_small(char *d, const char *s, Py_ssize_t n)
+{
+    if (n >= 8) {
+        uint64_t a, z;
+        memcpy(&a, s, 8);
+        memcpy(&z, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &z, 8);
+    } else if (n >= 4) {
+        uint32_t a, z;
+        memcpy(&a, s, 4);
+        memcpy(&z, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &z, 4);
+    } else if (n > 0) {
+        char a = s[0], m = s[n / 2], z = s[n - 1];
+        d[0] = a;
+        d[n / 2] = m;
+        d[n - 1] = z;
+    }
+}
+
 static inline int put(Buf *b, const char *s, Py_ssize_t n)
 {
     if (RESERVE(b, n) < 0)
         return -1;
-    memcpy(b->p + b->len, s, (size_t)n);
+    if (n <= 16)
+        copy_small(b->p + b->len, s, n);
+    else
+        memcpy(b->p + b->len, s, (size_t)n);
     b->len += n;
     return 0;
 }
@@ -1332,38 +1359,46 @@ static PyObject *TextWriter_render_start(TextWriter *self, PyObject *const *args
     return Py_BuildValue("(NO)", s, rc == 0 ? Py_True : Py_False);
 }
 
-/* An ASCII str attribute of a record, written as it is; -1 (bail) for anything else. */
-static int put_ascii_attr(Buf *b, PyObject *rec, const char *name)
+/* The record attributes the JSON head starts with, in records.Record._head's order (interned once). */
+enum { RA_FRAME, RA_TIME, RA_SRC, RA_SPORT, RA_DST, RA_DPORT, RA_TRANSPORT, RA_DIRECTION, RA_KIND, RA_DIALECT,
+       RA_OFFSET, RA_RAW, RA_WIRE, RA_APP, RA_VALUE, RA_COUNT };
+static const char *const RECORD_ATTRS[RA_COUNT] = {"frame", "time", "src", "sport", "dst", "dport", "transport",
+    "direction", "kind", "dialect", "offset", "raw", "wire_bytes", "app_bytes", "value"};
+static PyObject *record_attr[RA_COUNT];
+
+/* Interns the attribute names once; -1 on failure (an exception set). */
+static int record_attrs_ready(void)
 {
-    PyObject *v = PyObject_GetAttrString(rec, name);
-    int rc = -1;
-    if (v != NULL && PyUnicode_CheckExact(v) && PyUnicode_IS_ASCII(v))
-        rc = put(b, (const char *)PyUnicode_DATA(v), PyUnicode_GET_LENGTH(v));
-    Py_XDECREF(v);
-    return rc;
+    int i;
+    if (record_attr[0] == NULL)
+        for (i = 0; i < RA_COUNT; i++)
+            if ((record_attr[i] = PyUnicode_InternFromString(RECORD_ATTRS[i])) == NULL)
+                return -1;
+    return 0;
 }
 
-/* An int attribute of a record as str() writes it, right-aligned in `width` columns. */
-static int put_int_attr(Buf *b, PyObject *rec, const char *name, int width)
+/* An ASCII str, written as it is; -1 (bail) for anything else. */
+static int put_ascii(Buf *b, PyObject *v)
 {
-    PyObject *v = PyObject_GetAttrString(rec, name);
+    return PyUnicode_CheckExact(v) && PyUnicode_IS_ASCII(v) ? put(b, (const char *)PyUnicode_DATA(v),
+                                                                  PyUnicode_GET_LENGTH(v)) : -1;
+}
+
+/* An int as str() writes it, right-aligned in `width` columns; -1 (bail) for anything else. */
+static int put_int_width(Buf *b, PyObject *v, int width)
+{
     Py_ssize_t start = b->len, n;
-    int rc = -1;
-    if (v != NULL && PyLong_CheckExact(v) && put_pyint(b, v) == 0) {
-        n = b->len - start;
-        rc = 0;
-        if (n < width) { /* shift right, pad with spaces */
-            if (RESERVE(b, width - n) < 0) {
-                rc = -1;
-            } else {
-                memmove(b->p + start + (width - n), b->p + start, (size_t)n);
-                memset(b->p + start, ' ', (size_t)(width - n));
-                b->len += width - n;
-            }
-        }
+    if (!PyLong_CheckExact(v) || put_pyint(b, v) < 0)
+        return -1;
+    n = b->len - start;
+    if (n < width) { /* shift right, pad with spaces */
+        if (RESERVE(b, width - n) < 0)
+            return -1;
+        memmove(b->p + start + (width - n), b->p + start, (size_t)n);
+        memset(b->p + start, ' ', (size_t)(width - n));
+        b->len += width - n;
     }
-    Py_XDECREF(v);
-    return rc;
+    return 0;
 }
 
 /* A str as it is (its UTF-8), e.g. an arrow. */
@@ -1379,70 +1414,51 @@ static int put_raw_str(Buf *b, PyObject *s)
     return put(b, p, n);
 }
 
-/* TextWriter.summary_line(rec, type, chars, arrows) -> the default `read` output line of a plain
- * Variant record (read_cmds._write and _summary):
+static int put_fixed6(Buf *b, double x);
+
+/* The default `read` output line of a plain Variant record (read_cmds._write and _summary):
  *     f"{frame:>7} {time:.6f} {src}:{sport} {ends} {dst}:{dport} {transport} {arrow} {dialect} {kind} "
  *     f"{message + ' ' if message is not None else ''}{type} {text}\n"
- * where text is the value's text with newlines as spaces, cut to chars - 3 characters and "..."
- * when longer than chars; arrows = (ends, the c2s arrow, the s2c arrow). None when anything but
- * the arrows is not ASCII or not as expected: Python writes that line. */
-static PyObject *TextWriter_summary_line(TextWriter *self, PyObject *const *args, Py_ssize_t nargs)
+ * from the record's attributes a[RA_...] and its message `msg`, where text is the value's text with
+ * newlines as spaces, cut to chars - 3 characters and "..." when longer than chars; arrows = (ends,
+ * the c2s arrow, the s2c arrow). NULL (maybe with an exception) when anything but the arrows is not
+ * ASCII or not as expected: Python writes that line. */
+static PyObject *summary_write(TextWriter *self, PyObject *const *a, PyObject *msg, PyObject *type,
+                               Py_ssize_t chars, PyObject *arrows)
 {
     Buf b, t;
-    PyObject *rec, *type, *arrows, *v = NULL, *tm = NULL, *dir = NULL, *msg = NULL, *s = NULL;
-    Py_ssize_t chars, i;
-    char *num;
+    PyObject *s = NULL;
+    Py_ssize_t i;
     int rc = -1, complete, cut, c2s;
-    if (nargs != 4 || !PyTuple_CheckExact(args[3]) || PyTuple_GET_SIZE(args[3]) != 3) {
-        PyErr_SetString(PyExc_TypeError, "summary_line(rec, type, chars, arrows)");
-        return NULL;
-    }
-    rec = args[0];
-    type = args[1];
-    arrows = args[3];
-    chars = PyLong_AsSsize_t(args[2]);
-    if (chars < 3 || chars >= BUF_LOCAL) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "summary_line: 3 <= chars < 4096");
-        return NULL;
-    }
     for (i = 0; i < 3; i++)
         if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(arrows, i)))
-            Py_RETURN_NONE;
+            return NULL;
     if (!PyUnicode_CheckExact(type) || !PyUnicode_IS_ASCII(type))
-        Py_RETURN_NONE;
+        return NULL;
     buf_init(&b);
     buf_init(&t);
     /* the value's text, at most chars + 1 bytes of it; ASCII only, so that a byte is a character */
-    if ((v = PyObject_GetAttrString(rec, "value")) == NULL)
-        goto done;
     t.capped = t.cap = chars + 1;
-    complete = text_value(self, &t, v, 0) == 0;
+    complete = text_value(self, &t, a[RA_VALUE], 0) == 0;
     PyErr_Clear();
     if (!t.ascii || (!complete && !t.cut))
         goto done; /* not ASCII, or not written here */
     cut = t.len > chars;
-    if ((tm = PyObject_GetAttrString(rec, "time")) == NULL || !PyFloat_CheckExact(tm)
-        || (dir = PyObject_GetAttrString(rec, "direction")) == NULL || !PyUnicode_CheckExact(dir)
-        || (msg = PyObject_GetAttrString(rec, "message")) == NULL)
+    if (!PyFloat_CheckExact(a[RA_TIME]) || !PyUnicode_CheckExact(a[RA_DIRECTION]))
         goto done;
-    c2s = PyUnicode_CompareWithASCIIString(dir, "c2s") == 0;
-    if (put_int_attr(&b, rec, "frame", 7) < 0 || put_ch(&b, ' ') < 0)
+    c2s = PyUnicode_CompareWithASCIIString(a[RA_DIRECTION], "c2s") == 0;
+    if (put_int_width(&b, a[RA_FRAME], 7) < 0 || put_ch(&b, ' ') < 0)
         goto done;
-    if ((num = PyOS_double_to_string(PyFloat_AS_DOUBLE(tm), 'f', 6, 0, NULL)) == NULL)
-        goto done;
-    i = put(&b, num, (Py_ssize_t)strlen(num));
-    PyMem_Free(num);
-    if (i < 0 || put_ch(&b, ' ') < 0
-        || put_ascii_attr(&b, rec, "src") < 0 || put_ch(&b, ':') < 0 || put_int_attr(&b, rec, "sport", 0) < 0
+    if (put_fixed6(&b, PyFloat_AS_DOUBLE(a[RA_TIME])) < 0 || put_ch(&b, ' ') < 0
+        || put_ascii(&b, a[RA_SRC]) < 0 || put_ch(&b, ':') < 0 || put_int_width(&b, a[RA_SPORT], 0) < 0
         || put_ch(&b, ' ') < 0 || put_raw_str(&b, PyTuple_GET_ITEM(arrows, 0)) < 0 || put_ch(&b, ' ') < 0
-        || put_ascii_attr(&b, rec, "dst") < 0 || put_ch(&b, ':') < 0 || put_int_attr(&b, rec, "dport", 0) < 0
-        || put_ch(&b, ' ') < 0 || put_ascii_attr(&b, rec, "transport") < 0 || put_ch(&b, ' ') < 0
+        || put_ascii(&b, a[RA_DST]) < 0 || put_ch(&b, ':') < 0 || put_int_width(&b, a[RA_DPORT], 0) < 0
+        || put_ch(&b, ' ') < 0 || put_ascii(&b, a[RA_TRANSPORT]) < 0 || put_ch(&b, ' ') < 0
         || put_raw_str(&b, PyTuple_GET_ITEM(arrows, c2s ? 1 : 2)) < 0 || put_ch(&b, ' ') < 0
-        || put_ascii_attr(&b, rec, "dialect") < 0 || put_ch(&b, ' ') < 0
-        || put_ascii_attr(&b, rec, "kind") < 0 || put_ch(&b, ' ') < 0)
+        || put_ascii(&b, a[RA_DIALECT]) < 0 || put_ch(&b, ' ') < 0
+        || put_ascii(&b, a[RA_KIND]) < 0 || put_ch(&b, ' ') < 0)
         goto done;
-    if (msg != Py_None && (put_ascii_attr(&b, rec, "message") < 0 || put_ch(&b, ' ') < 0))
+    if (msg != Py_None && (put_ascii(&b, msg) < 0 || put_ch(&b, ' ') < 0))
         goto done;
     if (put(&b, (const char *)PyUnicode_DATA(type), PyUnicode_GET_LENGTH(type)) < 0 || put_ch(&b, ' ') < 0)
         goto done;
@@ -1459,10 +1475,117 @@ done:
         s = buf_str(&b);
     buf_free(&b);
     buf_free(&t);
-    Py_XDECREF(v);
-    Py_XDECREF(tm);
-    Py_XDECREF(dir);
+    return s;
+}
+
+/* chars of summary_line and variant_summary: 3 <= chars < BUF_LOCAL; -1 with an exception else. */
+static Py_ssize_t summary_chars(PyObject *o)
+{
+    Py_ssize_t chars = PyLong_AsSsize_t(o);
+    if (chars < 3 || chars >= BUF_LOCAL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "summary_line: 3 <= chars < 4096");
+        return -1;
+    }
+    return chars;
+}
+
+/* TextWriter.summary_line(rec, type, chars, arrows) -> summary_write's line of a record, read off its
+ * attributes; None: Python writes that line. */
+static PyObject *TextWriter_summary_line(TextWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const int used[] = {RA_FRAME, RA_TIME, RA_SRC, RA_SPORT, RA_DST, RA_DPORT, RA_TRANSPORT, RA_DIRECTION,
+                               RA_KIND, RA_DIALECT, RA_VALUE};
+    PyObject *a[RA_COUNT] = {NULL}, *msg = NULL, *s = NULL;
+    Py_ssize_t chars, i;
+    if (nargs != 4 || !PyTuple_CheckExact(args[3]) || PyTuple_GET_SIZE(args[3]) != 3) {
+        PyErr_SetString(PyExc_TypeError, "summary_line(rec, type, chars, arrows)");
+        return NULL;
+    }
+    if ((chars = summary_chars(args[2])) < 0 || record_attrs_ready() < 0)
+        return NULL;
+    for (i = 0; i < (Py_ssize_t)(sizeof(used) / sizeof(used[0])); i++)
+        if ((a[used[i]] = PyObject_GetAttr(args[0], record_attr[used[i]])) == NULL)
+            goto done;
+    if ((msg = PyObject_GetAttrString(args[0], "message")) == NULL)
+        goto done;
+    s = summary_write(self, a, msg, args[1], chars, args[3]);
+done:
+    for (i = 0; i < RA_COUNT; i++)
+        Py_XDECREF(a[i]);
     Py_XDECREF(msg);
+    if (s == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return s;
+}
+
+static PyObject *variant_kind; /* "variant", the kind of the records variant_summary and variant_line write */
+
+/* The value of a message body and its type name, for variant_summary and variant_line: 0, or -1
+ * (bail: not decoded here, or a class type_names does not name yet). */
+static int decode_named(PyObject *table, PyObject *type_names, PyObject *max_depth, PyObject *body,
+                        PyObject **value, PyObject **type)
+{
+    long long depth;
+    if (variant_kind == NULL && (variant_kind = PyUnicode_InternFromString("variant")) == NULL)
+        return -1;
+    if (!PyDict_CheckExact(type_names) || !PyLong_CheckExact(max_depth) || !PyBytes_CheckExact(body))
+        return -1;
+    depth = PyLong_AsLongLong(max_depth);
+    if (depth == -1 && PyErr_Occurred())
+        return -1;
+    if ((*value = codec_decode_body(table, body, depth)) == NULL)
+        return -1;
+    *type = PyDict_GetItemWithError(type_names, (PyObject *)Py_TYPE(*value)); /* borrowed */
+    if (*type == NULL) {
+        Py_CLEAR(*value);
+        return -1;
+    }
+    return 0;
+}
+
+/* The head arguments of variant_summary and variant_line, in a[RA_...]: frame, time, src, sport, dst,
+ * dport, transport, direction, dialect, offset, wire (borrowed), the kind "variant", raw = body. */
+#define VARIANT_HEAD 11
+static void variant_head(PyObject **a, PyObject *const *head, PyObject *body)
+{
+    static const int at[VARIANT_HEAD] = {RA_FRAME, RA_TIME, RA_SRC, RA_SPORT, RA_DST, RA_DPORT, RA_TRANSPORT,
+                                         RA_DIRECTION, RA_DIALECT, RA_OFFSET, RA_WIRE};
+    int i;
+    for (i = 0; i < VARIANT_HEAD; i++)
+        a[at[i]] = head[i];
+    a[RA_KIND] = variant_kind;
+    a[RA_RAW] = body;
+    a[RA_APP] = Py_None;
+}
+
+/* TextWriter.variant_summary(table, type_names, max_depth, chars, arrows, body, frame, time, src, sport,
+ * dst, dport, transport, direction, dialect, offset, wire) -> the summary_line of the record
+ * PcapReader._variant makes of a message body whose Table decodes it (Variant kind, no message),
+ * written without the record: the value is decoded by `table` and freed here, its type name is
+ * type_names[type(value)]. None (nothing decoded, no exception): the reader makes the record. */
+static PyObject *TextWriter_variant_summary(TextWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *a[RA_COUNT] = {NULL}, *value = NULL, *type, *s;
+    Py_ssize_t chars;
+    if (nargs != 6 + VARIANT_HEAD || !PyTuple_CheckExact(args[4]) || PyTuple_GET_SIZE(args[4]) != 3) {
+        PyErr_SetString(PyExc_TypeError, "variant_summary(table, type_names, max_depth, chars, arrows, body, "
+                                         "frame, time, src, sport, dst, dport, transport, direction, dialect, "
+                                         "offset, wire)");
+        return NULL;
+    }
+    if ((chars = summary_chars(args[3])) < 0)
+        return NULL;
+    if (decode_named(args[0], args[1], args[2], args[5], &value, &type) < 0) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    variant_head(a, args + 6, args[5]);
+    a[RA_VALUE] = value;
+    s = summary_write(self, a, Py_None, type, chars, args[4]);
+    Py_DECREF(value);
     if (s == NULL) {
         PyErr_Clear();
         Py_RETURN_NONE;
@@ -1601,6 +1724,9 @@ static PyMethodDef TextWriter_methods[] = {
      "render(value) -> the text notation, or None to let text/writer.py do it"},
     {"summary_line", (PyCFunction)(void (*)(void))TextWriter_summary_line, METH_FASTCALL,
      "summary_line(rec, type, chars, arrows) -> read's text line of a Variant record, or None to let Python write it"},
+    {"variant_summary", (PyCFunction)(void (*)(void))TextWriter_variant_summary, METH_FASTCALL,
+     "variant_summary(table, type_names, max_depth, chars, arrows, body, frame, time, src, sport, dst, dport, "
+     "transport, direction, dialect, offset, wire) -> summary_line of a message body's Variant record, or None"},
     {"render_start", (PyCFunction)(void (*)(void))TextWriter_render_start, METH_FASTCALL,
      "render_start(value, nbytes) -> (text or its start, complete), or None to let text/writer.py do it"},
     {NULL, NULL, 0, NULL},
@@ -1678,6 +1804,21 @@ static void json_byte_classes(void)
 
 #define JSON_CHUNK 512 /* input bytes escaped per reservation: a record's line stays in its Buf's local bytes */
 
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define JSON_SWAR 1
+/* The high bit of each byte of w (8 bytes, little-endian) that json_byte_class does not copy as it is
+ * (below 0x20, '"', '\\', 0xED), and maybe of bytes above such a byte (a borrow): the lowest set
+ * bit is exact, and the result is 0 exactly when no byte needs anything. */
+static inline uint64_t json_attention(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t q = w ^ (ones * '"'), s = w ^ (ones * '\\'), e = w ^ (ones * 0xED);
+    return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((s - ones) & ~s) | ((e - ones) & ~e)) & high;
+}
+#else
+#define JSON_SWAR 0
+#endif
+
 /* The JSON string of UTF-8 text p[0:n] (`surrogates`: it may hold lone surrogates, surrogatepass'ed). */
 static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogates)
 {
@@ -1691,7 +1832,26 @@ static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogate
             return -1;
         o = b->p + b->len;
         for (; i < end; i++) {
-            unsigned char c = p[i], k = json_byte_class[c];
+            unsigned char c, k;
+#if JSON_SWAR
+            while (end - i >= 8) { /* 8 bytes that need nothing are copied at once */
+                uint64_t w, m;
+                memcpy(&w, p + i, 8);
+                memcpy(o, p + i, 8); /* (the reservation has room: at least 48 bytes are left) */
+                if ((m = json_attention(w)) != 0) {
+                    int n = __builtin_ctzll(m) >> 3; /* the first byte that needs something */
+                    o += n;
+                    i += n;
+                    break;
+                }
+                o += 8;
+                i += 8;
+            }
+            if (i >= end)
+                break;
+#endif
+            c = p[i];
+            k = json_byte_class[c];
             if (k == 0) {
                 *o++ = (char)c;
                 continue;
@@ -1996,23 +2156,56 @@ done:
  * ulp(hi), so hi's fraction alone says which side of a half the product is, lo only breaks a tie;
  * n / 10**ndigits of the integer n is then correctly rounded, as the decimal's nearest double is.
  * 0: not in that range (the caller converts). */
-static int round_exact(double x, int ndigits, double *out)
+static const double POW10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+                                 1e15};
+
+/* round_exact's integer: |x| * 10**ndigits rounded half-even on its exact value (an integer below
+ * 2**52, as a double); 0: not in that range. */
+static int round_scaled(double x, int ndigits, double *n)
 {
-    static const double p10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
-                                   1e15};
-    double ax = fabs(x), scale, hi, lo, f, g, n;
+    double ax = fabs(x), scale, hi, lo, f, g;
     if (ndigits < 0 || ndigits > 15 || !isfinite(x))
         return 0;
-    scale = p10[ndigits];
+    scale = POW10[ndigits];
     hi = ax * scale;
     if (!(hi < 4503599627370496.0)) /* 2**52 */
         return 0;
     lo = fma(ax, scale, -hi);
     f = floor(hi);
     g = hi - f;
-    n = (g > 0.5 || (g == 0.5 && (lo > 0 || (lo == 0 && fmod(f, 2.0) != 0)))) ? f + 1 : f;
-    *out = copysign(n / scale, x);
+    *n = (g > 0.5 || (g == 0.5 && (lo > 0 || (lo == 0 && fmod(f, 2.0) != 0)))) ? f + 1 : f;
     return 1;
+}
+
+static int round_exact(double x, int ndigits, double *out)
+{
+    double n;
+    if (!round_scaled(x, ndigits, &n))
+        return 0;
+    *out = copysign(n / POW10[ndigits], x);
+    return 1;
+}
+
+/* f"{x:.6f}" as Python writes it (the exact binary value rounded half-even to 6 decimals, as
+ * _Py_dg_dtoa's mode 3 does) for 0 <= x (not -0.0) with x * 10**6 below 2**52 (capture times): the rounded
+ * integer's digits with the point put in, no decimal conversion; anything else through
+ * PyOS_double_to_string. */
+static int put_fixed6(Buf *b, double x)
+{
+    double n;
+    char *num;
+    int rc;
+    if (!signbit(x) && round_scaled(x, 6, &n)) {
+        char d[32];
+        unsigned long long v = (unsigned long long)n;
+        int k = snprintf(d, sizeof d, "%llu.%06llu", v / 1000000ULL, v % 1000000ULL);
+        return k > 0 && k < (int)sizeof d ? put(b, d, k) : -1;
+    }
+    if ((num = PyOS_double_to_string(x, 'f', 6, 0, NULL)) == NULL)
+        return -1;
+    rc = put(b, num, (Py_ssize_t)strlen(num));
+    PyMem_Free(num);
+    return rc;
 }
 
 /* round(x, ndigits) of a float as Python computes it (correctly rounded to ndigits decimals, then
@@ -2036,12 +2229,6 @@ static int put_rounded(Buf *b, PyObject *v, int ndigits)
     return put_repr(b, r);
 }
 
-/* The record attributes the JSON head starts with, in records.Record._head's order (interned once). */
-enum { RA_FRAME, RA_TIME, RA_SRC, RA_SPORT, RA_DST, RA_DPORT, RA_TRANSPORT, RA_DIRECTION, RA_KIND, RA_DIALECT,
-       RA_OFFSET, RA_RAW, RA_WIRE, RA_APP, RA_VALUE, RA_COUNT };
-static const char *const RECORD_ATTRS[RA_COUNT] = {"frame", "time", "src", "sport", "dst", "dport", "transport",
-    "direction", "kind", "dialect", "offset", "raw", "wire_bytes", "app_bytes", "value"};
-static PyObject *record_attr[RA_COUNT];
 
 /* Where a class with __slots__ keeps an attribute: the offset of its member (T_OBJECT_EX), or -1
  * (a property, a __dict__ attribute, anything else: read with getattr).  The member must be one of
@@ -2114,37 +2301,22 @@ static int put_key(Buf *b, const char *key, int first)
     return (put_ch(b, '"') < 0 || put(b, key, (Py_ssize_t)strlen(key)) < 0) ? -1 : PUT_LIT(b, "\": ");
 }
 
-/* JsonWriter.record(rec, type, text, optional) -> records.Record.to_jsonl() of a record without
- * error, fields or hex: the fixed head keys read off the record (time rounded to 6 decimals,
- * wire_bytes to 3, length = len(raw), app_bytes None as len(raw)), `type`, then every attribute
- * named in the tuple `optional` that is not None, then text and value. None when anything is
- * not as expected: Python writes that record. */
-static PyObject *JsonWriter_record(JsonWriter *self, PyObject *const *args, Py_ssize_t nargs)
+/* records.Record.to_jsonl() of a record without error, fields or hex, from its attributes a[RA_...]:
+ * the fixed head keys (time rounded to 6 decimals, wire_bytes to 3, length = len(raw), app_bytes
+ * None as len(raw)), `type`, then every attribute named in the tuple `optional` that is not None,
+ * read off `rec` (optional NULL: none), then text and value (`text` a str, or the TextWriter that
+ * writes the value's text here). NULL (maybe with an exception): Python writes that record. */
+static PyObject *record_write(JsonWriter *self, PyObject *const *a, PyObject *type, PyObject *text, PyObject *rec,
+                              PyObject *optional)
 {
     Buf b;
-    PyObject *rec, *type, *text, *optional, *a[RA_COUNT] = {NULL}, *s = NULL;
+    PyObject *s = NULL;
     Py_ssize_t i, rawlen;
     int rc = -1;
-    if (nargs != 4 || !PyTuple_CheckExact(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "record(rec, type, text, optional)");
+    if (!PyUnicode_CheckExact(type) || (!PyUnicode_CheckExact(text) && Py_TYPE(text) != &TextWriterType)
+        || !PyBytes_CheckExact(a[RA_RAW]))
         return NULL;
-    }
-    rec = args[0];
-    type = args[1];
-    text = args[2];
-    optional = args[3];
-    if (!PyUnicode_CheckExact(type) || (!PyUnicode_CheckExact(text) && Py_TYPE(text) != &TextWriterType))
-        Py_RETURN_NONE;
-    if (record_attr[0] == NULL)
-        for (i = 0; i < RA_COUNT; i++)
-            if ((record_attr[i] = PyUnicode_InternFromString(RECORD_ATTRS[i])) == NULL)
-                return NULL;
     buf_init(&b);
-    for (i = 0; i < RA_COUNT; i++)
-        if ((a[i] = record_get(rec, (int)i)) == NULL)
-            goto done;
-    if (!PyBytes_CheckExact(a[RA_RAW]))
-        goto done;
     rawlen = PyBytes_GET_SIZE(a[RA_RAW]);
     if (put_ch(&b, '{') < 0 || put_key(&b, "frame", 1) < 0 || json_plain(&b, a[RA_FRAME]) < 0
         || put_key(&b, "time", 0) < 0 || put_rounded(&b, a[RA_TIME], 6) < 0
@@ -2163,7 +2335,7 @@ static PyObject *JsonWriter_record(JsonWriter *self, PyObject *const *args, Py_s
         || put_key(&b, "app_bytes", 0) < 0
         || (a[RA_APP] == Py_None ? put_ll(&b, rawlen) : json_plain(&b, a[RA_APP])) < 0)
         goto done;
-    for (i = 0; i < PyTuple_GET_SIZE(optional); i++) {
+    for (i = 0; optional != NULL && i < PyTuple_GET_SIZE(optional); i++) {
         PyObject *name = PyTuple_GET_ITEM(optional, i), *v;
         const char *key;
         int bad;
@@ -2203,8 +2375,60 @@ done:
     if (rc == 0)
         s = buf_str(&b);
     buf_free(&b);
+    return s;
+}
+
+/* JsonWriter.record(rec, type, text, optional) -> record_write's line of a record, read off its
+ * attributes; None: Python writes that record. */
+static PyObject *JsonWriter_record(JsonWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *a[RA_COUNT] = {NULL}, *s = NULL;
+    Py_ssize_t i;
+    if (nargs != 4 || !PyTuple_CheckExact(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "record(rec, type, text, optional)");
+        return NULL;
+    }
+    if (!PyUnicode_CheckExact(args[1]) || (!PyUnicode_CheckExact(args[2]) && Py_TYPE(args[2]) != &TextWriterType))
+        Py_RETURN_NONE;
+    if (record_attrs_ready() < 0)
+        return NULL;
+    for (i = 0; i < RA_COUNT; i++)
+        if ((a[i] = record_get(args[0], (int)i)) == NULL)
+            goto done;
+    s = record_write(self, a, args[1], args[2], args[0], args[3]);
+done:
     for (i = 0; i < RA_COUNT; i++)
         Py_XDECREF(a[i]);
+    if (s == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return s;
+}
+
+/* JsonWriter.variant_line(table, text_writer, type_names, max_depth, body, frame, time, src, sport, dst,
+ * dport, transport, direction, dialect, offset, wire) -> the to_jsonl() line of the record
+ * PcapReader._variant makes of a message body whose Table decodes it (kind "variant", no optional
+ * key), written without the record: the value is decoded by `table` and freed here, its type name
+ * is type_names[type(value)], its text written by `text_writer`. None (nothing decoded, no
+ * exception): the reader makes the record. */
+static PyObject *JsonWriter_variant_line(JsonWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *a[RA_COUNT] = {NULL}, *value = NULL, *type, *s;
+    if (nargs != 5 + VARIANT_HEAD) {
+        PyErr_SetString(PyExc_TypeError, "variant_line(table, text_writer, type_names, max_depth, body, frame, "
+                                         "time, src, sport, dst, dport, transport, direction, dialect, offset, "
+                                         "wire)");
+        return NULL;
+    }
+    if (Py_TYPE(args[1]) != &TextWriterType || decode_named(args[0], args[2], args[3], args[4], &value, &type) < 0) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    variant_head(a, args + 5, args[4]);
+    a[RA_VALUE] = value;
+    s = record_write(self, a, type, args[1], NULL, NULL);
+    Py_DECREF(value);
     if (s == NULL) {
         PyErr_Clear();
         Py_RETURN_NONE;
@@ -2274,6 +2498,9 @@ static PyMethodDef JsonWriter_methods[] = {
      "line(head, text, value) -> one JSON line of a record, or None to let jsonform.py do it"},
     {"record", (PyCFunction)(void (*)(void))JsonWriter_record, METH_FASTCALL,
      "record(rec, type, text, optional) -> Record.to_jsonl() of a plain record, or None to let records.py do it"},
+    {"variant_line", (PyCFunction)(void (*)(void))JsonWriter_variant_line, METH_FASTCALL,
+     "variant_line(table, text_writer, type_names, max_depth, body, frame, time, src, sport, dst, dport, "
+     "transport, direction, dialect, offset, wire) -> to_jsonl() of a message body's Variant record, or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1652,6 +1652,21 @@ static PyTypeObject TableType = {
     .tp_methods = Table_methods,
 };
 
+/* The value of a whole message body decoded by a Table (what Table.decode(data, True, max_depth, 0,
+ * None)[0] gives), a new reference; NULL to bail, no exception set (not a Table, or the decoder left
+ * the body to Python: malformed, too deep, an Object ...).  For _render.c's record lines. */
+PyObject *codec_decode_body(PyObject *table, PyObject *data, long long max_depth)
+{
+    Py_ssize_t used = 0;
+    PyObject *value;
+    if (!Py_IS_TYPE(table, &TableType))
+        return NULL;
+    value = table_decode((Table *)table, data, max_depth, 0, -1, &used);
+    if (value == NULL)
+        PyErr_Clear();
+    return value;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * The front door: codec.decoder.decode as one C call.  decode(data, dialect, *, allow_objects,
  * max_depth) of a whole buffer goes straight to the dialect's Table when fast.py already has one

@@ -13,6 +13,9 @@
 int plan_leaves(PyObject *plan, Py_ssize_t *leaves);               /* validate; count leaves */
 int plan_flatten(PyObject *plan, PyObject *v, PyObject **vals);    /* -1: not exactly that shape */
 
+/* A message body's value decoded by a Table (a new reference), or NULL, no exception set: bail. */
+PyObject *codec_decode_body(PyObject *table, PyObject *data, long long max_depth);
+
 /* Adds TextWriter, JsonWriter, TEXT_KINDS and JSON_KINDS to the module (_render.c). */
 int render_init(PyObject *m);
 

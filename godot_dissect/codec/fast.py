@@ -271,6 +271,12 @@ def c_json_line(head: dict[str, Any], text: str | None, value: Any, tables: Json
     return _json(tables).line(head, text, value)
 
 
+def json_record_writer(tables: JsonTables) -> Any:
+    """The JsonWriter (built from ``tables`` the first time): its ``variant_line`` writes a record's line from
+    a message body (``records.variant_line_writer``)."""
+    return _json(tables)
+
+
 def c_json_record(rec: Any, type_name: str, text: str, optional: tuple[str, ...], tables: JsonTables) -> str | None:
     return (_JSON[0] if _JSON else _json(tables)).record(rec, type_name, text, optional)
 

@@ -144,6 +144,27 @@ class LengthPrefixFramer:
         return len(self.buf)
 
     def feed(self, chunk: Chunk) -> list[Pdu | Skipped]:
+        data = chunk.data
+        if self.synced and self.run is None and not chunk.gap and type(data) is bytes and data:
+            # an in-order stream's common case, what _cut does without copying the chunk into the buffer
+            buf = self.buf
+            if not buf and not self.ledger.spans:  # the chunk starts a PDU
+                self.frame, self.time = chunk.frame, chunk.time
+                return self._cut_chunk(chunk, self.base, 0, [])
+            if len(buf) >= PREFIX_SIZE and (n := _U32.unpack_from(buf)[0]) <= MAX_PDU:  # it ends one
+                start = self.base + len(buf)  # stream offset of the chunk
+                self.ledger.add(start, len(data), chunk.frame_len)
+                self.frame, self.time = chunk.frame, chunk.time
+                end = PREFIX_SIZE + n
+                need = end - len(buf)
+                if need > len(data):
+                    buf += data
+                    return []
+                base = self.base
+                ended = Pdu(chunk.frame, chunk.time, base, bytes(buf[PREFIX_SIZE:]) + data[:need], WS_BINARY,
+                            self.ledger.take(base, base + end))
+                buf.clear()
+                return self._cut_chunk(chunk, start, need, [ended])
         out: list[Pdu | Skipped] = []
         if chunk.gap:
             self._end_run(out)
@@ -158,6 +179,34 @@ class LengthPrefixFramer:
         self.buf += chunk.data
         self.frame, self.time = chunk.frame, chunk.time
         self._cut(out)
+        return out
+
+    def _cut_chunk(self, chunk: Chunk, start: int, pos: int, out: list[Pdu | Skipped]) -> list[Pdu | Skipped]:
+        """The PDUs of ``chunk.data`` (stream offset ``start``) from its index ``pos`` on, which starts a
+        PDU, with nothing held before it: each with the wire share ``WireLedger.take`` gives (the chunk's
+        frame length over its bytes, times the PDU's). The ledger holds the chunk's span when ``pos``
+        (a PDU that ended in it was taken: its rate is fixed); what is left goes to the buffer, its
+        span to the ledger, as ``feed`` and ``_cut`` leave them, and ``_cut`` looks at it."""
+        data, frame, time = chunk.data, chunk.frame, chunk.time
+        size = len(data)
+        rate = chunk.frame_len / size
+        unpack = _U32.unpack_from
+        first = pos
+        while size - pos >= PREFIX_SIZE:
+            n = unpack(data, pos)[0]
+            end = pos + PREFIX_SIZE + n
+            if n > MAX_PDU or end > size:
+                break
+            out.append(Pdu(frame, time, start + pos, data[pos + PREFIX_SIZE:end], WS_BINARY, rate * (end - pos)))
+            pos = end
+        self.base = start + pos
+        if pos < size:  # the rest: a PDU cut short, or a length _cut rejects
+            if not first:
+                self.ledger.spans.append([start, start + size, chunk.frame_len, size, rate if pos else 0.0])
+            self.buf += memoryview(data)[pos:]
+            self._cut(out)
+        elif first:
+            self.ledger.spans.clear()  # the chunk's span, all taken (take drops the spans before it)
         return out
 
     @property

@@ -139,8 +139,24 @@ def _packets_chunked(read1: Callable[[int], bytes], order: str, divisor: float, 
     """``_packets_exact``'s packets and errors, the blocks cut out of chunks (fewer calls per packet)."""
     hdr = struct.Struct(order + "II")
     pkt = struct.Struct(order + "4xIIII")
+    # type, length, (interface,) timestamp high and low, captured and original length of an Enhanced Packet Block
+    epb = struct.Struct(order + "II4xIIII")
+    epb_unpack, epb_size = epb.unpack_from, epb.size
+    epb_min = 8 + _PACKET_HEAD + 4  # the least block length the checks below let through
     buf, pos = b"", 0
     while True:
+        if original_length:  # the common case, with one unpack: whole Enhanced Packet Blocks in the chunk
+            n = len(buf)
+            while pos + epb_size <= n:
+                btype, length, high, low, caplen, orig = epb_unpack(buf, pos)
+                end = pos + length
+                if btype != EPB or end > n or length < epb_min or length % 4:
+                    break  # anything else as below
+                start = pos + epb_size
+                frame = buf[start:min(start + caplen, end)]
+                pos = end
+                at += length
+                yield offset + (((high << 32) | low) / divisor), frame, orig
         if len(buf) - pos < 8:
             buf, pos = _more(read1, buf, pos, 8), 0
             if len(buf) < 8:

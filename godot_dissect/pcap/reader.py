@@ -44,6 +44,7 @@ from ..spec.transports import (
     DEBUGGER_PORTS,
     IDLE_SECONDS,
     MAX_CONVERSATIONS,
+    MAX_DEPTH,
     MAX_HELD_BYTES,
     MAX_HTTP_HEAD,
     MAX_HTTP_HEAD_HELD,
@@ -119,13 +120,42 @@ class PcapReader:
 
     # -- main loop ----------------------------------------------------------------------------
     def __iter__(self) -> Iterator[Record]:
+        return self._run(self._variant)
+
+    def lines(self, writer_of: Callable[[str, int], Callable[..., str | None] | None],
+              line_of: Callable[[Record], str]) -> Iterator[str]:
+        """Every record's line, ``line_of(record)``, for output that only writes the records out: a
+        message of a conversation decoding plain Variants (what ``_variant`` makes a record of) is
+        written by ``writer_of(dialect, MAX_DEPTH)`` (``records.variant_line_writer``: the same line,
+        from the message's bytes, no record made) when that gives a writer and the writer a line."""
+        writers: dict[str, Callable[..., str | None] | None] = {}
+        variant = self._variant
+
+        def line(conv: Conversation, d: str, frame: int, time: float, data: bytes, wire: float,
+                 offset: int) -> str | Record:
+            dialect = conv.verdict.dialect  # type: ignore[union-attr]
+            write = writers.get(dialect, variant)
+            if write is variant:  # first message of this dialect (the names come from verdicts: bounded)
+                write = writers[dialect] = writer_of(dialect, MAX_DEPTH)
+            if write is not None:
+                src, dst = (conv.client, conv.server) if d == "c2s" else (conv.server, conv.client)
+                s = write(data, frame, time, src[0], src[1], dst[0], dst[1],
+                          "websocket" if conv.framing is _WEBSOCKET else conv.transport, d, dialect, offset, wire)
+                if s is not None:
+                    return s
+            return variant(conv, d, frame, time, data, wire, offset)
+
+        for item in self._run(line):
+            yield item if type(item) is str else line_of(item)  # type: ignore[arg-type]
+
+    def _run(self, variant: Callable[..., Any]) -> Iterator[Any]:
+        """The records (``variant`` makes those of plain Variant messages: a Record, or its line)."""
         tap = self.on_frame
         table = self.table
         lookup = table.lookup
         check_every = self.max_held_bytes >> 4
         fed = 0  # bytes taken in since the held-bytes budget was last checked
         datagrams = not self.enet_ports  # ENet ports make every UDP conversation go through _udp's ENet check
-        variant = self._variant  # a datagram of a decoding conversation: its record
         for seg in segments(self.path):
             if tap is not None:
                 tap(seg)
