@@ -177,9 +177,11 @@ def bench_capture(path: str, tmp: Path, rounds: int, peer: list[str] | None) -> 
     for name, ts in times.items():
         cpu = statistics.median(CPU[name])
         print(f"{name}: wall {fmt(ts)} = {statistics.median(ts) / floor:.2f}x dpkt; "
-              f"CPU {cpu:.2f} s = {cpu / floor_cpu:.2f}x dpkt")
+              f"CPU {cpu:.2f} s (min-max {min(CPU[name]):.2f}-{max(CPU[name]):.2f}) = {cpu / floor_cpu:.2f}x dpkt")
     ours_t, ours_cpu = statistics.median(times[ours_name]), statistics.median(CPU[ours_name])
-    print(f"export / dpkt floor: {ours_t / floor:.2f}x wall, {ours_cpu / floor_cpu:.2f}x CPU (target <= 2x)")
+    rounds_cpu = [o / f for o, f in zip(CPU[ours_name], CPU[floor_name], strict=True)]  # round by round
+    print(f"export / dpkt floor: {ours_t / floor:.2f}x wall, {ours_cpu / floor_cpu:.2f}x CPU (rounds "
+          f"{min(rounds_cpu):.2f}-{max(rounds_cpu):.2f}x; target <= 2x)")
     if peer:
         print(f"export / pcaptoparquet: {ours_t / statistics.median(times[peer_name]):.2f} wall, "
               f"{ours_cpu / statistics.median(CPU[peer_name]):.2f} CPU")

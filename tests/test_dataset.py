@@ -359,3 +359,39 @@ def test_every_value_type_survives_the_value_column(dialect: str, data: st.DataO
         assert row_to_json(row) == rec.to_json()
         back = jsonform.from_json(json.loads(row["value"]))
         assert jsonform.dumps(back) == jsonform.dumps(v)
+
+
+@settings(max_examples=300, deadline=None)
+@given(times=st.lists(st.one_of(
+    st.floats(min_value=-3e9, max_value=3e9, allow_nan=False),  # past 2**51 microseconds both ways
+    st.integers(0, 2**40).map(lambda k: 1.7e9 + k / 2**17),  # dyadic: exact halves of a microsecond
+    st.tuples(st.integers(0, 2**32 - 1), st.integers(0, 10**9 - 1)).map(lambda t: t[0] + t[1] / 1e9),  # pcapng ns
+    st.tuples(st.integers(0, 2**32 - 1), st.integers(0, 10**6 - 1)).map(lambda t: t[0] + t[1] / 1e6),  # pcap us
+), min_size=1, max_size=20))
+def test_time_column_is_the_json_time(times: list[float]) -> None:
+    """The time column holds the microseconds of the JSON's round(time, 6), whatever the time."""
+    from godot_dissect.dataset import record_batches
+    from godot_dissect.records import Record
+
+    recs = [Record(frame=1, time=t, src="127.0.0.1", sport=1, dst="127.0.0.1", dport=2, transport="udp",
+                   direction="c2s", dialect="godot3", kind="variant", value=1) for t in times]
+    batch = next(record_batches(recs))
+    assert batch.column("time").cast(pa.int64()).to_pylist() == [round(round(t, 6) * 1e6) for t in times]
+    assert [row_to_json(row)["time"] for row in batch.to_pylist()] == [r.to_json()["time"] for r in recs]
+
+
+@pytest.mark.parametrize("fields", [
+    {"peer_id": 7, "header": "3.2+", "ratio": 0.5, "ok": True, "none": None},  # plain: written as it is
+    {"name": "lone \udc80 surrogate", "n": 1},
+    {"ids": (1, 2, 3), "nested": {"a": [1, "x"]}},  # not plain: through the record's JSON head
+    {"md5": b"\x00\xff", "n": 2},
+])
+def test_fields_column_is_the_json_fields(fields: dict) -> None:
+    from godot_dissect.dataset import record_batches
+    from godot_dissect.records import Record
+
+    rec = Record(frame=1, time=1.0, src="127.0.0.1", sport=1, dst="127.0.0.1", dport=2, transport="udp",
+                 direction="c2s", dialect="godot3", kind="variant", value=1, fields=fields)
+    row = next(record_batches([rec])).to_pylist()[0]
+    assert row_to_json(row) == rec.to_json()
+    assert "\udc80" not in row["fields"]

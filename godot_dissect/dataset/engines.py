@@ -4,17 +4,18 @@ so the rows are the same."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .export import FileResult, convert
 from .layout import FORMATS, remove_temps
 from .schema import BATCH_ROWS
+
+if TYPE_CHECKING:
+    import multiprocessing.context
 
 OnFile = Callable[[FileResult], None]
 OnMessages = Callable[[int], None]
@@ -95,6 +96,8 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     """Fork the workers from this process where that is safe (Linux, and no other Python thread, such
     as a progress bar's, whose locks a child would inherit): they start at once with what is loaded
     here. Else from a fork server, which has to load it all first (half a second)."""
+    import multiprocessing  # here: a single capture converted in this process needs no pool (a 10 ms import)
+
     if sys.platform == "linux" and threading.active_count() == 1:
         load_modules()
         return multiprocessing.get_context("fork")
@@ -105,6 +108,8 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 def _run_pool(workers: int, tasks: list[tuple[int, str, str]], out: str, kw: dict[str, Any],
               done: Callable[[int, FileResult], None]) -> None:
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=_pool_context()) as pool:
         futures = {pool.submit(convert, path, out, capture=name, **kw): (i, path, name) for i, path, name in tasks}
         for f in as_completed(futures):

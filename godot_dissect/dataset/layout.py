@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from urllib.parse import quote, unquote
 
 FORMATS = ("parquet", "csv", "jsonl")
@@ -32,7 +31,7 @@ def part_path(out: str, capture: str, fmt: str) -> str:
 def temp_path(final: str) -> str:
     """A name beside ``final`` no reader picks up and no other writer (a retried task) shares."""
     head, tail = os.path.split(final)
-    return os.path.join(head, f".{tail}{TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+    return os.path.join(head, f".{tail}{TMP_MARK}{os.getpid()}-{os.urandom(4).hex()}")
 
 
 def is_temp(name: str) -> bool:

@@ -1,6 +1,7 @@
 """Start-up of the export processes. pyarrow imports numpy with itself when numpy is installed
-(about 0.1 s), and pandas (about half a second) when it builds its first array, to check whether
-the data is a pandas object. A conversion needs neither: it hands pyarrow Python lists only."""
+(about 0.1 s), cloudpickle (for pickling extension types; 10 ms), and pandas (about half a second)
+and dateutil when it builds its first array, to check whether the data is a pandas object. A
+conversion needs none of them: it hands pyarrow Python lists only, and pickles no Arrow type."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def pyarrow_without_pandas() -> None:
         return
     import pyarrow as pa
 
-    finder = _Without("pandas")
+    finder = _Without("pandas", "dateutil")
     sys.meta_path.insert(0, finder)  # type: ignore[arg-type]
     try:
         pa.array([0])  # pyarrow's pandas shim tries once and remembers
@@ -39,7 +40,7 @@ def pyarrow_without_numpy() -> None:
     anything imports pyarrow, in processes of our own that only convert captures: pyarrow's numpy
     conversions are unavailable afterwards; numpy itself still imports for whoever wants it)."""
     if "pyarrow" not in sys.modules and "numpy" not in sys.modules:
-        finder = _Without("numpy")
+        finder = _Without("numpy", "cloudpickle")
         sys.meta_path.insert(0, finder)  # type: ignore[arg-type]
         try:
             import pyarrow  # noqa: F401
