@@ -26,6 +26,7 @@ from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, Unex
 from ..records import Record, app_size
 from ..spec import get_dialect
 from ..spec.cli import MAX_FILTER_DEPTH, MAX_FILTER_LENGTH, MAX_MATCH_SECONDS
+from ..spec.record_fields import NUMBER_TYPES, RECORD_FIELDS
 from ..values import type_key
 
 Predicate = Callable[[Record], bool]
@@ -54,42 +55,31 @@ def _opt_str(name: str) -> Callable[[Record], Any]:
     return lambda rec: getattr(rec, name, None) or None
 
 
+#: record fields read otherwise than as the record's attribute of the same name
+_GETTERS: dict[str, Callable[[Record], Any]] = {
+    "dialect": _opt_str("dialect"),
+    "type": lambda rec: rec.type or None,  # compared with a number: the type id, as godot.type in Lua
+    "length": lambda rec: len(rec.raw),
+    "text": lambda rec: None if rec.error is not None else rec.text(),
+    "app_bytes": app_size,
+}
+#: record fields a filter does not compare: the packet metadata is ``fields.NAME``; hex and value are
+#: renderings of the bytes (``text`` is the value as text)
+_NOT_COMPARED = frozenset({"fields", "hex", "value"})
+
+
+def _kind(type_name: str) -> str:
+    return _NUM if type_name in NUMBER_TYPES else _BOOL if type_name == "bool" else _STR
+
+
 FIELDS: dict[str, tuple[str, Callable[[Record], Any]]] = {
-    "frame": (_NUM, _attr("frame")),
-    "time": (_NUM, _attr("time")),
-    "src": (_STR, _attr("src")),
-    "sport": (_NUM, _attr("sport")),
-    "dst": (_STR, _attr("dst")),
-    "dport": (_NUM, _attr("dport")),
+    **{f.name: (_kind(f.type), _GETTERS.get(f.name) or _attr(f.name))
+       for f in RECORD_FIELDS if f.key and f.name not in _NOT_COMPARED},
     # either end, as Wireshark's ip.addr / udp.port
     "addr": (_STR, lambda rec: (rec.src, rec.dst)),
     "port": (_NUM, lambda rec: (rec.sport, rec.dport)),
-    "transport": (_STR, _attr("transport")),
-    "direction": (_STR, _attr("direction")),
-    "kind": (_STR, _attr("kind")),
-    "dialect": (_STR, _opt_str("dialect")),
-    "type": (_STR, lambda rec: rec.type or None),  # compared with a number: the type id, as godot.type in Lua
     "type_id": (_NUM, _type_id),
-    "offset": (_NUM, _attr("offset")),
-    "length": (_NUM, lambda rec: len(rec.raw)),
-    "message": (_STR, _attr("message")),
-    "thread": (_NUM, _attr("thread")),
-    "node": (_STR, _attr("node")),
-    "method": (_STR, _attr("method")),
-    "method_id": (_NUM, _attr("method_id")),
-    "channel": (_NUM, _attr("channel")),
-    "peer": (_NUM, _attr("peer")),
-    "command": (_STR, _attr("command")),
-    "error": (_STR, _attr("error")),
-    "text": (_STR, lambda rec: None if rec.error is not None else rec.text()),
-    "evidence": (_STR, _opt_str("evidence")),
-    # the shared record contract (reader and stats branches)
-    "wire_bytes": (_NUM, _attr("wire_bytes")),
-    "app_bytes": (_NUM, app_size),
-    "sender": (_NUM, _attr("sender")),
-    "receiver": (_NUM, _attr("receiver")),
-    "transfer": (_STR, _attr("transfer")),
-    "relayed": (_BOOL, _attr("relayed")),
+    "evidence": (_STR, _opt_str("evidence")),  # with --evidence: how the dialect was decided
 }
 #: ``fields.NAME``: one key of the record's packet metadata (cache ids, md5, ENet headers ...)
 METADATA_PREFIX = "fields."

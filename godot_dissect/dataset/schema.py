@@ -1,5 +1,5 @@
-"""The Arrow schema of a message record, written once: every column, its type, the record JSON
-key it holds and what it means. The README's schema table is printed from :data:`COLUMNS`
+"""The Arrow schema of a message record: every field of ``spec.record_fields`` as a column with its
+Arrow type. The README's schema table is printed from :data:`COLUMNS`
 (``python -m godot_dissect.dataset.schema``).
 
 A column is null exactly when its JSON key is absent from ``Record.to_json()``; ``text`` and
@@ -15,6 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..spec.record_fields import RECORD_FIELDS
+
 
 @dataclass(frozen=True)
 class Column:
@@ -25,45 +27,14 @@ class Column:
     json_text: bool = False  # the column holds the JSON text of the key's value (value, fields)
 
 
-_S, _BIG = pa.string(), pa.large_string()  # large: one message's text can pass 2 GiB over a batch
 TIME_TYPE = pa.timestamp("us", tz="UTC")
+#: the record field table's types as Arrow types (large strings: one message's text can pass 2 GiB over a batch)
+ARROW_TYPES: dict[str, pa.DataType] = {"int64": pa.int64(), "int32": pa.int32(), "float64": pa.float64(),
+                                       "string": pa.string(), "large_string": pa.large_string(),
+                                       "bool": pa.bool_(), "timestamp": TIME_TYPE}
 
-COLUMNS: tuple[Column, ...] = (
-    Column("frame", pa.int64(), "frame", "frame that completed the message (Wireshark's number, from 1)"),
-    Column("time", TIME_TYPE, "time", "capture time of that frame (JSON: seconds since 1970, 6 decimals)"),
-    Column("src", _S, "src", "source IP address"),
-    Column("sport", pa.int32(), "sport", "source port"),
-    Column("dst", _S, "dst", "destination IP address"),
-    Column("dport", pa.int32(), "dport", "destination port"),
-    Column("transport", _S, "transport", "udp, tcp or websocket"),
-    Column("direction", _S, "direction", "c2s (from the side that opened the conversation) or s2c"),
-    Column("dialect", _S, "dialect", "godot3, godot4 ... (empty for an error before the dialect was known)"),
-    Column("kind", _S, "kind", "variant, debugger, text, error, or a multiplayer kind (rpc, rset, sync ...)"),
-    Column("type", _S, "type", "the engine's name for the value's type in the dialect"),
-    Column("message", _S, "message", "remote debugger message name"),
-    Column("node", _S, "node", "multiplayer: node path (from the path cache or sent inline)"),
-    Column("method", _S, "method", "multiplayer: RPC method name (Godot 4: when the names are known)"),
-    Column("method_id", pa.int64(), "method_id", "Godot 4 RPC method id"),
-    Column("name", _S, "", "rset: the property set (the record calls it `method`)"),
-    Column("channel", pa.int32(), "channel", "ENet channel"),
-    Column("peer", pa.int64(), "peer", "peer id a peer/sys message is about, or the relay peer"),
-    Column("sender", pa.int64(), "sender", "multiplayer peer id that sent the message"),
-    Column("receiver", pa.int64(), "receiver", "multiplayer peer id the message was for"),
-    Column("transfer", _S, "transfer", "reliable, unreliable or unreliable_ordered"),
-    Column("relayed", pa.bool_(), "relayed", "the server relayed it for another peer"),
-    Column("app_bytes", pa.int64(), "app_bytes", "message size as the application (MultiplayerAPI) sees it"),
-    Column("wire_bytes", pa.float64(), "wire_bytes", "its share of the on-the-wire frame bytes that carried it"),
-    Column("length", pa.int64(), "length", "bytes of the message as decoded"),
-    Column("offset", pa.int64(), "offset", "stream offset of the message (0 for datagrams)"),
-    Column("command", _S, "command", "the engine's command name (REMOTE_CALL, SYS, CONNECT ...)"),
-    Column("thread", pa.int64(), "thread", "remote debugger thread id (Godot 4.2+)"),
-    Column("error", _S, "error", "why the message is malformed: offset and reason"),
-    Column("hex", _BIG, "hex", "error records: the first 256 bytes of the message, in hex"),
-    Column("fields", _BIG, "fields", "the rest of the packet (cache ids, md5, headers ...) as JSON text", True),
-    Column("text", _BIG, "text", "the value in the engine's var_to_str notation"),
-    Column("value", _BIG, "value", "the value's lossless JSON form (godot_dissect.jsonform) as JSON text", True),
-    Column("capture", _S, "", "file name of the capture (a Hive partition of an exported dataset)"),
-)
+COLUMNS: tuple[Column, ...] = tuple(Column(f.name, ARROW_TYPES[f.type], f.key, f.meaning, f.json_text)
+                                    for f in RECORD_FIELDS)
 
 #: record kind -> {JSON key: column} where one key lands in another column than its own
 RENAMED: dict[str, dict[str, str]] = {"rset": {"method": "name"}}
