@@ -60,6 +60,15 @@ def read_options(args: argparse.Namespace) -> dict[str, Any]:
     """``read_pcap`` keyword arguments from the options :func:`add_read_options` declared.
 
     Raises ValueError naming the option (``--dialect: ...``, ``--rpc-names: ...``) when it cannot be used."""
+    for name, ports in (("--port", args.port), ("--debugger-port", args.debugger_port or ()),
+                        ("--enet-port", args.enet_port)):
+        bad = [p for p in ports if not 0 <= p < 65536]
+        if bad:
+            raise ValueError(f"{name} {bad[0]}: a UDP/TCP port is 0 to 65535")
+    if args.max_conversations < 1:
+        raise ValueError(f"--max-conversations {args.max_conversations}: at least 1")
+    if args.max_held_bytes < 0:
+        raise ValueError(f"--max-held-bytes {args.max_held_bytes}: 0 or more")
     if args.dialect != "auto":
         try:
             get_dialect(args.dialect)
