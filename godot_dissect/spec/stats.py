@@ -26,9 +26,9 @@ ENET_HELD_DATAGRAMS = 64
 #: UDP conversations the enet table remembers (verdict and held datagrams); beyond, the least
 #: recently active is forgotten (an undecided one loses its held datagrams: counted in ``expert``)
 ENET_CONVERSATIONS = 4096
-#: datagrams held over every undecided UDP conversation together; beyond, the oldest undecided
-#: conversation's are dropped (non-Godot traffic never gets a verdict)
-ENET_HELD_TOTAL = 16384
+#: payload bytes held over every undecided UDP conversation together; beyond, the oldest undecided
+#: conversation's datagrams are dropped (non-Godot traffic never gets a verdict)
+ENET_HELD_BYTES = 8 << 20
 #: RTT samples over every ENet row together (each row keeps up to MAX_RTT_SAMPLES while these
 #: last, and at least ENET_RTT_FLOOR): a flood of rows cannot make the samples grow with the capture
 ENET_RTT_TOTAL = 1_000_000

@@ -5,7 +5,7 @@ an ENet control record or a multiplayer record on UDP). Their datagrams come fro
 are parsed again here with ``godot_dissect.enet.parse_datagram`` (the reader's ENet stage keeps no
 per-command counts; re-parsing keeps this table independent of it). Datagrams of a UDP conversation
 seen before the reader's verdict are held (at most ``ENET_HELD_DATAGRAMS`` per conversation and
-``ENET_HELD_TOTAL`` over all, for the ``ENET_CONVERSATIONS`` most recently active conversations:
+``ENET_HELD_BYTES`` over all, for the ``ENET_CONVERSATIONS`` most recently active conversations:
 non-Godot UDP never gets a verdict; what these limits drop is counted in the ``expert`` table).
 
 One row per (src, dst, channel); channel 255 (``control``) holds the commands ENet sends outside
@@ -39,8 +39,8 @@ from ..records import MULTIPLAYER_KINDS, Record
 from ..spec.enet import COMMANDS_BY_NAME, CONTROL_CHANNEL, FLAG_ACKNOWLEDGE
 from ..spec.stats import (
     ENET_CONVERSATIONS,
+    ENET_HELD_BYTES,
     ENET_HELD_DATAGRAMS,
-    ENET_HELD_TOTAL,
     ENET_RELIABLE_WINDOW,
     ENET_RTT_FLOOR,
     ENET_RTT_TOTAL,
@@ -78,10 +78,10 @@ class EnetTable:
         self.compression = compression
         #: conversation -> [verdict, held segments], least recently active first (ENET_CONVERSATIONS)
         self.state: OrderedDict[tuple, list[Any]] = OrderedDict()
-        #: the undecided conversations holding datagrams, oldest first (ENET_HELD_TOTAL over them all)
+        #: the undecided conversations holding datagrams, oldest first (ENET_HELD_BYTES over them all)
         self.undecided: OrderedDict[tuple, list[Any]] = OrderedDict()
-        self.held = 0
-        #: datagrams of undecided conversations dropped by ENET_HELD_TOTAL / ENET_CONVERSATIONS
+        self.held = 0  # payload bytes held
+        #: datagrams of undecided conversations dropped by ENET_HELD_BYTES / ENET_CONVERSATIONS
         self.dropped = 0
         self.rows = Rows(_row, (OTHER, OTHER, None), max_rows)
         self.seen: OrderedDict[tuple, None] = OrderedDict()  # recent (direction, channel, reliable seq)
@@ -108,7 +108,7 @@ class EnetTable:
         return st
 
     def _drop(self, st: list[Any]) -> None:
-        self.held -= len(st[1])
+        self.held -= sum(len(seg.payload) for seg in st[1])
         self.dropped += len(st[1])
         st[1] = []
 
@@ -122,13 +122,14 @@ class EnetTable:
         elif verdict is None:
             if len(st[1]) >= ENET_HELD_DATAGRAMS:
                 return
-            if self.held >= ENET_HELD_TOTAL:  # the oldest undecided conversation's datagrams go
+            n = len(seg.payload)
+            while self.held + n > ENET_HELD_BYTES and self.undecided:  # the oldest undecided conversations' go
                 self._drop(self.undecided.popitem(last=False)[1])
             if not st[1]:
                 a, b = (seg.src, seg.sport), (seg.dst, seg.dport)
                 self.undecided[(a, b) if a <= b else (b, a)] = st
             st[1].append(seg)
-            self.held += 1
+            self.held += n
 
     def record(self, rec: Record) -> None:
         if rec.transport != "udp":
@@ -143,7 +144,7 @@ class EnetTable:
             st[0], st[1] = ("enet" if enet else "other"), []
             a, b = (rec.src, rec.sport), (rec.dst, rec.dport)
             if self.undecided.pop((a, b) if a <= b else (b, a), None) is not None:
-                self.held -= len(held)
+                self.held -= sum(len(seg.payload) for seg in held)
             if not enet:
                 return
             for seg in held:

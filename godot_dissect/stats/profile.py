@@ -101,7 +101,7 @@ class Profile:
                                   count=t.rows.folded)
         if self._enet.dropped:
             self._expert.note("note", "limit", None, "enet", f"{self._enet.dropped} datagrams of UDP conversations not "
-                              "yet known to be ENet or not, dropped unread (ENET_HELD_TOTAL, ENET_CONVERSATIONS); "
+                              "yet known to be ENet or not, dropped unread (ENET_HELD_BYTES, ENET_CONVERSATIONS); "
                               "uncounted if they were ENet", count=self._enet.dropped)
         if self.traffic.folded:
             self._expert.note("note", "limit", None, "conversations",
