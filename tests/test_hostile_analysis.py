@@ -154,14 +154,14 @@ def test_inline_path_calls_are_linear(tmp_path: Path) -> None:
     """Each inline-path REMOTE_CALL scanned the sender's whole path cache for the path's md5:
     8000 calls 15 s, 16000 calls 49 s."""
     runs = []
-    for n in (3000, 6000):
+    for n in (6000, 12000):
         _inline_path_calls(tmp_path / f"p{n}.pcap", n)
         runs.append(_cli("read", "-T", "jsonl", str(tmp_path / f"p{n}.pcap")))
-    floor = min(_cli("read", "-T", "jsonl", str(tmp_path / "p3000.pcap"), "-c", "1").cpu_seconds for _ in range(2))
+    floor = min(_cli("read", "-T", "jsonl", str(tmp_path / "p6000.pcap"), "-c", "1").cpu_seconds for _ in range(2))
     for o in runs:
         assert o.clean, o.crash
     a, b = max(runs[0].cpu_seconds - floor, 0.05), runs[1].cpu_seconds - floor
-    assert b <= 2.6 * a or b < 1.0, f"2x calls took {b / a:.1f}x the time ({a:.2f} s -> {b:.2f} s)"
+    assert b <= 2.5 * a, f"2x calls took {b / a:.1f}x the time ({a:.2f} s -> {b:.2f} s)"
 
 
 def test_inline_path_call_gets_the_md5_of_its_path_announcement() -> None:
