@@ -164,6 +164,23 @@ def test_inline_path_calls_are_linear(tmp_path: Path) -> None:
     assert b <= 2.5 * a, f"2x calls took {b / a:.1f}x the time ({a:.2f} s -> {b:.2f} s)"
 
 
+def test_plot_series_fold_distinct_nodes_past_max_rows(tmp_path: Path) -> None:
+    """The plot's stacks were kept per distinct node or method without a limit (every other per-label
+    accumulator folds at max_rows)."""
+    _inline_path_calls(tmp_path / "p.pcap", 40)
+    p = profile(str(tmp_path / "p.pcap"), series=True, max_rows=10, tables=("bandwidth",))
+    labels = p.traffic.series.labelled
+    assert len(labels) <= 11 and any(label == "(other)" for _, label in labels)
+    from godot_dissect.pcap.reader import read_pcap
+
+    wire = sum(r.wire_bytes for r in read_pcap(str(tmp_path / "p.pcap")))
+    assert sum(sum(d.values()) for d in labels.values()) == pytest.approx(wire)  # nothing lost by folding
+    from godot_dissect.stats.plot import bandwidth_png
+
+    bandwidth_png(p, tmp_path / "p.png", 400, 300)
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_inline_path_call_gets_the_md5_of_its_path_announcement() -> None:
     """What the md5 lookup is for: names from --rpc-names checked against the announced md5."""
     from godot_dissect.multiplayer import RpcNames, rpc_md5

@@ -228,7 +228,10 @@ class Traffic:
         if self.series is not None:
             stack = rec.node if by != "method" else (method_name(rec) if kind in ("rpc", "rset") else None)
             stack = stack or (rec.message if kind == "debugger" else kind)
-            self.series.add(self.series.labelled, (hop.dkey, stack), w, wire)
+            key = (hop.dkey, stack)
+            if key not in self.series.labelled and len(self.series.labelled) >= self.max_rows:
+                key = (hop.dkey, OTHER)  # a flood of distinct nodes or methods: one stack for the rest
+            self.series.add(self.series.labelled, key, w, wire)
 
     # -- tables ----------------------------------------------------------------------------------
     def bandwidth_columns(self) -> tuple:
