@@ -247,3 +247,14 @@ def test_reader_options_out_of_range_are_usage_errors(args: tuple[str, ...], tmp
 def test_top_refresh_out_of_range_is_a_usage_error(refresh: str, tmp_path: Path) -> None:
     _udp_strings(tmp_path / "s.pcap")
     _usage_error(_cli("top", str(tmp_path / "s.pcap"), f"--refresh={refresh}", "--once"))
+
+
+@pytest.mark.parametrize("names", ["deep", '{"Main": 5}', '{"Main": {"script": 5}}', '{"Main": [1, 2]}'])
+def test_rpc_names_that_cannot_be_names_are_usage_errors(names: str, tmp_path: Path) -> None:
+    """A JSON nested 100k deep raised RecursionError from json.loads (a traceback); a value other
+    than a list of names was taken as is."""
+    if names == "deep":
+        (tmp_path / "deep.json").write_text('{"Main": ' + "[" * 100_000 + "]" * 100_000 + "}")
+        names = str(tmp_path / "deep.json")
+    _udp_strings(tmp_path / "s.pcap")
+    _usage_error(_cli("read", str(tmp_path / "s.pcap"), "--rpc-names", names))

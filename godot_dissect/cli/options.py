@@ -95,9 +95,16 @@ def _rpc_names(arg: str | None) -> dict | None:
     else:
         with open(arg, encoding="utf-8") as f:
             text = f.read()
-    names = json.loads(text)
+    try:
+        names = json.loads(text)
+    except RecursionError:  # json recurses per nesting level
+        raise ValueError("JSON nested too deep for a {node path: [method names]} object") from None
     if not isinstance(names, dict):
         raise ValueError("expected a JSON object {node path: [method names]}")
+    for path, entry in names.items():
+        lists = list(entry.values()) if isinstance(entry, dict) and set(entry) <= {"script", "node"} else [entry]
+        if not all(isinstance(x, list) and all(isinstance(n, str) for n in x) for x in lists):
+            raise ValueError(f"{path!r}: expected a list of method names, or {{\"script\": [...], \"node\": [...]}}")
     return names
 
 
