@@ -258,3 +258,14 @@ def test_rpc_names_that_cannot_be_names_are_usage_errors(names: str, tmp_path: P
         names = str(tmp_path / "deep.json")
     _udp_strings(tmp_path / "s.pcap")
     _usage_error(_cli("read", str(tmp_path / "s.pcap"), "--rpc-names", names))
+
+
+def test_expert_remembers_a_bounded_number_of_client_connections(tmp_path: Path) -> None:
+    """One ENet CONNECT from each of many source ports: every client endpoint was remembered."""
+    w = PcapWriter(tmp_path / "c.pcap")
+    for i in range(30):
+        w.udp(i * 1e-3, ("10.0.0.1", 41000 + i), SERVER, enet.build_datagram(
+            enet_spec.UNASSIGNED_PEER_ID, [enet.connect(0, 0x1234, 100 + i, GODOT4_CHANNELS)], sent_time=1))
+    w.close()
+    p = profile(str(tmp_path / "c.pcap"), max_rows=10, tables=("expert",))
+    assert list(p._expert.client_peer.items()) == [(f"10.0.0.1:{41000 + i}", 100 + i) for i in range(20, 30)]
