@@ -17,6 +17,7 @@ group a bound cuts off comes out as an error Payload naming the bound, the fragm
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -28,8 +29,12 @@ from .model import Command, Datagram
 #: the least a held fragment is charged: the data an ENet sender puts in a fragment at MIN_MTU
 MIN_FRAGMENT_CHARGE = fragment_length(spec.MIN_MTU)
 
-#: recent sequence numbers remembered per channel for duplicate detection (ENet's reliable window)
+#: recent sequence numbers remembered per channel for duplicate detection (ENet's reliable window;
+#: the Lua plugin's window; here the repeats of every reassembler sharing a FragmentBudget are
+#: remembered together, spec.REASSEMBLY_SEEN of them)
 SEEN_WINDOW = 4096
+#: a reassembler's session in the shared set of repeats (not id(): a freed reassembler's id comes back)
+_SESSIONS = itertools.count()
 
 
 @dataclass
@@ -99,9 +104,11 @@ class FragmentBudget:
     groups in one least-recently-fed order, so the oldest (or stale) group anywhere goes first."""
 
     def __init__(self, max_bytes: int = MAX_HELD_BYTES,
-                 stale_seconds: float = spec.REASSEMBLY_STALE_SECONDS) -> None:
+                 stale_seconds: float = spec.REASSEMBLY_STALE_SECONDS, seen: int = spec.REASSEMBLY_SEEN) -> None:
         self.max_bytes = max_bytes
         self.stale_seconds = stale_seconds
+        #: (session, kind, ...) of the commands and given-up groups already seen, every reassembler's
+        self.seen = _Recent(seen)
         self.held = 0
         self._groups: OrderedDict[int, _Group] = OrderedDict()  # id(group) -> group, oldest first
 
@@ -157,14 +164,12 @@ class EnetReassembler:
     def _reset(self, frame: int = 0, time: float = 0.0) -> None:
         if getattr(self, "_late", None) and self._late[0]:
             self._dropped.append(self._late_report(frame, time))
-        self._reliable: dict[int, _Recent] = {}
-        self._unreliable: dict[int, _Recent] = {}
-        self._unsequenced = _Recent()
         for g in list(self._groups.values()):
             self._drop(g, "a new ENet session began", frame, time)
+        self._session = next(_SESSIONS)  # this session's entries in budget.seen (the old ones age out)
         self._pending = 0  # bytes charged for this side's open groups (EnetConversation.held_bytes)
         self._channel_fragments: dict[int, int] = {}
-        self._given_up = _Recent()  # (key, count, length) of groups a bound gave up: their late fragments
+        # (key, count, length) of groups a bound gave up (in budget.seen): their late fragments
         # cannot complete them, and one error record per late fragment would be a flood: counted instead
         self._late = [0, 0]  # fragments, bytes
 
@@ -227,22 +232,26 @@ class EnetReassembler:
             self._reset(frame, time)
 
     def _first_time(self, cmd: Command, d: spec.CommandDef) -> bool:
+        seen = self.budget.seen
         if d.delivery == "reliable":
-            return self._reliable.setdefault(cmd.channel, _Recent()).add(cmd.reliable_seq)
+            return seen.add(self._key(0, cmd.channel, cmd.reliable_seq))
         if d.delivery == "unsequenced":
-            return self._unsequenced.add(cmd.fields["unsequenced_group"])
-        return self._unreliable.setdefault(cmd.channel, _Recent()).add(
-            (cmd.reliable_seq, cmd.fields.get("unreliable_seq")))
+            return seen.add(self._key(1, 0, cmd.fields["unsequenced_group"]))
+        return seen.add(self._key(2, cmd.channel, cmd.reliable_seq << 16 | (cmd.fields.get("unreliable_seq") or 0)))
+
+    def _key(self, kind: int, channel: int, seq: int) -> int:
+        """One int per (session, kind, channel, sequence number(s)) in budget.seen: a tuple costs 3x."""
+        return ((self._session << 2 | kind) << 40) | channel << 32 | seq
 
     def _fragment(self, cmd: Command, d: spec.CommandDef, frame: int, time: float) -> Payload | None:
         f = cmd.fields
-        if d.delivery == "reliable" and not self._reliable.setdefault(cmd.channel, _Recent()).add(cmd.reliable_seq):
+        if d.delivery == "reliable" and not self.budget.seen.add(self._key(0, cmd.channel, cmd.reliable_seq)):
             self.duplicates += 1
             return None
         values = {**f, "channel": cmd.channel, "reliable_seq": cmd.reliable_seq}
         key = (d.number, *(values[k] for k in d.fragment_key or ()))
         g = self._groups.get(key)
-        if g is None and (key, f["fragment_count"], f["total_length"]) in self._given_up:
+        if g is None and (self._session, "given up", key, f["fragment_count"], f["total_length"]) in self.budget.seen:
             self._late[0] += 1
             self._late[1] += len(cmd.data or b"")
             return None
@@ -286,7 +295,7 @@ class EnetReassembler:
 
     def _drop(self, g: _Group, why: str, frame: int, time: float) -> None:
         self._release(g)
-        self._given_up.add((g.key, g.fragment_count, g.total_length))
+        self.budget.seen.add((self._session, "given up", g.key, g.fragment_count, g.total_length))
         self._dropped.append(self._incomplete(g, why, frame, time))
 
     def _enforce(self, channel: int, frame: int, time: float) -> None:
