@@ -299,3 +299,39 @@ def test_enet_repeats_are_remembered_in_one_bounded_set() -> None:
     # a new session (CONNECT with another connect id) starts afresh
     feed(b, [enet.connect(0, 0x9999, 0, 2)], enet_spec.UNASSIGNED_PEER_ID)
     assert len(feed(b, [enet.send_reliable(3, 7, b"y")])) == 1
+
+
+def test_enet_sequence_numbers_that_wrap_are_new_packets() -> None:
+    """A reliable sequence number is 16 bits: after 65536 packets on one channel it comes back, and
+    that packet is new (a repeat is one among the channel's last SEEN_WINDOW)."""
+    from godot_dissect.enet import parse_datagram
+    from godot_dissect.enet.reassembly import EnetReassembler, FragmentBudget
+
+    r = EnetReassembler(budget=FragmentBudget())
+    delivered = 0
+    total = 70_000
+    per = enet_spec.MAX_PACKET_COMMANDS
+    for i in range(0, total, per):
+        cmds = [enet.send_reliable(1, (k + 1) & 0xFFFF, b"x") for k in range(i, min(i + per, total))]
+        delivered += len(r.feed(parse_datagram(enet.build_datagram(0, cmds, sent_time=1)), 1, 0.0))
+    assert delivered == total and r.duplicates == 0
+    again = r.feed(parse_datagram(enet.build_datagram(0, [enet.send_reliable(1, total & 0xFFFF, b"x")])), 2, 0.0)
+    assert again == [] and r.duplicates == 1
+
+
+def test_enet_rtt_after_the_sent_time_wraps(tmp_path: Path) -> None:
+    """The header's sent time is 16 bits of milliseconds: a flow that outlives 65.536 s reuses them,
+    and an ACK was matched to the first lap's send (a round trip of a minute)."""
+    w = PcapWriter(tmp_path / "rtt.pcap")
+    w.udp(0, CLIENT, SERVER, enet.build_datagram(enet_spec.UNASSIGNED_PEER_ID,
+                                                 [enet.connect(0, 0x1234, 77, GODOT4_CHANNELS)], sent_time=1))
+    for i in range(1, 300):  # every 0.512 s: the sent times come back after 128 datagrams
+        t = i * 0.512
+        sent = int(round(t * 1000)) & 0xFFFF
+        w.udp(t, CLIENT, SERVER, enet.build_datagram(0, [enet.send_reliable(1, i, g4.build_raw(b"x"))], sent_time=sent))
+        w.udp(t + 0.010, SERVER, CLIENT, enet.build_datagram(0, [enet.acknowledge(1, i, sent)]))
+    w.close()
+    p = profile(str(tmp_path / "rtt.pcap"), tables=("enet",), enet_ports=(hostile.ENET_PORT,))
+    (row,) = [r for r in p.rows("enet") if r[0] == "10.0.0.1:40000" and r[2] == 1]
+    assert row[15] == 299 and row[12] == pytest.approx(10, abs=0.01) and row[14] == pytest.approx(10, abs=0.01)
+    assert row[5] == 0  # no retransmission

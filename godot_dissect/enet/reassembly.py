@@ -79,6 +79,20 @@ class _Recent:
             self._items.popitem(last=False)
         return True
 
+    def add_within(self, item: object, stamp: int, window: int) -> bool:
+        """Add ``item`` stamped ``stamp``; False when it is there with a stamp less than ``window``
+        before (a sequence number seen again after its 16 bits wrapped is new again)."""
+        items = self._items
+        prev = items.get(item)
+        if prev is not None:
+            if stamp - prev < window:  # type: ignore[operator]
+                return False
+            del items[item]
+        items[item] = stamp  # type: ignore[assignment]
+        if len(items) > self.limit:
+            items.popitem(last=False)
+        return True
+
 
 @dataclass(eq=False)
 class _Group:
@@ -107,7 +121,7 @@ class FragmentBudget:
                  stale_seconds: float = spec.REASSEMBLY_STALE_SECONDS, seen: int = spec.REASSEMBLY_SEEN) -> None:
         self.max_bytes = max_bytes
         self.stale_seconds = stale_seconds
-        #: (session, kind, ...) of the commands and given-up groups already seen, every reassembler's
+        #: (session, kind, channel, sequence numbers) of the commands already seen, every reassembler's
         self.seen = _Recent(seen)
         self.held = 0
         self._groups: OrderedDict[int, _Group] = OrderedDict()  # id(group) -> group, oldest first
@@ -167,9 +181,10 @@ class EnetReassembler:
         for g in list(self._groups.values()):
             self._drop(g, "a new ENet session began", frame, time)
         self._session = next(_SESSIONS)  # this session's entries in budget.seen (the old ones age out)
+        self._counts: dict[int, int] = {}  # (kind, channel) -> commands seen: the stamps in budget.seen
         self._pending = 0  # bytes charged for this side's open groups (EnetConversation.held_bytes)
         self._channel_fragments: dict[int, int] = {}
-        # (key, count, length) of groups a bound gave up (in budget.seen): their late fragments
+        self._given_up = _Recent()  # (key, count, length) of groups a bound gave up: their late fragments
         # cannot complete them, and one error record per late fragment would be a flood: counted instead
         self._late = [0, 0]  # fragments, bytes
 
@@ -232,26 +247,33 @@ class EnetReassembler:
             self._reset(frame, time)
 
     def _first_time(self, cmd: Command, d: spec.CommandDef) -> bool:
-        seen = self.budget.seen
         if d.delivery == "reliable":
-            return seen.add(self._key(0, cmd.channel, cmd.reliable_seq))
+            return self._new(0, cmd.channel, cmd.reliable_seq)
         if d.delivery == "unsequenced":
-            return seen.add(self._key(1, 0, cmd.fields["unsequenced_group"]))
-        return seen.add(self._key(2, cmd.channel, cmd.reliable_seq << 16 | (cmd.fields.get("unreliable_seq") or 0)))
+            return self._new(1, 0, cmd.fields["unsequenced_group"])
+        return self._new(2, cmd.channel, cmd.reliable_seq << 16 | (cmd.fields.get("unreliable_seq") or 0))
 
-    def _key(self, kind: int, channel: int, seq: int) -> int:
-        """One int per (session, kind, channel, sequence number(s)) in budget.seen: a tuple costs 3x."""
-        return ((self._session << 2 | kind) << 40) | channel << 32 | seq
+    def _new(self, kind: int, channel: int, seq: int) -> bool:
+        """Not seen among the last SEEN_WINDOW distinct commands of this kind on this channel (ENet's
+        window; the shared budget.seen may forget sooner under a flood)."""
+        slot = kind << 8 | channel
+        n = self._counts.get(slot, 0)
+        # one int per (session, kind, channel, sequence number(s)): a tuple costs 3x
+        key = ((self._session << 2 | kind) << 40) | channel << 32 | seq
+        if not self.budget.seen.add_within(key, n, SEEN_WINDOW):
+            return False
+        self._counts[slot] = n + 1
+        return True
 
     def _fragment(self, cmd: Command, d: spec.CommandDef, frame: int, time: float) -> Payload | None:
         f = cmd.fields
-        if d.delivery == "reliable" and not self.budget.seen.add(self._key(0, cmd.channel, cmd.reliable_seq)):
+        if d.delivery == "reliable" and not self._new(0, cmd.channel, cmd.reliable_seq):
             self.duplicates += 1
             return None
         values = {**f, "channel": cmd.channel, "reliable_seq": cmd.reliable_seq}
         key = (d.number, *(values[k] for k in d.fragment_key or ()))
         g = self._groups.get(key)
-        if g is None and (self._session, "given up", key, f["fragment_count"], f["total_length"]) in self.budget.seen:
+        if g is None and (key, f["fragment_count"], f["total_length"]) in self._given_up:
             self._late[0] += 1
             self._late[1] += len(cmd.data or b"")
             return None
@@ -295,7 +317,7 @@ class EnetReassembler:
 
     def _drop(self, g: _Group, why: str, frame: int, time: float) -> None:
         self._release(g)
-        self.budget.seen.add((self._session, "given up", g.key, g.fragment_count, g.total_length))
+        self._given_up.add((g.key, g.fragment_count, g.total_length))
         self._dropped.append(self._incomplete(g, why, frame, time))
 
     def _enforce(self, channel: int, frame: int, time: float) -> None:

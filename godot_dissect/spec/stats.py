@@ -17,10 +17,14 @@ MAX_RTT_SAMPLES = 10_000
 #: ENet datagram sent-times remembered for matching ACK echoes, over every direction together (oldest
 #: forgotten: an ACK that comes back later gives no RTT sample)
 ENET_SENT_TIMES = 65536
+#: the header's sent time is 16 bits of milliseconds: it comes back every 65.536 s, so a sent time
+#: remembered longer than half that is a previous lap's and is replaced
+ENET_SENT_TIME_LAP = 65.536
 #: reliable (direction, channel, sequence number)s remembered to spot retransmissions, over every
-#: direction together (oldest forgotten); ENet's own window is 32 x 4096 sequence numbers per
-#: channel, and a retransmission comes within a few round trips
-ENET_RELIABLE_WINDOW = 65536
+#: direction together (oldest forgotten); below the 65536 sequence numbers of a channel, so a number
+#: that comes back after wrapping is never taken for a retransmission; a retransmission comes within
+#: a few round trips
+ENET_RELIABLE_WINDOW = 32768
 #: datagrams held per UDP conversation until the reader says whether it is ENet
 ENET_HELD_DATAGRAMS = 64
 #: UDP conversations the enet table remembers (verdict and held datagrams); beyond, the least

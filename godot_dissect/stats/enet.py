@@ -44,6 +44,7 @@ from ..spec.stats import (
     ENET_RELIABLE_WINDOW,
     ENET_RTT_FLOOR,
     ENET_RTT_TOTAL,
+    ENET_SENT_TIME_LAP,
     ENET_SENT_TIMES,
     MAX_ROWS,
     MAX_RTT_SAMPLES,
@@ -167,7 +168,10 @@ class EnetTable:
         if dg.sent_time is not None:
             sent = self.sent
             key = (d, dg.sent_time)
-            if key not in sent:
+            prev = sent.get(key)
+            if prev is None or seg.time - prev > ENET_SENT_TIME_LAP / 2:  # new, or a previous lap's
+                if prev is not None:
+                    del sent[key]
                 sent[key] = seg.time
                 if len(sent) > ENET_SENT_TIMES:
                     sent.popitem(last=False)
