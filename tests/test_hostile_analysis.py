@@ -153,14 +153,15 @@ def _inline_path_calls(path: Path, n: int) -> None:
 def test_inline_path_calls_are_linear(tmp_path: Path) -> None:
     """Each inline-path REMOTE_CALL scanned the sender's whole path cache for the path's md5:
     8000 calls 15 s, 16000 calls 49 s."""
-    runs = []
     for n in (6000, 12000):
         _inline_path_calls(tmp_path / f"p{n}.pcap", n)
-        runs.append(_cli("read", "-T", "jsonl", str(tmp_path / f"p{n}.pcap")))
-    floor = min(_cli("read", "-T", "jsonl", str(tmp_path / "p6000.pcap"), "-c", "1").cpu_seconds for _ in range(2))
-    for o in runs:
+    # each size's smaller CPU time of two alternating runs: one run under contention can read high
+    runs = [[_cli("read", "-T", "jsonl", str(tmp_path / f"p{n}.pcap")) for n in (6000, 12000)] for _ in range(2)]
+    for o in runs[0] + runs[1]:
         assert o.clean, o.crash
-    a, b = max(runs[0].cpu_seconds - floor, 0.05), runs[1].cpu_seconds - floor
+    floor = min(_cli("read", "-T", "jsonl", str(tmp_path / "p6000.pcap"), "-c", "1").cpu_seconds for _ in range(2))
+    small, large = (min(r[i].cpu_seconds for r in runs) for i in (0, 1))
+    a, b = max(small - floor, 0.05), large - floor
     assert b <= 2.5 * a, f"2x calls took {b / a:.1f}x the time ({a:.2f} s -> {b:.2f} s)"
 
 
@@ -272,34 +273,6 @@ def test_expert_remembers_a_bounded_number_of_client_connections(tmp_path: Path)
 
 
 # --- ENet reassembly ------------------------------------------------------------------------------
-
-def test_enet_repeats_are_remembered_in_one_bounded_set() -> None:
-    """One set of recent sequence numbers per channel and direction: a flood of reliable commands on
-    255 channels held 255 x 4096 entries per direction (10 MB capture: 142 MB RSS, 5 MB: 84 MB).
-    Now REASSEMBLY_SEEN entries over every reassembler sharing a budget; repeats still drop."""
-    from godot_dissect.enet import parse_datagram
-    from godot_dissect.enet.reassembly import EnetReassembler, FragmentBudget
-    from godot_dissect.spec.enet import REASSEMBLY_SEEN
-
-    budget = FragmentBudget()
-    a, b = EnetReassembler(budget=budget), EnetReassembler(budget=budget)
-
-    def feed(r: EnetReassembler, cmds: list, peer: int = 0) -> list:
-        return r.feed(parse_datagram(enet.build_datagram(peer, cmds, sent_time=1)), 1, 0.0)
-
-    frame = 0
-    for seq in range(1, 1 + REASSEMBLY_SEEN // 255 + 10):
-        for ch in range(0, 255, 15):
-            frame += 1
-            feed(a, [enet.send_reliable(c, seq, b"x") for c in range(ch, ch + 15)])
-    assert len(budget.seen._items) == REASSEMBLY_SEEN
-    # the same sequence numbers from another direction are not repeats; a retransmission is
-    assert len(feed(b, [enet.send_reliable(3, 7, b"y")])) == 1
-    assert feed(b, [enet.send_reliable(3, 7, b"y")]) == [] and b.duplicates == 1
-    # a new session (CONNECT with another connect id) starts afresh
-    feed(b, [enet.connect(0, 0x9999, 0, 2)], enet_spec.UNASSIGNED_PEER_ID)
-    assert len(feed(b, [enet.send_reliable(3, 7, b"y")])) == 1
-
 
 def test_enet_sequence_numbers_that_wrap_are_new_packets() -> None:
     """A reliable sequence number is 16 bits: after 65536 packets on one channel it comes back, and

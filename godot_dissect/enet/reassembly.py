@@ -17,7 +17,6 @@ group a bound cuts off comes out as an error Payload naming the bound, the fragm
 
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -29,12 +28,8 @@ from .model import Command, Datagram
 #: the least a held fragment is charged: the data an ENet sender puts in a fragment at MIN_MTU
 MIN_FRAGMENT_CHARGE = fragment_length(spec.MIN_MTU)
 
-#: recent sequence numbers remembered per channel for duplicate detection (ENet's reliable window;
-#: the Lua plugin's window; here the repeats of every reassembler sharing a FragmentBudget are
-#: remembered together, spec.REASSEMBLY_SEEN of them)
+#: recent sequence numbers remembered per channel for duplicate detection (ENet's reliable window)
 SEEN_WINDOW = 4096
-#: a reassembler's session in the shared set of repeats (not id(): a freed reassembler's id comes back)
-_SESSIONS = itertools.count()
 
 
 @dataclass
@@ -79,20 +74,6 @@ class _Recent:
             self._items.popitem(last=False)
         return True
 
-    def add_within(self, item: object, stamp: int, window: int) -> bool:
-        """Add ``item`` stamped ``stamp``; False when it is there with a stamp less than ``window``
-        before (a sequence number seen again after its 16 bits wrapped is new again)."""
-        items = self._items
-        prev = items.get(item)
-        if prev is not None:
-            if stamp - prev < window:  # type: ignore[operator]
-                return False
-            del items[item]
-        items[item] = stamp  # type: ignore[assignment]
-        if len(items) > self.limit:
-            items.popitem(last=False)
-        return True
-
 
 @dataclass(eq=False)
 class _Group:
@@ -118,11 +99,9 @@ class FragmentBudget:
     groups in one least-recently-fed order, so the oldest (or stale) group anywhere goes first."""
 
     def __init__(self, max_bytes: int = MAX_HELD_BYTES,
-                 stale_seconds: float = spec.REASSEMBLY_STALE_SECONDS, seen: int = spec.REASSEMBLY_SEEN) -> None:
+                 stale_seconds: float = spec.REASSEMBLY_STALE_SECONDS) -> None:
         self.max_bytes = max_bytes
         self.stale_seconds = stale_seconds
-        #: (session, kind, channel, sequence numbers) of the commands already seen, every reassembler's
-        self.seen = _Recent(seen)
         self.held = 0
         self._groups: OrderedDict[int, _Group] = OrderedDict()  # id(group) -> group, oldest first
 
@@ -178,10 +157,11 @@ class EnetReassembler:
     def _reset(self, frame: int = 0, time: float = 0.0) -> None:
         if getattr(self, "_late", None) and self._late[0]:
             self._dropped.append(self._late_report(frame, time))
+        self._reliable: dict[int, _Recent] = {}
+        self._unreliable: dict[int, _Recent] = {}
+        self._unsequenced = _Recent()
         for g in list(self._groups.values()):
             self._drop(g, "a new ENet session began", frame, time)
-        self._session = next(_SESSIONS)  # this session's entries in budget.seen (the old ones age out)
-        self._counts: dict[int, int] = {}  # (kind, channel) -> commands seen: the stamps in budget.seen
         self._pending = 0  # bytes charged for this side's open groups (EnetConversation.held_bytes)
         self._channel_fragments: dict[int, int] = {}
         self._given_up = _Recent()  # (key, count, length) of groups a bound gave up: their late fragments
@@ -248,26 +228,15 @@ class EnetReassembler:
 
     def _first_time(self, cmd: Command, d: spec.CommandDef) -> bool:
         if d.delivery == "reliable":
-            return self._new(0, cmd.channel, cmd.reliable_seq)
+            return self._reliable.setdefault(cmd.channel, _Recent()).add(cmd.reliable_seq)
         if d.delivery == "unsequenced":
-            return self._new(1, 0, cmd.fields["unsequenced_group"])
-        return self._new(2, cmd.channel, cmd.reliable_seq << 16 | (cmd.fields.get("unreliable_seq") or 0))
-
-    def _new(self, kind: int, channel: int, seq: int) -> bool:
-        """Not seen among the last SEEN_WINDOW distinct commands of this kind on this channel (ENet's
-        window; the shared budget.seen may forget sooner under a flood)."""
-        slot = kind << 8 | channel
-        n = self._counts.get(slot, 0)
-        # one int per (session, kind, channel, sequence number(s)): a tuple costs 3x
-        key = ((self._session << 2 | kind) << 40) | channel << 32 | seq
-        if not self.budget.seen.add_within(key, n, SEEN_WINDOW):
-            return False
-        self._counts[slot] = n + 1
-        return True
+            return self._unsequenced.add(cmd.fields["unsequenced_group"])
+        return self._unreliable.setdefault(cmd.channel, _Recent()).add(
+            (cmd.reliable_seq, cmd.fields.get("unreliable_seq")))
 
     def _fragment(self, cmd: Command, d: spec.CommandDef, frame: int, time: float) -> Payload | None:
         f = cmd.fields
-        if d.delivery == "reliable" and not self._new(0, cmd.channel, cmd.reliable_seq):
+        if d.delivery == "reliable" and not self._reliable.setdefault(cmd.channel, _Recent()).add(cmd.reliable_seq):
             self.duplicates += 1
             return None
         values = {**f, "channel": cmd.channel, "reliable_seq": cmd.reliable_seq}

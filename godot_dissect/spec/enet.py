@@ -278,8 +278,3 @@ REASSEMBLY_CHANNEL_FRAGMENTS = -(-MAX_PACKET_SIZE // (MIN_MTU - 64))
 #: a group that got no fragment for this long (capture time) is given up: ENet's
 #: ENET_PEER_TIMEOUT_MAXIMUM (ms) -- the sender's peer would have timed out by then
 REASSEMBLY_STALE_SECONDS = 30.0
-#: commands remembered to drop repeats (reliable sequence numbers per channel, unreliable and
-#: unsequenced ones) over every direction of every peer together, oldest forgotten (a repeat is one
-#: among the last reassembly.SEEN_WINDOW of its channel): one set per channel and direction grew to
-#: 255 x 4096 entries per direction, 12x the capture
-REASSEMBLY_SEEN = 1 << 16
