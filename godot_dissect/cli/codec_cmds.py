@@ -56,6 +56,9 @@ def _read_input(arg: str) -> bytes:
 def run_decode(args: argparse.Namespace) -> int:
     data = _read_input(args.data)
     offset = args.offset
+    if not 0 <= offset <= len(data):
+        print(f"error: offset {offset}: outside the {len(data)}-byte input", file=sys.stderr)
+        return 1
     if args.length_prefixed:
         if len(data) - offset < 4:
             print(f"error: offset {offset}: length prefix needs 4 bytes", file=sys.stderr)

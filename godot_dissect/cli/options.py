@@ -60,6 +60,15 @@ def read_options(args: argparse.Namespace) -> dict[str, Any]:
     """``read_pcap`` keyword arguments from the options :func:`add_read_options` declared.
 
     Raises ValueError naming the option (``--dialect: ...``, ``--rpc-names: ...``) when it cannot be used."""
+    for name, ports in (("--port", args.port), ("--debugger-port", args.debugger_port or ()),
+                        ("--enet-port", args.enet_port)):
+        bad = [p for p in ports if not 0 <= p < 65536]
+        if bad:
+            raise ValueError(f"{name} {bad[0]}: a UDP/TCP port is 0 to 65535")
+    if args.max_conversations < 1:
+        raise ValueError(f"--max-conversations {args.max_conversations}: at least 1")
+    if args.max_held_bytes < 0:
+        raise ValueError(f"--max-held-bytes {args.max_held_bytes}: 0 or more")
     if args.dialect != "auto":
         try:
             get_dialect(args.dialect)
@@ -86,9 +95,16 @@ def _rpc_names(arg: str | None) -> dict | None:
     else:
         with open(arg, encoding="utf-8") as f:
             text = f.read()
-    names = json.loads(text)
+    try:
+        names = json.loads(text)
+    except RecursionError:  # json recurses per nesting level
+        raise ValueError("JSON nested too deep for a {node path: [method names]} object") from None
     if not isinstance(names, dict):
         raise ValueError("expected a JSON object {node path: [method names]}")
+    for path, entry in names.items():
+        lists = list(entry.values()) if isinstance(entry, dict) and set(entry) <= {"script", "node"} else [entry]
+        if not all(isinstance(x, list) and all(isinstance(n, str) for n in x) for x in lists):
+            raise ValueError(f"{path!r}: expected a list of method names, or {{\"script\": [...], \"node\": [...]}}")
     return names
 
 

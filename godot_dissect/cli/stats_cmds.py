@@ -8,7 +8,9 @@ import os
 import sys
 
 from ..pcap.packets import CaptureError
+from ..spec.stats import MAX_INTERVAL, MIN_INTERVAL
 from ..stats.profile import BY, DEFAULT_TABLES, TABLES
+from ..stats.traffic import check_interval
 from .options import add_read_options, read_options, usage_error
 
 FORMATS = ("table", "csv", "json", "markdown")
@@ -24,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--table", "-t", action="append", metavar="T",
                    help=f"a table to print (repeatable): {', '.join(TABLES)} (default: {', '.join(DEFAULT_TABLES)})")
     p.add_argument("--interval", type=float, default=1.0, metavar="S",
-                   help="bandwidth window in seconds (default 1)")
+                   help=f"bandwidth window in seconds, {MIN_INTERVAL:g} to {MAX_INTERVAL:g} (default 1)")
     p.add_argument("--by", choices=BY, help="bandwidth rows per direction and this; the plot's stacks "
                                             "(default: per direction; plot stacked by node)")
     p.add_argument("--format", "-f", choices=FORMATS, default="table",
@@ -49,8 +51,10 @@ def run_stats(args: argparse.Namespace) -> int:
     if unknown:
         return usage_error(f"unknown table {', '.join(map(repr, unknown))}; the tables are: {', '.join(TABLES)}",
                            "godot-dissect stats")
-    if not args.interval > 0:
-        return usage_error("--interval must be > 0 seconds", "godot-dissect stats")
+    try:
+        check_interval(args.interval)
+    except ValueError as e:
+        return usage_error(f"--interval: {e}", "godot-dissect stats")
     try:
         size = _size(args.plot_size) if args.plot else None
     except ValueError as e:

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..pcap.reader import read_pcap
 from ..records import Record
+from ..spec.cli import MAX_REFRESH, MIN_REFRESH
 from ..spec.stats import MAX_ROWS
 from ..stats import Profile
 from ..stats.render import human_bytes
@@ -265,8 +266,8 @@ def run_top(args: argparse.Namespace) -> int:
     problem = live_args_problem(args, "top")
     if problem:
         return usage_error(problem)
-    if args.refresh <= 0:
-        return usage_error("--refresh must be positive")
+    if not MIN_REFRESH <= args.refresh <= MAX_REFRESH:
+        return usage_error(f"--refresh {args.refresh}: between {MIN_REFRESH:g} and {MAX_REFRESH:g} seconds")
     try:
         options = read_options(args)
     except ValueError as e:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..spec.multiplayer import NODE_RPC_FLAG
+from ..spec.multiplayer import MAX_CACHE_ENTRIES, NODE_RPC_FLAG
 from .project import Project, load_project
 
 VERIFIED = "verified"  # the candidate names' md5 is the one the sender announced
@@ -63,6 +63,7 @@ class RpcNames:
     project: Project | None = None
     _tables: dict[str, list[RpcTable]] = field(default_factory=dict, repr=False)
     _by_md5: dict[str, RpcTable | None] | None = field(default=None, repr=False)
+    _named: dict[str, list[RpcTable]] | None = field(default=None, repr=False)  # by_path by normalised path
 
     @classmethod
     def build(cls, rpc_names: Mapping | None = None, project: str | Path | Project | None = None) -> RpcNames:
@@ -73,19 +74,23 @@ class RpcNames:
         key = _norm(node_path)
         if key in self._tables:
             return self._tables[key]
-        out: list[RpcTable] = []
-        for path, names in self.by_path.items():
-            if _norm(path) == key:
+        if self._named is None:  # once, not a scan of by_path per node path of the capture
+            named: dict[str, list[RpcTable]] = {}
+            for path, names in self.by_path.items():
                 if isinstance(names, Mapping):
-                    out.append(RpcTable(tuple(names.get("script", ())), tuple(names.get("node", ())), "rpc_names"))
+                    t = RpcTable(tuple(names.get("script", ())), tuple(names.get("node", ())), "rpc_names")
                 else:
-                    out.append(RpcTable(tuple(names), (), "rpc_names"))
+                    t = RpcTable(tuple(names), (), "rpc_names")
+                named.setdefault(_norm(path), []).append(t)
+            self._named = named
+        out = list(self._named.get(key, ()))
         if self.project is not None:
             script = self.project.script_for(key)
             both = self.project.rpc_names(script) if script else None
             if both is not None:
                 out.append(RpcTable(tuple(both[0]), tuple(both[1]), f"{script} (scene)"))
-        self._tables[key] = out
+        if len(self._tables) < MAX_CACHE_ENTRIES:  # a capture of ever new node paths: computed again
+            self._tables[key] = out
         return out
 
     def by_md5(self, md5: str) -> RpcTable | None:

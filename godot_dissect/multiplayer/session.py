@@ -20,6 +20,8 @@ from ..spec.multiplayer import (
     ENET3_PEER_HEADER,
     ENET3_SYSMSG,
     ENET_CHANNELS,
+    MAX_CACHE_ENTRIES,
+    MAX_CACHE_SENDERS,
     MD5_HEX_SIZE,
     SYNC_ID,
     SYNC_PATH_CACHE,
@@ -36,8 +38,7 @@ from .rpcnames import UNVERIFIED, VERIFIED, RpcNames
 
 #: the cache key of a Godot 4 conversation's client side
 CLIENT = "client"
-#: limits so that a long capture cannot grow the caches without bound
-MAX_CACHE_ENTRIES = 65536
+__all__ = ["CLIENT", "MAX_CACHE_ENTRIES", "MAX_CACHE_SENDERS", "MultiplayerSession"]
 
 
 @dataclass
@@ -60,11 +61,14 @@ class MultiplayerSession:
     #: "c2s" is surely the client's side (WebSocket: it sent the HTTP upgrade; ENet: the CONNECT was
     #: seen); otherwise rules about who may send what are not applied
     direction_known: bool = True
-    paths: dict[Any, dict[int, str]] = field(default_factory=dict)  # sender -> cache id -> path
-    md5s: dict[Any, dict[int, str]] = field(default_factory=dict)  # sender -> cache id -> md5 (4.x)
+    # per sender, least recently announcing first (MAX_CACHE_SENDERS, MAX_CACHE_ENTRIES each)
+    paths: dict[Any, dict[int, str]] = field(default_factory=OrderedDict)  # sender -> cache id -> path
+    md5s: dict[Any, dict[int, str]] = field(default_factory=OrderedDict)  # sender -> cache id -> md5 (4.x)
+    #: sender -> path -> md5 of its latest announcement (a 4.x REMOTE_CALL naming its node by path)
+    path_md5s: dict[Any, dict[str, str]] = field(default_factory=OrderedDict)
     received: set[tuple[Any, Any, int]] = field(default_factory=set)  # (sender, receiver, id) seen (4.x)
-    spawned: dict[Any, dict[int, _Spawned]] = field(default_factory=dict)  # sender -> net id -> node
-    synchronizers: dict[Any, dict[int, str]] = field(default_factory=dict)  # sender -> sync net id -> node
+    spawned: dict[Any, dict[int, _Spawned]] = field(default_factory=OrderedDict)  # sender -> net id -> node
+    synchronizers: dict[Any, dict[int, str]] = field(default_factory=OrderedDict)  # sender -> sync net id -> node
     ws_first_s2c: bool = True
 
     def __post_init__(self) -> None:
@@ -225,10 +229,16 @@ class MultiplayerSession:
         return self.client_id if key == CLIENT else key
 
     # -- caches ----------------------------------------------------------------------------------
-    def _remember(self, table: dict[Any, dict[int, Any]], sender: Any, key: int, value: Any) -> None:
+    def _remember(self, table: dict[Any, dict[Any, Any]], sender: Any, key: Any, value: Any) -> None:
         # an OrderedDict: dropping the oldest of a plain dict again and again scans its deleted
         # slots each time (seconds for one SPAWN with 150000 sync ids)
-        t = table.setdefault(sender, OrderedDict())
+        t = table.get(sender)
+        if t is None:
+            if len(table) >= MAX_CACHE_SENDERS:  # forged sender ids: forget the least recently announcing
+                table.popitem(last=False)  # type: ignore[call-arg]
+            t = table[sender] = OrderedDict()
+        else:
+            table.move_to_end(sender)  # type: ignore[attr-defined]
         if len(t) >= MAX_CACHE_ENTRIES and key not in t:
             t.popitem(last=False)  # type: ignore[call-arg]
         t[key] = value
@@ -251,6 +261,7 @@ class MultiplayerSession:
                 self.received.clear()
             self._remember(self.paths, sender, msg.node_id, msg.node)
             self._remember(self.md5s, sender, msg.node_id, msg.fields.get("md5"))
+            self._remember(self.path_md5s, sender, msg.node, msg.fields.get("md5"))
             if self.names is not None:
                 t, status = self.names.table(msg.node, msg.fields.get("md5"))
                 if t is not None and status == VERIFIED:
@@ -270,9 +281,8 @@ class MultiplayerSession:
                 md5 = self.md5s.get(sender, {}).get(msg.node_id)
                 if msg.node is None:
                     msg.fields["unresolved"] = f"cache id {msg.node_id} of peer {sender} not announced in the capture"
-            elif msg.node is not None:
-                md5 = next((self.md5s[sender].get(i) for i, p in self.paths.get(sender, {}).items()
-                            if p == msg.node), None) if sender in self.md5s else None
+            elif msg.node is not None:  # an inline path (was a scan of the sender's cache per call)
+                md5 = self.path_md5s.get(sender, {}).get(msg.node)
             if self.names is not None and msg.method_id is not None:
                 r = self.names.resolve(msg.node, msg.method_id, md5)
                 if r.name is not None:

@@ -10,3 +10,7 @@ MAX_FILTER_LENGTH = 100_000
 #: seconds one ``matches`` regex search may take on one record's field; beyond, ``read`` stops with a
 #: usage error naming the regex's column (a backtracking pattern on hostile text would never end)
 MAX_MATCH_SECONDS = 2.0
+#: ``top --refresh`` seconds: faster only burns CPU redrawing, slower than an hour is not live (and
+#: NaN/inf would reach time.sleep)
+MIN_REFRESH = 0.05
+MAX_REFRESH = 3600.0

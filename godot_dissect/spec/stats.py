@@ -14,17 +14,41 @@ MAX_ROWS = 100_000
 LUA_OPEN_SEGMENTS = 4096
 #: round-trip samples kept per ENet row for the median (beyond: a seeded reservoir sample)
 MAX_RTT_SAMPLES = 10_000
-#: ENet datagram sent-times remembered per direction for matching ACK echoes (oldest forgotten)
-ENET_SENT_TIMES = 4096
-#: reliable sequence numbers remembered per direction and channel to spot retransmissions (oldest
-#: forgotten); ENet's own window is 32 x 4096 sequence numbers, retransmissions come within a few
-ENET_RELIABLE_WINDOW = 4096
+#: ENet datagram sent-times remembered for matching ACK echoes, over every direction together (oldest
+#: forgotten: an ACK that comes back later gives no RTT sample)
+ENET_SENT_TIMES = 65536
+#: the header's sent time is 16 bits of milliseconds: it comes back every 65.536 s, so a sent time
+#: remembered longer than half that is a previous lap's and is replaced
+ENET_SENT_TIME_LAP = 65.536
+#: reliable (direction, channel, sequence number)s remembered to spot retransmissions, over every
+#: direction together (oldest forgotten); below the 65536 sequence numbers of a channel, so a number
+#: that comes back after wrapping is never taken for a retransmission; a retransmission comes within
+#: a few round trips
+ENET_RELIABLE_WINDOW = 32768
 #: datagrams held per UDP conversation until the reader says whether it is ENet
 ENET_HELD_DATAGRAMS = 64
+#: UDP conversations the enet table remembers (verdict and held datagrams); beyond, the least
+#: recently active is forgotten (an undecided one loses its held datagrams: counted in ``expert``)
+ENET_CONVERSATIONS = 4096
+#: payload bytes held over every undecided UDP conversation together; beyond, the oldest undecided
+#: conversation's datagrams are dropped (non-Godot traffic never gets a verdict)
+ENET_HELD_BYTES = 8 << 20
+#: RTT samples over every ENet row together (each row keeps up to MAX_RTT_SAMPLES while these
+#: last, and at least ENET_RTT_FLOOR): a flood of rows cannot make the samples grow with the capture
+ENET_RTT_TOTAL = 1_000_000
+ENET_RTT_FLOOR = 64
+#: the bandwidth window (``--interval``) in seconds: finer than a pcap's microsecond or coarser than a
+#: century says nothing (and a window index of (time span / interval) must stay a finite number)
+MIN_INTERVAL = 1e-6
+MAX_INTERVAL = 3.2e9
 #: time windows kept per plotted series; beyond, windows are merged pairwise (the width doubles)
 MAX_SERIES_WINDOWS = 2048
 #: values looked at per message when searching for Objects (deeper or longer: "not fully searched")
 MAX_VALUES_SEARCHED = 10_000
+
+#: rows of one table the human format (``--format table``, rich) draws, largest first: rich lays a
+#: table out whole in memory (20,000 rows: 58 s, 284 MB); the other formats print every row
+MAX_DISPLAY_ROWS = 1000
 
 #: Dictionary key orders and conversation directions the variants table remembers (labels are
 #: recomputed beyond)

@@ -4,7 +4,9 @@ The ENet conversations are the UDP conversations the reader read as ENet (known 
 an ENet control record or a multiplayer record on UDP). Their datagrams come from the frame tap and
 are parsed again here with ``godot_dissect.enet.parse_datagram`` (the reader's ENet stage keeps no
 per-command counts; re-parsing keeps this table independent of it). Datagrams of a UDP conversation
-seen before the reader's verdict are held (at most ``ENET_HELD_DATAGRAMS``).
+seen before the reader's verdict are held (at most ``ENET_HELD_DATAGRAMS`` per conversation and
+``ENET_HELD_BYTES`` over all, for the ``ENET_CONVERSATIONS`` most recently active conversations:
+non-Godot UDP never gets a verdict; what these limits drop is counted in the ``expert`` table).
 
 One row per (src, dst, channel); channel 255 (``control``) holds the commands ENet sends outside
 the channels (CONNECT, PING, DISCONNECT...):
@@ -12,7 +14,7 @@ the channels (CONNECT, PING, DISCONNECT...):
 - ``datagrams``: datagrams whose commands include one on this channel.
 - ``reliable``: commands with the ACKNOWLEDGE flag; ``retransmissions``: reliable commands whose
   (channel, reliable sequence number) this direction already sent (within the last
-  ``ENET_RELIABLE_WINDOW`` numbers).
+  ``ENET_RELIABLE_WINDOW`` reliable commands of every direction).
 - ``fragments``: SEND_FRAGMENT / SEND_UNRELIABLE_FRAGMENT commands; ``reassembled``: packets the
   reader put together from more than one fragment (its records' ``fields.fragments``).
 - ``unreliable``: SEND_UNRELIABLE; ``unsequenced``: SEND_UNSEQUENCED; ``acks``: ACKNOWLEDGE
@@ -20,19 +22,33 @@ the channels (CONNECT, PING, DISCONNECT...):
 - ``rtt_min_ms``/``rtt_median_ms``/``rtt_max_ms``: for each ACKNOWLEDGE coming back, the capture time
   of the ACK minus the capture time of the first datagram of this direction whose header sent-time
   the ACK echoes (``received_sent_time``): the round trip as seen at the capture point, attributed
-  to the direction and channel of the acknowledged command.
+  to the direction and channel of the acknowledged command. The median is over at most
+  ``MAX_RTT_SAMPLES`` samples per row (a reservoir sample beyond), and over ``ENET_RTT_TOTAL``
+  samples of every row together (beyond, each row keeps the ``ENET_RTT_FLOOR`` it has).
 """
 
 from __future__ import annotations
 
 import random
+from array import array
 from collections import OrderedDict
 from typing import Any
 
 from ..enet import parse_datagram
 from ..records import MULTIPLAYER_KINDS, Record
 from ..spec.enet import COMMANDS_BY_NAME, CONTROL_CHANNEL, FLAG_ACKNOWLEDGE
-from ..spec.stats import ENET_HELD_DATAGRAMS, ENET_RELIABLE_WINDOW, ENET_SENT_TIMES, MAX_ROWS, MAX_RTT_SAMPLES
+from ..spec.stats import (
+    ENET_CONVERSATIONS,
+    ENET_HELD_BYTES,
+    ENET_HELD_DATAGRAMS,
+    ENET_RELIABLE_WINDOW,
+    ENET_RTT_FLOOR,
+    ENET_RTT_TOTAL,
+    ENET_SENT_TIME_LAP,
+    ENET_SENT_TIMES,
+    MAX_ROWS,
+    MAX_RTT_SAMPLES,
+)
 from .rows import OTHER, Rows
 from .traffic import _ep
 
@@ -52,7 +68,7 @@ _SLOT_OF_COMMAND = {COMMANDS_BY_NAME[name].number: slot for name, slot in (
 
 
 def _row() -> list[Any]:
-    return [0, 0, 0, 0, 0, 0, 0, 0, 0, [], 0]
+    return [0, 0, 0, 0, 0, 0, 0, 0, 0, array("d"), 0]
 
 
 class EnetTable:
@@ -61,27 +77,41 @@ class EnetTable:
     def __init__(self, compression: str | None = None, max_rows: int = MAX_ROWS) -> None:
         self.max_rows = max_rows
         self.compression = compression
-        self.state: dict[tuple, list[Any]] = {}  # conversation -> [verdict, held segments]
-        self.by_direction: dict[tuple, list[Any]] = {}  # (src, sport, dst, dport) -> its conversation's state
+        #: conversation -> [verdict, held segments], least recently active first (ENET_CONVERSATIONS)
+        self.state: OrderedDict[tuple, list[Any]] = OrderedDict()
+        #: the undecided conversations holding datagrams, oldest first (ENET_HELD_BYTES over them all)
+        self.undecided: OrderedDict[tuple, list[Any]] = OrderedDict()
+        self.held = 0  # payload bytes held
+        #: datagrams of undecided conversations dropped by ENET_HELD_BYTES / ENET_CONVERSATIONS
+        self.dropped = 0
         self.rows = Rows(_row, (OTHER, OTHER, None), max_rows)
-        self.seen: dict[tuple, OrderedDict] = {}  # (direction, channel) -> recent reliable seqs
-        self.sent: dict[tuple, OrderedDict] = {}  # direction -> sent_time -> capture time
+        self.seen: OrderedDict[tuple, None] = OrderedDict()  # recent (direction, channel, reliable seq)
+        self.sent: OrderedDict[tuple, float] = OrderedDict()  # (direction, sent_time) -> capture time
         self.rng = random.Random(0)
+        self.rtt_kept = 0  # samples over every row (ENET_RTT_TOTAL)
         self.ends: dict[tuple, tuple[str, str]] = {}  # direction -> (src, dst) endpoint strings
 
     def _state(self, src: str, sport: int, dst: str, dport: int) -> list[Any]:
         """[verdict, held segments] shared by both directions of a UDP conversation; verdict None
         (the reader has not said yet), "enet" or "other"."""
-        d = (src, sport, dst, dport)
-        st = self.by_direction.get(d)
-        if st is None:
-            conv = tuple(sorted(((src, sport), (dst, dport))))
-            st = self.state.get(conv)
-            if st is None:
-                st = self.state[conv] = [None, []]
-            if len(self.by_direction) < self.max_rows:
-                self.by_direction[d] = st
+        a, b = (src, sport), (dst, dport)
+        conv = (a, b) if a <= b else (b, a)
+        state = self.state
+        st = state.get(conv)
+        if st is not None:
+            state.move_to_end(conv)
+            return st
+        st = state[conv] = [None, []]
+        if len(state) > ENET_CONVERSATIONS:  # forget the least recently active conversation
+            old, gone = state.popitem(last=False)
+            if self.undecided.pop(old, None) is not None:
+                self._drop(gone)
         return st
+
+    def _drop(self, st: list[Any]) -> None:
+        self.held -= sum(len(seg.payload) for seg in st[1])
+        self.dropped += len(st[1])
+        st[1] = []
 
     def frame(self, seg: Any) -> None:
         if seg.proto != "udp" or not seg.payload:
@@ -90,15 +120,22 @@ class EnetTable:
         verdict = st[0]
         if verdict == "enet":
             self._datagram(seg)
-        elif verdict is None and len(st[1]) < ENET_HELD_DATAGRAMS:
+        elif verdict is None:
+            if len(st[1]) >= ENET_HELD_DATAGRAMS:
+                return
+            n = len(seg.payload)
+            while self.held + n > ENET_HELD_BYTES and self.undecided:  # the oldest undecided conversations' go
+                self._drop(self.undecided.popitem(last=False)[1])
+            if not st[1]:
+                a, b = (seg.src, seg.sport), (seg.dst, seg.dport)
+                self.undecided[(a, b) if a <= b else (b, a)] = st
             st[1].append(seg)
+            self.held += n
 
     def record(self, rec: Record) -> None:
         if rec.transport != "udp":
             return
-        st = self.by_direction.get((rec.src, rec.sport, rec.dst, rec.dport))
-        if st is None:
-            st = self._state(rec.src, rec.sport, rec.dst, rec.dport)
+        st = self._state(rec.src, rec.sport, rec.dst, rec.dport)
         verdict = st[0]
         if verdict == "other":
             return
@@ -106,6 +143,9 @@ class EnetTable:
             enet = rec.kind in MULTIPLAYER_KINDS or (rec.kind == "error" and rec.command is not None)
             held = st[1]
             st[0], st[1] = ("enet" if enet else "other"), []
+            a, b = (rec.src, rec.sport), (rec.dst, rec.dport)
+            if self.undecided.pop((a, b) if a <= b else (b, a), None) is not None:
+                self.held -= sum(len(seg.payload) for seg in held)
             if not enet:
                 return
             for seg in held:
@@ -126,15 +166,18 @@ class EnetTable:
                 self.ends[d] = ends
         src, dst = ends
         if dg.sent_time is not None:
-            times = self.sent.get(d)
-            if times is None:
-                times = self.sent[d] = OrderedDict()
-            if dg.sent_time not in times:
-                times[dg.sent_time] = seg.time
-                if len(times) > ENET_SENT_TIMES:
-                    times.popitem(last=False)
+            sent = self.sent
+            key = (d, dg.sent_time)
+            prev = sent.get(key)
+            if prev is None or seg.time - prev > ENET_SENT_TIME_LAP / 2:  # new, or a previous lap's
+                if prev is not None:
+                    del sent[key]
+                sent[key] = seg.time
+                if len(sent) > ENET_SENT_TIMES:
+                    sent.popitem(last=False)
         touched = set()
         rows = self.rows
+        seen = self.seen
         for cmd in dg.commands:
             ch = cmd.channel
             row = rows.get((src, dst, ch))
@@ -144,13 +187,11 @@ class EnetTable:
             number = cmd.number
             if cmd.flags & _ACK_MASK:
                 row[_REL] += 1
-                seen = self.seen.get((d, ch))
-                if seen is None:
-                    seen = self.seen[(d, ch)] = OrderedDict()
-                if cmd.reliable_seq in seen:
+                key = (d, ch, cmd.reliable_seq)
+                if key in seen:
                     row[_RETX] += 1
                 else:
-                    seen[cmd.reliable_seq] = None
+                    seen[key] = None
                     if len(seen) > ENET_RELIABLE_WINDOW:
                         seen.popitem(last=False)
             slot = _SLOT_OF_COMMAND.get(number)
@@ -159,18 +200,20 @@ class EnetTable:
             row[slot] += 1
             if slot == _ACK:
                 echoed = cmd.fields.get("received_sent_time")
-                t = self.sent.get((seg.dst, seg.dport, seg.src, seg.sport), {}).get(echoed)
+                t = self.sent.get(((seg.dst, seg.dport, seg.src, seg.sport), echoed))
                 if t is not None:
                     self._rtt(rows.get((dst, src, ch)), (seg.time - t) * 1000.0)
 
     def _rtt(self, row: list[Any], ms: float) -> None:
         row[_NRTT] += 1
         samples = row[_RTT]
-        if len(samples) < MAX_RTT_SAMPLES:
+        n = len(samples)
+        if n < MAX_RTT_SAMPLES and (n < ENET_RTT_FLOOR or self.rtt_kept < ENET_RTT_TOTAL):
             samples.append(ms)
-        else:  # reservoir sampling: every sample equally likely to be kept
+            self.rtt_kept += 1
+        else:  # reservoir sampling over the samples this row could keep
             i = self.rng.randrange(row[_NRTT])
-            if i < MAX_RTT_SAMPLES:
+            if i < n:
                 samples[i] = ms
 
     def records(self) -> list[tuple]:

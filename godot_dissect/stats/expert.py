@@ -24,6 +24,7 @@ reason of the first one. Categories:
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from typing import Any
 
 from ..records import Record, app_size
@@ -98,7 +99,19 @@ class ExpertTable:
         # count, first frame, last frame, offset, detail
         self.rows = Rows(lambda: [0, None, None, None, ""], ("note", "limit", OTHER, OTHER, OTHER), max_rows)
         self.headers: dict[str, re.Pattern[bytes] | None] = {}
-        self.client_peer: dict[str, int] = {}  # a connection's client endpoint -> its peer id
+        #: a connection's client endpoint -> its peer id (the max_rows most recently connected)
+        self.client_peer: OrderedDict[str, int] = OrderedDict()
+        self.max_rows = max_rows
+
+    def _client(self, endpoint: str, peer: int, replace: bool) -> None:
+        peers = self.client_peer
+        if endpoint in peers:
+            if replace:
+                peers[endpoint] = peer
+            return
+        peers[endpoint] = peer
+        if len(peers) > self.max_rows:  # a flood of connections: the oldest is forgotten
+            peers.popitem(last=False)
 
     def note(self, severity: str, category: str, rec: Record | None, key: str, detail: str,
              offset: int | None = None, count: int = 1) -> None:
@@ -125,10 +138,10 @@ class ExpertTable:
         f = rec.fields
         if kind == "enet":
             if rec.command == "CONNECT" and f and isinstance(f.get("data"), int):
-                self.client_peer[_ep(rec.src, rec.sport)] = f["data"]
+                self._client(_ep(rec.src, rec.sport), f["data"], True)
             return
         if rec.direction == "s2c" and rec.receiver is not None and kind != "enet":
-            self.client_peer.setdefault(_ep(rec.dst, rec.dport), rec.receiver)
+            self._client(_ep(rec.dst, rec.dport), rec.receiver, False)
         elif rec.direction == "c2s" and rec.sender is not None:
             real = self.client_peer.get(_ep(rec.src, rec.sport))
             if real is not None and real != rec.sender:

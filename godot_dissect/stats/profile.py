@@ -99,6 +99,10 @@ class Profile:
                 self._expert.note("note", "limit", None, name, f"{t.rows.folded} rows of {name} beyond "
                                                                f"{t.rows.limit} folded into (other)",
                                   count=t.rows.folded)
+        if self._enet.dropped:
+            self._expert.note("note", "limit", None, "enet", f"{self._enet.dropped} datagrams of UDP conversations not "
+                              "yet known to be ENet or not, dropped unread (ENET_HELD_BYTES, ENET_CONVERSATIONS); "
+                              "uncounted if they were ENet", count=self._enet.dropped)
         if self.traffic.folded:
             self._expert.note("note", "limit", None, "conversations",
                               f"{self.traffic.folded} frames of directions beyond {self.max_rows} counted in (other)",

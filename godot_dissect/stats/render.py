@@ -8,6 +8,7 @@ import json
 import math
 from typing import Any
 
+from ..spec.stats import MAX_DISPLAY_ROWS
 from .profile import Profile
 
 _UNITS = ("B", "kB", "MB", "GB", "TB")
@@ -63,10 +64,14 @@ def rich_tables(p: Profile, names: list[str]) -> list[Any]:
     for name in names:
         cols = p.columns(name)
         rows = p.rows(name)
-        table = Table(title=f"{name}" + ("" if rows else f": {p.empty_note(name)}"), title_justify="left")
+        hidden = len(rows) - MAX_DISPLAY_ROWS
+        caption = (f"{hidden} more rows not drawn (MAX_DISPLAY_ROWS): --format csv, json or markdown prints "
+                   "them all") if hidden > 0 else None
+        table = Table(title=f"{name}" + ("" if rows else f": {p.empty_note(name)}"), title_justify="left",
+                      caption=caption, caption_justify="left")
         for c, unit in cols:
             table.add_column(c, justify="right" if unit or c in ("count", "frames", "messages") else "left")
-        for r in rows:
+        for r in rows[:MAX_DISPLAY_ROWS]:
             table.add_row(*(_human(v, u, t0) for v, (_, u) in zip(r, cols, strict=True)))
         out.append(table)
     return out

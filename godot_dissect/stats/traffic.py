@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..records import MULTIPLAYER_KINDS, Record
-from ..spec.stats import MAX_ROWS, MAX_SERIES_WINDOWS
+from ..spec.stats import MAX_INTERVAL, MAX_ROWS, MAX_SERIES_WINDOWS, MIN_INTERVAL
 from .calls import method_name
 from .rows import OTHER, Rows, Windows
 
@@ -114,14 +114,19 @@ class _Series:
                 table[key] = merged
 
 
+def check_interval(interval: float) -> None:
+    """ValueError unless ``MIN_INTERVAL <= interval <= MAX_INTERVAL`` seconds (NaN and inf too)."""
+    if not MIN_INTERVAL <= interval <= MAX_INTERVAL:
+        raise ValueError(f"the interval must be between {MIN_INTERVAL:g} and {MAX_INTERVAL:g} seconds, not {interval}")
+
+
 class Traffic:
     """Frame tap + records -> bandwidth and conversations (and the plot's series)."""
 
     def __init__(self, interval: float = 1.0, by: str | None = None, series: bool = False,
                  max_rows: int = MAX_ROWS) -> None:
         self.max_rows = max_rows
-        if not interval > 0:
-            raise ValueError(f"interval must be > 0 seconds, not {interval}")
+        check_interval(interval)
         self.interval = interval
         self.by = by
         self.t0: float | None = None
@@ -168,7 +173,11 @@ class Traffic:
         conv = (proto, *sorted((a, b)))
         f = self.found.get(conv)
         if f is None:
-            f = self.found[conv] = _Found()
+            if len(self.found) >= self.max_rows:  # a flood of conversations: the rest share one
+                conv = (proto, (OTHER, 0), (OTHER, 0))
+                f = self.found.get(conv)
+            if f is None:
+                f = self.found[conv] = _Found()
         dkey = (proto, rec.src, rec.sport, rec.dst, rec.dport)
         hop = _Hop(dkey, f, _ep(*a), _ep(*b), self.rows.get((dkey, None)) if self.by is None else None)
         if len(self.hops) < self.max_rows:
@@ -187,10 +196,11 @@ class Traffic:
             f.dialect = rec.dialect
         f.messages += 1
         if rec.relayed is False:  # a direct hop: its ends are the sender and the receiver
-            if rec.sender is not None:
-                self.peers[hop.src] = rec.sender
-            if rec.receiver is not None:
-                self.peers[hop.dst] = rec.receiver
+            peers = self.peers
+            if rec.sender is not None and (hop.src in peers or len(peers) < self.max_rows):
+                peers[hop.src] = rec.sender
+            if rec.receiver is not None and (hop.dst in peers or len(peers) < self.max_rows):
+                peers[hop.dst] = rec.receiver
         by = self.by
         if by is None:
             row = hop.row
@@ -218,7 +228,10 @@ class Traffic:
         if self.series is not None:
             stack = rec.node if by != "method" else (method_name(rec) if kind in ("rpc", "rset") else None)
             stack = stack or (rec.message if kind == "debugger" else kind)
-            self.series.add(self.series.labelled, (hop.dkey, stack), w, wire)
+            key = (hop.dkey, stack)
+            if key not in self.series.labelled and len(self.series.labelled) >= self.max_rows:
+                key = (hop.dkey, OTHER)  # a flood of distinct nodes or methods: one stack for the rest
+            self.series.add(self.series.labelled, key, w, wire)
 
     # -- tables ----------------------------------------------------------------------------------
     def bandwidth_columns(self) -> tuple:
