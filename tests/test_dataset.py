@@ -395,3 +395,58 @@ def test_fields_column_is_the_json_fields(fields: dict) -> None:
     row = next(record_batches([rec])).to_pylist()[0]
     assert row_to_json(row) == rec.to_json()
     assert "\udc80" not in row["fields"]
+
+
+def _dataset_copy(exported: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    out = tmp_path / "ds"
+    shutil.copytree(exported, out)
+    return out
+
+
+@pytest.mark.parametrize("part", ["garbage", "other_schema", "fifo"])
+def test_query_a_foreign_part_is_one_clear_line_or_left_out(exported: Path, tmp_path: Path, part: str) -> None:
+    """A dataset folder with something else named like a Parquet part: a file that is no Parquet, or a
+    Parquet file of other columns (DuckDB reads it by position into ours) is one error line naming it; a
+    FIFO (opening it would block forever) is not a part."""
+    ds = _dataset_copy(exported, tmp_path)
+    path = ds / "capture=foreign.pcapng" / "part-0.parquet"
+    path.parent.mkdir()
+    if part == "garbage":
+        path.write_bytes(b"PAR1 and then not Parquet at all")
+    elif part == "other_schema":
+        pq.write_table(pa.table({"frame": [1, 2, 3], "time": [1.0, 2.0, 3.0]}), path)
+    else:
+        os.mkfifo(path)
+    r = cli("query", str(ds), "SELECT count(*) AS n FROM messages", "--format", "csv")
+    if part == "fifo":
+        assert r.returncode == 0 and r.stdout.split() == cli("query", str(exported), "SELECT count(*) AS n FROM "
+                                                             "messages", "--format", "csv").stdout.split()
+    else:
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert str(path) in r.stderr and "not a" in r.stderr
+
+
+def test_query_errors_while_fetching_are_one_line_and_results_stream(exported: Path) -> None:
+    r = cli("query", str(exported), "SELECT 'a'::INTEGER AS x FROM messages")  # fails as rows are fetched
+    assert r.returncode == 2 and r.stderr.startswith("godot-dissect: Conversion Error"), r.stderr
+    assert "Traceback" not in r.stderr
+    # json is written a row at a time, exactly as json.dump(rows, indent=1) writes the whole list
+    sql = "SELECT frame, kind, text FROM messages ORDER BY capture, frame, \"offset\", kind, text LIMIT 25000"
+    out = cli("query", str(exported), sql, "--format", "json").stdout
+    with duckdb.connect() as con:
+        from godot_dissect.dataset.frames import to_duckdb
+
+        to_duckdb(str(exported), con).create_view("messages")
+        cur = con.execute(sql)
+        cols = [d[0] for d in cur.description]
+        rows = [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+    assert len(rows) > 100 and out == json.dumps(rows, ensure_ascii=False, default=str, indent=1) + "\n"
+    assert cli("query", str(exported), "SELECT 1 AS x WHERE false", "--format", "json").stdout == "[]\n"
+    # the table draws MAX_DISPLAY_ROWS rows and says how many more there are
+    from godot_dissect.spec.stats import MAX_DISPLAY_ROWS
+
+    table = cli("query", str(exported), f"SELECT * FROM range({MAX_DISPLAY_ROWS + 7})").stdout
+    assert f"│ {MAX_DISPLAY_ROWS - 1} " in table and f"│ {MAX_DISPLAY_ROWS} " not in table
+    assert table.rstrip().endswith("7 more rows not drawn (MAX_DISPLAY_ROWS): --format csv or json prints every row")

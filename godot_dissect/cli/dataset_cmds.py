@@ -15,6 +15,8 @@ from .options import add_read_options, read_options, usage_error
 
 #: table width when the output is not a terminal (rich would squeeze it into 80 columns)
 PIPE_WIDTH = 200
+#: rows of a query result fetched from DuckDB at a time
+QUERY_FETCH_ROWS = 10_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -126,29 +128,50 @@ def run_query(args: argparse.Namespace) -> int:
     try:
         rel = to_duckdb(args.sources, con, **read_options(args))
         rel.create_view("messages")
-        result = con.sql(args.sql)
+        # run once, its rows fetched QUERY_FETCH_ROWS at a time: a result as big as the dataset is printed
+        # (csv, json) or counted (table) without being held; DuckDB raises most errors only while fetching
+        cursor = con.execute(args.sql)
+        if cursor.description is None:  # a statement without a result
+            return 0
+        columns = [d[0] for d in cursor.description]
+        chunks = iter(lambda: cursor.fetchmany(QUERY_FETCH_ROWS), [])
+        _print_rows(args.format, columns, chunks)
     except (duckdb.Error, CaptureError, OSError, ValueError) as e:
         return usage_error(str(e))
-    if result is None:  # a statement without rows
-        return 0
-    columns = result.columns
-    rows = result.fetchall()
-    if args.format == "csv":
+    return 0
+
+
+def _print_rows(fmt: str, columns: list[str], chunks: Iterator[list[tuple]]) -> None:
+    if fmt == "csv":
         import csv
 
         w = csv.writer(sys.stdout)
         w.writerow(columns)
-        w.writerows(rows)
-    elif args.format == "json":
-        json.dump([dict(zip(columns, r, strict=True)) for r in rows], sys.stdout, ensure_ascii=False, default=str,
-                  indent=1)
-        sys.stdout.write("\n")
+        for rows in chunks:
+            w.writerows(rows)
+    elif fmt == "json":  # what json.dump(rows, indent=1) writes, a row at a time
+        sep = "[\n"
+        for rows in chunks:
+            for r in rows:
+                obj = json.dumps(dict(zip(columns, r, strict=True)), ensure_ascii=False, default=str, indent=1)
+                sys.stdout.write(sep + " " + obj.replace("\n", "\n "))  # JSON strings hold no raw newline
+                sep = ",\n"
+        sys.stdout.write("[]\n" if sep == "[\n" else "\n]\n")
     else:
         from rich.console import Console
         from rich.table import Table
 
+        from ..spec.stats import MAX_DISPLAY_ROWS
+
         t = Table(*columns)
-        for r in rows:
-            t.add_row(*("" if v is None else str(v) for v in r))
-        Console(width=None if sys.stdout.isatty() else PIPE_WIDTH).print(t)
-    return 0
+        hidden = 0
+        for rows in chunks:
+            for r in rows:
+                if t.row_count < MAX_DISPLAY_ROWS:
+                    t.add_row(*("" if v is None else str(v) for v in r))
+                else:
+                    hidden += 1
+        console = Console(width=None if sys.stdout.isatty() else PIPE_WIDTH)
+        console.print(t)
+        if hidden:
+            console.print(f"{hidden} more rows not drawn (MAX_DISPLAY_ROWS): --format csv or json prints every row")

@@ -84,6 +84,7 @@ def to_duckdb(path_or_dataset: str | Iterable[str], con: Any = None, **read_opti
             captures.append(p)
     scans = []
     if parts["parquet"]:
+        _check_parquet_parts(parts["parquet"])
         scans.append(f"read_parquet({_sql_list(parts['parquet'])}, {_HIVE})")
     if parts["csv"]:
         types = con.from_arrow(FILE_SCHEMA.empty_table())
@@ -99,6 +100,26 @@ def to_duckdb(path_or_dataset: str | Iterable[str], con: Any = None, **read_opti
         cols = ", ".join(_sql_name(c) if c in have else f"NULL::VARCHAR AS {_sql_name(c)}" for c in SCHEMA.names)
         selects.append(f"SELECT {cols} FROM {scan}")
     return con.sql(" UNION ALL ".join(selects))
+
+
+def _check_parquet_parts(files: list[str]) -> None:
+    """Each Parquet part has the columns and types of :data:`FILE_SCHEMA` (DuckDB would read a part of
+    another shape by position into these columns, or fail with no file named): else a ValueError naming it."""
+    import pyarrow.parquet as pq
+
+    want = [(f.name, f.type) for f in FILE_SCHEMA]
+    for path in files:
+        try:
+            have = [(f.name, f.type) for f in pq.read_schema(path)]
+        except (pa.ArrowException, OSError) as e:
+            raise ValueError(f"{path}: not a Parquet part of an exported dataset: {e}") from None
+        if have != want:
+            missing = [n for n, _ in want if n not in dict(have)]
+            extra = [n for n, _ in have if n not in dict(want)]
+            what = "; ".join(f"{label} {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}"
+                             for label, names in (("no column", missing), ("unknown column", extra)) if names)
+            what = what or "column types or order differ"
+            raise ValueError(f"{path}: not a part of an exported dataset ({what})")
 
 
 def _read_here(con: Any, *sources: Iterable[pa.RecordBatch]) -> str:

@@ -63,8 +63,10 @@ def dataset_parts(out: str | os.PathLike) -> dict[str, list[str]]:
             continue
         for n in sorted(os.listdir(folder)):
             fmt = part_format(n)
-            if fmt is not None and not is_temp(n):
-                parts[fmt].append(os.path.join(folder, n))
+            path = os.path.join(folder, n)
+            # a regular file (or a link to one): opening a FIFO or a device named like a part would block
+            if fmt is not None and not is_temp(n) and os.path.isfile(path):
+                parts[fmt].append(path)
     return parts
 
 
