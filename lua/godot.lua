@@ -5810,12 +5810,16 @@ local econvs, plans = {}, {}
 local MAX_GROUPS = ES.max_groups
 local SEEN_WINDOW = ES.seen_window
 
-local function recent() return { n = 0, set = {}, order = {}, head = 1 } end
+-- the last SEEN_WINDOW keys, in a ring: a key is in the set while its slot holds it (a list with its
+-- head cleared as it goes would have nils before its border, where # may answer any border: the window
+-- then stopped forgetting, and after 65536 sequence numbers every new packet read as a repeat)
+local function recent() return { set = {}, ring = {}, pos = 0 } end
 local function recent_add(r, key)
   if r.set[key] then return false end
-  r.set[key] = true
-  r.order[#r.order + 1] = key
-  if #r.order - r.head + 1 > SEEN_WINDOW then r.set[r.order[r.head]] = nil; r.order[r.head] = nil; r.head = r.head + 1 end
+  local pos = r.pos % SEEN_WINDOW + 1
+  local old = r.ring[pos]
+  if old ~= nil then r.set[old] = nil end
+  r.set[key], r.ring[pos], r.pos = true, key, pos
   return true
 end
 

@@ -234,3 +234,23 @@ def test_lua_plugin_gives_no_packet_for_fragments_that_leave_gaps(tmp_path) -> N
         out = "\n".join("\t".join(r) for r in rows)
         assert not any(r[1] for r in rows), out  # no Godot message anywhere
         assert [r[0] for r in rows if "cover 16 of 40 bytes" in r[2]] == ["3"], out
+
+
+def test_lua_plugin_sequence_numbers_that_wrap_are_new_packets(tmp_path) -> None:  # noqa: ANN001
+    """A reliable sequence number is 16 bits: past 65536 packets on one channel it comes back, and that
+    packet is new; only a repeat among the channel's last SEEN_WINDOW is a retransmission. Three laps
+    (the plugin's window once stopped forgetting after about two and read every later packet as a repeat),
+    then one true repeat."""
+    path = tmp_path / "wrap.pcap"
+    w = _connected_pcap(path)
+    total, per = 3 * 65_536 + 100, spec.MAX_PACKET_COMMANDS
+    for i in range(0, total, per):
+        cmds = [build.send_reliable(1, (k + 1) & 0xFFFF, k.to_bytes(4, "little"))
+                for k in range(i, min(i + per, total))]
+        w.udp(0.001 * (i // per + 1), CLIENT, SERVER, build.build_datagram(0, cmds, sent_time=1))
+    repeat = build.send_reliable(1, total & 0xFFFF, (total - 1).to_bytes(4, "little"))
+    w.udp(0.001 * (total // per + 2), CLIENT, SERVER, build.build_datagram(0, [repeat], sent_time=1))
+    w.close()
+    rows = _plugin_rows(path, "-T", "fields", "-e", "frame.number", "-e", "enet.retransmission")
+    repeats = [int(r[0]) for r in rows if "1" in r[1].split(",") or "True" in r[1].split(",")]
+    assert repeats == [len(rows)]  # the last frame alone (the reader's side: test_hostile_analysis.py)
