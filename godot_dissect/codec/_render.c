@@ -1788,12 +1788,31 @@ typedef struct {
  * \udXXX (jsonform.escape_surrogates). */
 static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogates);
 
+static unsigned char json_byte_class[256];
+static inline char *json_escape(char *o, unsigned char c);
+#define JSON_SHORT 64 /* a str up to this long (keys, names) is escaped byte by byte without json_utf8's set-up */
+
 static int json_str(Buf *b, PyObject *s)
 {
     Py_ssize_t n;
     int ascii, rc;
     const unsigned char *p;
     PyObject *tmp;
+    if (PyUnicode_CheckExact(s) && PyUnicode_IS_COMPACT_ASCII(s) && (n = PyUnicode_GET_LENGTH(s)) <= JSON_SHORT) {
+        /* what json_utf8 writes of it (an ASCII str holds no surrogate) */
+        Py_ssize_t i;
+        char *o;
+        if (RESERVE(b, n * 6 + 2) < 0)
+            return -1;
+        p = PyUnicode_DATA(s);
+        o = b->p + b->len;
+        *o++ = '"';
+        for (i = 0; i < n; i++)
+            o = json_byte_class[p[i]] ? json_escape(o, p[i]) : (*o++ = (char)p[i], o);
+        *o++ = '"';
+        b->len = o - b->p;
+        return 0;
+    }
     if ((p = (const unsigned char *)utf8_any(s, &n, &ascii, &tmp)) == NULL)
         return -1;
     if (!ascii)
