@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from godot_dissect.pcap import packets as packets_mod
 from godot_dissect.pcap import pcapng
 from godot_dissect.pcap.packets import CaptureError, segments
 
@@ -75,6 +76,15 @@ def test_hand_made_captures_read_like_dpkt(order: str, tsresol: int | None, tsof
     got = ours(data)
     assert got == theirs(data)
     assert got[0] == 113 and [len(f) for _, f in got[1]] == [60, 61]
+    _same_both_ways(data)
+    frames = (bytes.fromhex("ffffffffffff0000000000010800") + struct.pack("!BBHHHBBH4s4s", 0x45, 0, 36, 0, 0, 64,
+              17, 0, b"\x7f\x00\x00\x01", b"\x7f\x00\x00\x02") + struct.pack("!HHHH", 1234, 6007, 16, 0)
+              + b"godot!!!",) * 4
+    data = _capture(order, tsresol, tsoffset, frames=frames)
+    _same_both_ways(data)
+    segs = list(segments(io.BytesIO(data)))
+    assert [(s.frame, s.proto, s.sport, s.dport, s.payload) for s in segs] == [
+        (i, "udp", 1234, 6007, b"godot!!!") for i in range(1, 5)]
 
 
 def test_not_pcapng_and_missing_interface_are_errors() -> None:
@@ -171,8 +181,27 @@ def _outcome(stream: object) -> tuple:
     return got, None
 
 
+def _segments_outcome(stream: object, cut: object) -> tuple:
+    """Every packet's Segment (or None) until the end or an error, and the error: ``cut`` (Parser.cut) making
+    them out of runs of whole blocks, or None: each packet's tuple through the pure ``packets._parse``."""
+    got: list = []
+    try:
+        link, packets = pcapng.read(stream, original_length=True, cut=cut)  # type: ignore[arg-type]
+        for p in packets:
+            if type(p) is list:
+                got += p
+            else:
+                got.append(packets_mod._parse(len(got) + 1, p[0], p[1], link, p[2]))
+    except (ValueError, EOFError) as e:
+        return got, (type(e), str(e))
+    return got, None
+
+
 def _same_both_ways(data: bytes) -> None:
     assert _outcome(io.BytesIO(data)) == _outcome(_ReadOnly(data))
+    if packets_mod.fast_parse is not None:  # the packet blocks cut out and parsed in C: the same segments, errors
+        assert _segments_outcome(io.BytesIO(data), packets_mod.fast_parse.cut) == _segments_outcome(
+            _ReadOnly(data), None)
 
 
 @pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)

@@ -23,8 +23,10 @@ from godot_dissect.pcap.reader import PcapReader, read_pcap
 from godot_dissect.records import Record, variant_line_writer
 from godot_dissect.spec import get_dialect
 from godot_dissect.spec.transports import MAX_DEPTH
+from godot_dissect.values import NodePath, PackedStringArray, StringName
 
 from .strategies import values
+from .test_render import pure_only
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = sorted((ROOT / "captures").rglob("*.pcap*"))
@@ -161,3 +163,54 @@ def test_text_line_time_is_pythons(t: float) -> None:
     check_body(body, dialect)  # names int
     line = _writers(dialect)[1](body, HEAD[0], t, *HEAD[2:], dialect, 0, 0.0)
     assert line is not None and line.split()[1] == f"{t:.6f}"
+
+
+# strings the JSON-escaped text (the "text" field written already escaped, _render.c json_twin) must get right:
+# quotes, backslashes, controls, DEL, non-ASCII (then written the other way), line separators
+_AWKWARD = ['say "hi"', "back\\slash\\", "nul\x00ctl\x01\x1f\x7f", "tab\tnew\nline\rff\x0cbs\x08", "é ü",
+            "日本", "a\ud800b", "\u2028\u2029", "'single' /", "\\\"", ""]
+
+
+def _pure_line(body: bytes, dialect: str) -> str | None:
+    """The pure writers' line of the body's record; None: the decoder rejects it (its record is an error)."""
+    ok, value = _pure_value(body, dialect)
+    if not ok:
+        return None
+    rec = _record(body, dialect, value)
+    rec.type  # noqa: B018 - names the value's class, as the reader's first such record does
+    with pure_only():
+        return rec.to_jsonl()
+
+
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+def test_awkward_strings_in_the_text_field(dialect: str) -> None:
+    """The compiled line of a message holding awkward strings (as String, Dictionary key, StringName, NodePath
+    and in a packed string array) is the pure writers' line."""
+    json_line, _ = _writers(dialect)
+    head = (*HEAD, dialect, 0, 0.0)
+    written = 0
+    for s in _AWKWARD:
+        for v in (s, {s: [s, 1.5]}, [StringName(s)], PackedStringArray([s, s]), {"k": NodePath(s)}):
+            try:
+                body = encode(v, dialect)
+            except Exception:  # noqa: BLE001 - a type this dialect cannot carry
+                continue
+            pure = _pure_line(body, dialect)
+            got = json_line(body, *head)
+            if got is not None:
+                written += 1
+                assert got == pure, (s, v)
+    assert written >= len(_AWKWARD) * 2  # (some are left to Python: a lone surrogate ...)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values(), st.sampled_from(["godot3", "godot4"]))
+def test_random_values_lines_are_the_pure_lines(v: Any, dialect: str) -> None:
+    try:
+        body = encode(v, dialect)
+    except Exception:  # noqa: BLE001 - a value this dialect cannot carry
+        return
+    pure = _pure_line(body, dialect)
+    got = _writers(dialect)[0](body, *HEAD, dialect, 0, 0.0)
+    if got is not None:
+        assert got == pure

@@ -940,7 +940,18 @@ typedef struct {
     Esc esc_string[128], esc_name[128], esc_path[128];
     Power *powers;
     int npowers;
+    /* jsonl's "text" field: a copy of this writer whose output is that text already JSON-escaped (its
+     * punctuation and escape tables escaped once, here), so the record's line takes the text in one pass
+     * instead of writing it and escaping it again. Built at first use (json_twin); jesc: this is such a copy. */
+    void *jtwin;
+    int jtwin_state; /* 0: not tried yet, 1: built, -1: this writer's text cannot be escaped ahead */
+    int jesc;
 } TextWriter;
+
+/* the quote around a string in the text ('"', or '\"' when the text is written JSON-escaped) */
+static void json_twin_free(TextWriter *t);
+
+#define PUT_QUOTE(w, b) ((w)->jesc ? PUT_LIT(b, "\\\"") : put_ch(b, '"'))
 
 static int put_real(TextWriter *w, Buf *b, double x);
 
@@ -1227,8 +1238,8 @@ static int text_packed_strings(TextWriter *w, Buf *b, PyObject *v, const TEntry 
         return -1;
     for (i = 0; i < PyTuple_GET_SIZE(v); i++) {
         PyObject *s = PyTuple_GET_ITEM(v, i);
-        if ((i && PUT_STR(b, w->style[ST_SEP]) < 0) || !PyUnicode_CheckExact(s) || put_ch(b, '"') < 0
-            || put_escaped(b, s, w->esc_path) < 0 || put_ch(b, '"') < 0)
+        if ((i && PUT_STR(b, w->style[ST_SEP]) < 0) || !PyUnicode_CheckExact(s) || PUT_QUOTE(w, b) < 0
+            || put_escaped(b, s, w->esc_path) < 0 || PUT_QUOTE(w, b) < 0)
             return -1;
     }
     return PUT_STR(b, w->style[ST_CALL_CLOSE]);
@@ -1253,7 +1264,7 @@ static int text_value(TextWriter *w, Buf *b, PyObject *v, int depth)
         return -1;
     /* the common leaves first, as the pure writer does */
     if (tp == &PyUnicode_Type)
-        return (put_ch(b, '"') < 0 || put_escaped(b, v, w->esc_string) < 0) ? -1 : put_ch(b, '"');
+        return (PUT_QUOTE(w, b) < 0 || put_escaped(b, v, w->esc_string) < 0) ? -1 : PUT_QUOTE(w, b);
     if (tp == &PyLong_Type)
         return put_int64(b, v);
     if (tp == &PyFloat_Type)
@@ -1270,9 +1281,10 @@ static int text_value(TextWriter *w, Buf *b, PyObject *v, int depth)
     case TK_FLOAT:
         return put_float_text(w, b, PyFloat_AS_DOUBLE(v));
     case TK_STRING:
-        return (put_ch(b, '"') < 0 || put_escaped(b, v, w->esc_string) < 0) ? -1 : put_ch(b, '"');
+        return (PUT_QUOTE(w, b) < 0 || put_escaped(b, v, w->esc_string) < 0) ? -1 : PUT_QUOTE(w, b);
     case TK_STRING_NAME:
-        return (PUT_LIT(b, "&\"") < 0 || put_escaped(b, v, w->esc_name) < 0) ? -1 : put_ch(b, '"');
+        return ((w->jesc ? PUT_LIT(b, "&\\\"") : PUT_LIT(b, "&\"")) < 0 || put_escaped(b, v, w->esc_name) < 0) ? -1
+                                                                                                  : PUT_QUOTE(w, b);
     case TK_STRUCT:
         return text_struct(w, b, v, e);
     case TK_RID: {
@@ -1657,6 +1669,8 @@ static void TextWriter_dealloc(TextWriter *self)
     for (i = 0; i < ST_COUNT; i++)
         str_free(&self->style[i]);
     PyMem_Free(self->powers);
+    if (self->jtwin != NULL)
+        json_twin_free((TextWriter *)self->jtwin);
     Py_XDECREF(self->index);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -1774,12 +1788,31 @@ typedef struct {
  * \udXXX (jsonform.escape_surrogates). */
 static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogates);
 
+static unsigned char json_byte_class[256];
+static inline char *json_escape(char *o, unsigned char c);
+#define JSON_SHORT 64 /* a str up to this long (keys, names) is escaped byte by byte without json_utf8's set-up */
+
 static int json_str(Buf *b, PyObject *s)
 {
     Py_ssize_t n;
     int ascii, rc;
     const unsigned char *p;
     PyObject *tmp;
+    if (PyUnicode_CheckExact(s) && PyUnicode_IS_COMPACT_ASCII(s) && (n = PyUnicode_GET_LENGTH(s)) <= JSON_SHORT) {
+        /* what json_utf8 writes of it (an ASCII str holds no surrogate) */
+        Py_ssize_t i;
+        char *o;
+        if (RESERVE(b, n * 6 + 2) < 0)
+            return -1;
+        p = PyUnicode_DATA(s);
+        o = b->p + b->len;
+        *o++ = '"';
+        for (i = 0; i < n; i++)
+            o = json_byte_class[p[i]] ? json_escape(o, p[i]) : (*o++ = (char)p[i], o);
+        *o++ = '"';
+        b->len = o - b->p;
+        return 0;
+    }
     if ((p = (const unsigned char *)utf8_any(s, &n, &ascii, &tmp)) == NULL)
         return -1;
     if (!ascii)
@@ -1818,6 +1851,27 @@ static inline uint64_t json_attention(uint64_t w)
 #else
 #define JSON_SWAR 0
 #endif
+
+/* JSON's escape of c, a character json_byte_class marks 1 (controls, quote, backslash), at o; returns its end */
+static inline char *json_escape(char *o, unsigned char c)
+{
+    *o++ = '\\';
+    switch (c) {
+    case '"': *o++ = '"'; break;
+    case '\\': *o++ = '\\'; break;
+    case '\n': *o++ = 'n'; break;
+    case '\r': *o++ = 'r'; break;
+    case '\t': *o++ = 't'; break;
+    case '\b': *o++ = 'b'; break;
+    case '\f': *o++ = 'f'; break;
+    default:
+        memcpy(o, "u00", 3);
+        o[3] = HEX[c >> 4];
+        o[4] = HEX[c & 15];
+        o += 5;
+    }
+    return o;
+}
 
 /* The JSON string of UTF-8 text p[0:n] (`surrogates`: it may hold lone surrogates, surrogatepass'ed). */
 static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogates)
@@ -1865,25 +1919,106 @@ static int json_utf8(Buf *b, const unsigned char *p, Py_ssize_t n, int surrogate
                 }
                 continue;
             }
-            *o++ = '\\';
-            switch (c) {
-            case '"': *o++ = '"'; break;
-            case '\\': *o++ = '\\'; break;
-            case '\n': *o++ = 'n'; break;
-            case '\r': *o++ = 'r'; break;
-            case '\t': *o++ = 't'; break;
-            case '\b': *o++ = 'b'; break;
-            case '\f': *o++ = 'f'; break;
-            default:
-                memcpy(o, "u00", 3);
-                o[3] = HEX[c >> 4];
-                o[4] = HEX[c & 15];
-                o += 5;
-            }
+            o = json_escape(o, c);
         }
         b->len = o - b->p;
     }
     return put_ch(b, '"');
+}
+
+/* A copy of Str p[0:n] JSON-escaped as json_utf8 escapes it (ASCII only; -1: not ASCII, or no memory) */
+static int json_escaped_str(Str *dst, const char *p, Py_ssize_t n)
+{
+    Py_ssize_t i;
+    char *o;
+    dst->s = NULL;
+    dst->n = 0;
+    if ((o = dst->s = PyMem_Malloc((size_t)n * 6 + 1)) == NULL)
+        return -1;
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c >= 0x80) {
+            str_free(dst);
+            return -1;
+        }
+        o = json_byte_class[c] == 1 ? json_escape(o, c) : (*o++ = (char)c, o);
+    }
+    *o = 0;
+    dst->n = o - dst->s;
+    return 0;
+}
+
+/* An escape table whose entries are those of `esc` (or the character itself) JSON-escaped; -1: one
+ * does not fit ESC_MAX */
+static int json_escaped_table(Esc *dst, const Esc *esc)
+{
+    int c;
+    for (c = 0; c < 128; c++) {
+        char text[ESC_MAX], out[ESC_MAX * 6], *o = out;
+        int n = esc[c].n, i;
+        if (n)
+            memcpy(text, esc[c].s, (size_t)n);
+        else
+            text[n++] = (char)c;
+        for (i = 0; i < n; i++) {
+            unsigned char t = (unsigned char)text[i];
+            o = json_byte_class[t] == 1 ? json_escape(o, t) : (*o++ = (char)t, o);
+        }
+        if (o - out > ESC_MAX)
+            return -1;
+        /* a character written as itself stays a 0 entry (put_escaped copies it) */
+        dst[c].n = (!esc[c].n && o - out == 1) ? 0 : (unsigned char)(o - out);
+        memset(dst[c].s, 0, ESC_MAX);
+        memcpy(dst[c].s, out, (size_t)(o - out));
+    }
+    return 0;
+}
+
+static void json_twin_free(TextWriter *t)
+{
+    int i;
+    for (i = 0; i < ST_COUNT; i++)
+        str_free(&t->style[i]);
+    PyMem_Free(t);
+}
+
+/* w's JSON-escaped copy (see TextWriter.jtwin), or NULL when its text cannot be escaped ahead (a name
+ * or punctuation that is not ASCII, an escape too long): then the text is escaped after it is written. */
+static TextWriter *json_twin(TextWriter *w)
+{
+    TextWriter *t;
+    Py_ssize_t i;
+    if (w->jtwin_state)
+        return w->jtwin_state > 0 ? (TextWriter *)w->jtwin : NULL;
+    w->jtwin_state = -1;
+    for (i = 0; i < w->nentries; i++) { /* names are written as they are: they must need no escape */
+        const Str *name = &w->entries[i].name;
+        Py_ssize_t j;
+        for (j = 0; j < name->n; j++)
+            if ((unsigned char)name->s[j] >= 0x80 || json_byte_class[(unsigned char)name->s[j]])
+                return NULL;
+    }
+    if ((t = PyMem_Malloc(sizeof(TextWriter))) == NULL)
+        return NULL;
+    memcpy(t, w, sizeof(TextWriter)); /* entries, index, powers: w's, borrowed (w owns its twin) */
+    t->jtwin = NULL;
+    t->jtwin_state = -1;
+    t->jesc = 1;
+    for (i = 0; i < ST_COUNT; i++)
+        t->style[i].s = NULL;
+    for (i = 0; i < ST_COUNT; i++)
+        if (json_escaped_str(&t->style[i], w->style[i].s, w->style[i].n) < 0) {
+            json_twin_free(t);
+            return NULL;
+        }
+    if (json_escaped_table(t->esc_string, w->esc_string) < 0 || json_escaped_table(t->esc_name, w->esc_name) < 0
+        || json_escaped_table(t->esc_path, w->esc_path) < 0) {
+        json_twin_free(t);
+        return NULL;
+    }
+    w->jtwin = t;
+    w->jtwin_state = 1;
+    return t;
 }
 
 /* jsonform._num: finite floats as repr, the others as the strings "nan", "inf", "-inf" */
@@ -2306,6 +2441,27 @@ static int put_key(Buf *b, const char *key, int first)
  * None as len(raw)), `type`, then every attribute named in the tuple `optional` that is not None,
  * read off `rec` (optional NULL: none), then text and value (`text` a str, or the TextWriter that
  * writes the value's text here). NULL (maybe with an exception): Python writes that record. */
+/* The JSON string of w's text of v, written as it is made by w's JSON-escaped copy (json_twin): 1; 0 when that
+ * copy cannot write it (no copy, a value the writer leaves to Python, text that is not ASCII: then the caller
+ * writes and escapes the text, which gives each of these cases as it did), b as it was and no error set. */
+static int json_text(Buf *b, TextWriter *w, PyObject *v)
+{
+    TextWriter *t = json_twin(w);
+    Py_ssize_t mark = b->len;
+    int ascii = b->ascii;
+    if (t == NULL)
+        return 0;
+    b->ascii = 1;
+    if (put_ch(b, '"') == 0 && text_value(t, b, v, 0) == 0 && b->ascii && put_ch(b, '"') == 0) {
+        b->ascii = ascii;
+        return 1;
+    }
+    PyErr_Clear();
+    b->len = mark;
+    b->ascii = ascii;
+    return 0;
+}
+
 static PyObject *record_write(JsonWriter *self, PyObject *const *a, PyObject *type, PyObject *text, PyObject *rec,
                               PyObject *optional)
 {
@@ -2352,7 +2508,8 @@ static PyObject *record_write(JsonWriter *self, PyObject *const *a, PyObject *ty
     if (PyUnicode_CheckExact(text)) {
         if (json_str(&b, text) < 0)
             goto done;
-    } else { /* the value's text written here by that TextWriter: no str made for it */
+    } else if (!json_text(&b, (TextWriter *)text, a[RA_VALUE])) {
+        /* the value's text written here by that TextWriter, then escaped: no str made for it */
         Buf t;
         int bad;
         buf_init(&t);

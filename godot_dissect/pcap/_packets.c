@@ -168,6 +168,91 @@ none:
     Py_RETURN_NONE;
 }
 
+/* Parser.cut(buf, pos, at, frame, little, divisor, offset, link) -> (segments, pos, at): pcapng._packets_chunked's
+ * loop over the whole Enhanced Packet Blocks of buf from pos on, stopping where that loop stops (a block of another
+ * type, not all in buf, shorter than the least packet block or of a length not a multiple of 4: the Python loop
+ * takes it from there, errors included), each packet parsed as __call__ parses it, numbered from frame + 1.
+ * segments: one entry per packet, its Segment or None. at: the file offset of pos, advanced as pos is. */
+static PyObject *Parser_cut(Parser *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t pos, at, frame, n;
+    int little;
+    double divisor;
+    long long offset;
+    PyObject *link, *list = NULL, *out = NULL;
+    const unsigned char *b;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "cut(buf, pos, at, frame, little, divisor, offset, link)");
+        return NULL;
+    }
+    pos = PyLong_AsSsize_t(args[1]);
+    at = PyLong_AsSsize_t(args[2]);
+    frame = PyLong_AsSsize_t(args[3]);
+    little = PyObject_IsTrue(args[4]);
+    divisor = PyFloat_AsDouble(args[5]);
+    offset = PyLong_AsLongLong(args[6]);
+    link = args[7];
+    if (PyErr_Occurred() || little < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    b = view.buf;
+    n = view.len;
+    if (pos < 0 || (list = PyList_New(0)) == NULL)
+        goto done;
+    /* type, length, interface, timestamp high and low, captured and original length */
+    while (n - pos >= 28) {
+        const unsigned char *h = b + pos;
+#define U32(p) (little ? (uint32_t)(p)[0] | (uint32_t)(p)[1] << 8 | (uint32_t)(p)[2] << 16 | (uint32_t)(p)[3] << 24 \
+                       : be32(p))
+        uint32_t btype = U32(h), length = U32(h + 4), high = U32(h + 12), low = U32(h + 16), caplen = U32(h + 20);
+        uint32_t orig = U32(h + 24);
+#undef U32
+        Py_ssize_t start = pos + 28, end = pos + (Py_ssize_t)length, stop;
+        PyObject *fargs[5], *seg;
+        if (btype != 6 || end > n || length < 32 || length % 4)
+            break;
+        stop = (Py_ssize_t)caplen < end - start ? start + (Py_ssize_t)caplen : end;
+        frame++;
+        fargs[0] = PyLong_FromSsize_t(frame);
+        fargs[1] = PyFloat_FromDouble((double)offset + (double)((uint64_t)high << 32 | low) / divisor);
+        fargs[2] = PyBytes_FromStringAndSize((const char *)b + start, stop - start);
+        fargs[3] = link;
+        fargs[4] = PyLong_FromUnsignedLong(orig);
+        seg = fargs[0] && fargs[1] && fargs[2] && fargs[4] ? Parser_vectorcall(self, fargs, 5, NULL) : NULL;
+        Py_XDECREF(fargs[0]);
+        Py_XDECREF(fargs[1]);
+        Py_XDECREF(fargs[2]);
+        Py_XDECREF(fargs[4]);
+        if (seg == NULL) {
+            Py_CLEAR(list);
+            goto done;
+        }
+        if (PyList_Append(list, seg) < 0) {
+            Py_DECREF(seg);
+            Py_CLEAR(list);
+            goto done;
+        }
+        Py_DECREF(seg);
+        pos = end;
+        at += (Py_ssize_t)length;
+    }
+    out = Py_BuildValue("(Nnn)", list, pos, at);
+    list = NULL;
+done:
+    Py_XDECREF(list);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+static PyMethodDef Parser_methods[] = {
+    {"cut", (PyCFunction)(void (*)(void))Parser_cut, METH_FASTCALL,
+     "cut(buf, pos, at, frame, little, divisor, offset, link) -> (segments, pos, at) of the whole Enhanced Packet "
+     "Blocks of buf from pos on"},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyObject *Parser_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"segment", "fallback", "ethernet_link", NULL};
@@ -213,6 +298,7 @@ static PyTypeObject ParserType = {
     .tp_vectorcall_offset = offsetof(Parser, vectorcall_slot),
     .tp_call = PyVectorcall_Call,
     .tp_new = Parser_new,
+    .tp_methods = Parser_methods,
     .tp_dealloc = (destructor)Parser_dealloc,
 };
 

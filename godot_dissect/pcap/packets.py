@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from .source import CaptureError, Source, open_packets
 
-__all__ = ["CaptureError", "Segment", "segments"]
+__all__ = ["CaptureError", "Segment", "segment_batches", "segments"]
 
 _ETH_TYPE = struct.Struct("!H")
 _IP4 = struct.Struct("!BBHHHBBH4s4s")
@@ -60,12 +60,27 @@ def _ip6(b: bytes) -> str:
 def segments(source: Source) -> Iterator[Segment]:
     """Every UDP datagram and TCP segment in the capture, in file order (frame numbers from 1).
     ``source``: a path, ``"-"`` (standard input) or a binary file object, read as a stream."""
-    link, pkts = open_packets(source)
+    for batch in segment_batches(source):
+        for seg in batch:
+            if seg is not None:
+                yield seg
+
+
+def segment_batches(source: Source) -> Iterator[list[Segment | None]]:
+    """``segments`` in lists, with None for each packet that is not one: a run of a pcapng file's packet
+    blocks in one list (cut out and parsed in C, ``_packets.c``: no Python per packet), any other packet
+    alone in its own."""
+    cut = fast_parse.cut if fast_parse is not None else None
+    link, pkts = open_packets(source, cut)
     parse = fast_parse or _parse
-    for frame, (ts, buf, orig) in enumerate(pkts, 1):
-        seg = parse(frame, ts, buf, link, orig)
-        if seg is not None:
-            yield seg
+    frame = 0
+    for pkt in pkts:
+        if type(pkt) is list:
+            frame += len(pkt)
+            yield pkt
+        else:
+            frame += 1
+            yield [parse(frame, pkt[0], pkt[1], link, pkt[2])]
 
 
 def _parse(frame: int, ts: float, buf: bytes, link: int, frame_len: int = 0) -> Segment | None:

@@ -26,9 +26,11 @@ _PIECE = 1 << 20  # bytes read at a time from a big block
 _CHUNK = 1 << 16  # bytes asked for at a time when blocks are cut out of chunks (less than malloc's mmap threshold)
 
 
-def read(f: BinaryIO, original_length: bool = False) -> tuple[int, Iterator[tuple]]:
+def read(f: BinaryIO, original_length: bool = False, cut: Callable[..., tuple] | None = None) -> tuple[int, Iterator]:
     """Link type and packets (timestamp, frame) of the pcapng file ``f`` (positioned at its
-    start); ``original_length``: (timestamp, frame, length on the wire) instead."""
+    start); ``original_length``: (timestamp, frame, length on the wire) instead. ``cut`` (with
+    ``original_length``; ``packets.Parser.cut``): runs of whole Enhanced Packet Blocks come as one list of
+    what it makes of each packet (its Segment or None), numbered from 1 in file order, between the tuples."""
     head = f.read(_SHB_HEAD)
     if len(head) < _SHB_HEAD or head[:4] != MAGIC:
         raise ValueError("offset 0: invalid pcapng header")
@@ -66,6 +68,8 @@ def read(f: BinaryIO, original_length: bool = False) -> tuple[int, Iterator[tupl
             if len(value) != 8:
                 raise ValueError(f"offset {opt_at}: if_tsoffset option of {len(value)} bytes, needs 8")
             offset = struct.unpack(order + "q", value)[0]
+    if cut is not None and original_length and getattr(f, "read1", None) is not None:
+        return link, _packets_chunked(f.read1, order, divisor, offset, at, True, cut, link)
     return link, _packets(f, order, divisor, offset, at, original_length)
 
 
@@ -135,8 +139,9 @@ def _more(read1: Callable[[int], bytes], buf: bytes, pos: int, need: int) -> byt
 
 
 def _packets_chunked(read1: Callable[[int], bytes], order: str, divisor: float, offset: int, at: int,
-                     original_length: bool) -> Iterator[tuple]:
-    """``_packets_exact``'s packets and errors, the blocks cut out of chunks (fewer calls per packet)."""
+                     original_length: bool, cut: Callable[..., tuple] | None = None, link: int = 0) -> Iterator:
+    """``_packets_exact``'s packets and errors, the blocks cut out of chunks (fewer calls per packet); ``cut``:
+    see ``read`` (it takes the loop over whole Enhanced Packet Blocks below, and stops where it stops)."""
     hdr = struct.Struct(order + "II")
     pkt = struct.Struct(order + "4xIIII")
     # type, length, (interface,) timestamp high and low, captured and original length of an Enhanced Packet Block
@@ -144,8 +149,16 @@ def _packets_chunked(read1: Callable[[int], bytes], order: str, divisor: float, 
     epb_unpack, epb_size = epb.unpack_from, epb.size
     epb_min = 8 + _PACKET_HEAD + 4  # the least block length the checks below let through
     buf, pos = b"", 0
+    little = order == "<"
+    packets = 0  # so far (cut numbers its packets on from it)
     while True:
-        if original_length:  # the common case, with one unpack: whole Enhanced Packet Blocks in the chunk
+        if cut is not None:
+            if pos + epb_size <= len(buf):
+                batch, pos, at = cut(buf, pos, at, packets, little, divisor, offset, link)
+                if batch:
+                    packets += len(batch)
+                    yield batch
+        elif original_length:  # the common case, with one unpack: whole Enhanced Packet Blocks in the chunk
             n = len(buf)
             while pos + epb_size <= n:
                 btype, length, high, low, caplen, orig = epb_unpack(buf, pos)
@@ -181,6 +194,7 @@ def _packets_chunked(read1: Callable[[int], bytes], order: str, divisor: float, 
         start = pos + 8 + _PACKET_HEAD
         frame = buf[start:min(start + caplen, end)]
         pos = end
+        packets += 1
         if original_length:
             yield offset + (((high << 32) | low) / divisor), frame, orig
         else:

@@ -10,7 +10,7 @@ import gzip
 import os
 import struct
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO, Union
 
 from . import pcapfile, pcapng
@@ -90,9 +90,10 @@ def _check_binary(head: bytes) -> None:
         raise TypeError("the capture stream must be opened in binary mode")
 
 
-def open_packets(source: Source) -> tuple[int, Packets]:
+def open_packets(source: Source, cut: Callable[..., tuple] | None = None) -> tuple[int, Packets]:
     """The capture's link type and its packets as (timestamp, frame bytes, original length on the
-    wire). The header is read now (a CaptureError if it is no capture); packets as they are asked for."""
+    wire). The header is read now (a CaptureError if it is no capture); packets as they are asked for.
+    ``cut``: a pcapng file's runs of whole packet blocks may come as lists instead (``pcapng.read``)."""
     name = describe(source)
     f, owned = _open(source)
     try:
@@ -104,7 +105,7 @@ def open_packets(source: Source) -> tuple[int, Packets]:
             raise CaptureError(f"{name}: too short for a capture ({len(head)} bytes; a pcap or pcapng "
                                f"file starts with a header of at least 24 bytes)")
         if head == pcapng.MAGIC:
-            link, pkts = pcapng.read(stream, original_length=True)
+            link, pkts = pcapng.read(stream, original_length=True, cut=cut)
         else:
             link, pkts = pcapfile.read(stream)
     except (ValueError, EOFError, struct.error, OSError, gzip.BadGzipFile) as e:
@@ -122,7 +123,7 @@ def _guarded(name: str, pkts: Packets, owned: BinaryIO | None) -> Packets:
     frame = 0
     try:
         for pkt in pkts:
-            frame += 1
+            frame += len(pkt) if type(pkt) is list else 1  # (a list: one entry per packet)
             yield pkt
     except (EOFError, struct.error, gzip.BadGzipFile, OSError) as e:
         raise CaptureError(f"{name}: capture ends in the middle of a record after frame {frame} ({e})") from None
