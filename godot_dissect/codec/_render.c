@@ -204,6 +204,7 @@ static void str_free(Str *s)
  * fail: see utf8_any). */
 static inline const char *utf8_of(PyObject *s, Py_ssize_t *n, int *ascii)
 {
+    *ascii = 0; /* set on every path (the compiler cannot see that a NULL return is never read on) */
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(s) < 0)
         return NULL;
@@ -213,7 +214,6 @@ static inline const char *utf8_of(PyObject *s, Py_ssize_t *n, int *ascii)
         *ascii = 1;
         return (const char *)PyUnicode_DATA(s);
     }
-    *ascii = 0;
     return PyUnicode_AsUTF8AndSize(s, n);
 }
 
