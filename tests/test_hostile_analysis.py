@@ -276,7 +276,7 @@ def test_expert_remembers_a_bounded_number_of_client_connections(tmp_path: Path)
 
 def test_enet_sequence_numbers_that_wrap_are_new_packets() -> None:
     """A reliable sequence number is 16 bits: after 65536 packets on one channel it comes back, and
-    that packet is new (a repeat is one among the channel's last SEEN_WINDOW)."""
+    that packet is new (a repeat is one among the direction's last SEEN_WINDOW commands)."""
     from godot_dissect.enet import parse_datagram
     from godot_dissect.enet.reassembly import EnetReassembler, FragmentBudget
 

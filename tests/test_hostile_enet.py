@@ -238,7 +238,7 @@ def test_lua_plugin_gives_no_packet_for_fragments_that_leave_gaps(tmp_path) -> N
 
 def test_lua_plugin_sequence_numbers_that_wrap_are_new_packets(tmp_path) -> None:  # noqa: ANN001
     """A reliable sequence number is 16 bits: past 65536 packets on one channel it comes back, and that
-    packet is new; only a repeat among the channel's last SEEN_WINDOW is a retransmission. Three laps
+    packet is new; only a repeat among the direction's last SEEN_WINDOW commands is a retransmission. Three laps
     (the plugin's window once stopped forgetting after about two and read every later packet as a repeat),
     then one true repeat."""
     path = tmp_path / "wrap.pcap"
@@ -254,3 +254,23 @@ def test_lua_plugin_sequence_numbers_that_wrap_are_new_packets(tmp_path) -> None
     rows = _plugin_rows(path, "-T", "fields", "-e", "frame.number", "-e", "enet.retransmission")
     repeats = [int(r[0]) for r in rows if "1" in r[1].split(",") or "True" in r[1].split(",")]
     assert repeats == [len(rows)]  # the last frame alone (the reader's side: test_hostile_analysis.py)
+
+
+def test_memory_of_never_repeated_commands_on_every_channel_is_flat() -> None:
+    """Reliable commands on all 255 channels, each sequence number once: what is remembered to tell a
+    retransmission is one window of the direction (SEEN_WINDOW), not one per channel (255 times as much)."""
+    def peak(per_channel: int) -> int:
+        r = EnetReassembler(budget=FragmentBudget())
+        cmds = [build.send_reliable(ch, seq, b"") for seq in range(1, per_channel + 1) for ch in range(255)]
+        datagrams = [_datagram(*cmds[i:i + spec.MAX_PACKET_COMMANDS])
+                     for i in range(0, len(cmds), spec.MAX_PACKET_COMMANDS)]
+        tracemalloc.start()
+        try:
+            for i, dg in enumerate(datagrams):
+                r.feed(dg, i, 0.0)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, large = peak(64), peak(256)  # 16k and 65k commands: both past one window
+    assert large < small * 1.25 + 100_000, (small, large)

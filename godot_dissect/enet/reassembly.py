@@ -28,9 +28,6 @@ from .model import Command, Datagram
 #: the least a held fragment is charged: the data an ENet sender puts in a fragment at MIN_MTU
 MIN_FRAGMENT_CHARGE = fragment_length(spec.MIN_MTU)
 
-#: recent sequence numbers remembered per channel for duplicate detection (ENet's reliable window)
-SEEN_WINDOW = 4096
-
 
 @dataclass
 class Payload:
@@ -58,7 +55,7 @@ class Payload:
 class _Recent:
     """A set that forgets its oldest members beyond ``limit``."""
 
-    def __init__(self, limit: int = SEEN_WINDOW) -> None:
+    def __init__(self, limit: int = spec.SEEN_WINDOW) -> None:
         self.limit = limit
         self._items: OrderedDict[object, None] = OrderedDict()
 
@@ -157,8 +154,9 @@ class EnetReassembler:
     def _reset(self, frame: int = 0, time: float = 0.0) -> None:
         if getattr(self, "_late", None) and self._late[0]:
             self._dropped.append(self._late_report(frame, time))
-        self._reliable: dict[int, _Recent] = {}
-        self._unreliable: dict[int, _Recent] = {}
+        # (channel, sequence numbers) of this direction's recent commands, one window for all channels
+        self._reliable = _Recent()
+        self._unreliable = _Recent()
         self._unsequenced = _Recent()
         for g in list(self._groups.values()):
             self._drop(g, "a new ENet session began", frame, time)
@@ -228,15 +226,14 @@ class EnetReassembler:
 
     def _first_time(self, cmd: Command, d: spec.CommandDef) -> bool:
         if d.delivery == "reliable":
-            return self._reliable.setdefault(cmd.channel, _Recent()).add(cmd.reliable_seq)
+            return self._reliable.add((cmd.channel << 16) | cmd.reliable_seq)
         if d.delivery == "unsequenced":
             return self._unsequenced.add(cmd.fields["unsequenced_group"])
-        return self._unreliable.setdefault(cmd.channel, _Recent()).add(
-            (cmd.reliable_seq, cmd.fields.get("unreliable_seq")))
+        return self._unreliable.add((cmd.channel, cmd.reliable_seq, cmd.fields.get("unreliable_seq")))
 
     def _fragment(self, cmd: Command, d: spec.CommandDef, frame: int, time: float) -> Payload | None:
         f = cmd.fields
-        if d.delivery == "reliable" and not self._reliable.setdefault(cmd.channel, _Recent()).add(cmd.reliable_seq):
+        if d.delivery == "reliable" and not self._reliable.add((cmd.channel << 16) | cmd.reliable_seq):
             self.duplicates += 1
             return None
         values = {**f, "channel": cmd.channel, "reliable_seq": cmd.reliable_seq}

@@ -359,7 +359,7 @@ local function recent_add(r, key)
 end
 
 local function new_direction()
-  return { reliable = {}, unreliable = {}, unsequenced = recent(), groups = {}, ngroups = 0, pending = 0,
+  return { reliable = recent(), unreliable = recent(), unsequenced = recent(), groups = {}, ngroups = 0, pending = 0,
            dropped = recent(), channel_fragments = {} }
 end
 
@@ -541,15 +541,14 @@ end
 local function decide(conv, dir, cmd, frame, now, raw_data, share)
   local d, v = cmd.def, cmd.values
   if d.delivery == "reliable" then
-    dir.reliable[v.channel] = dir.reliable[v.channel] or recent()
-    if not recent_add(dir.reliable[v.channel], v.reliable_seq) then return DUPLICATE end
+    -- one window for all channels of a direction (SEEN_WINDOW, as the reader's)
+    if not recent_add(dir.reliable, v.channel * 65536 + v.reliable_seq) then return DUPLICATE end
   end
   if d.fragment_key then return fragment(dir, cmd, frame, now, raw_data, share) end
   if d.delivery == "unsequenced" then
     if not recent_add(dir.unsequenced, v.unsequenced_group) then return DUPLICATE end
   elseif d.delivery == "unreliable" then
-    dir.unreliable[v.channel] = dir.unreliable[v.channel] or recent()
-    if not recent_add(dir.unreliable[v.channel], v.reliable_seq .. ":" .. (v.unreliable_seq or "")) then
+    if not recent_add(dir.unreliable, v.channel .. ":" .. v.reliable_seq .. ":" .. (v.unreliable_seq or "")) then
       return DUPLICATE
     end
   end

@@ -278,3 +278,7 @@ REASSEMBLY_CHANNEL_FRAGMENTS = -(-MAX_PACKET_SIZE // (MIN_MTU - 64))
 #: a group that got no fragment for this long (capture time) is given up: ENet's
 #: ENET_PEER_TIMEOUT_MAXIMUM (ms) -- the sender's peer would have timed out by then
 REASSEMBLY_STALE_SECONDS = 30.0
+#: commands remembered per direction of a peer, all channels together, to tell a retransmission from a
+#: new command (ENet's reliable window is 4096 sequence numbers of a channel): one window, not one per
+#: channel, so 255 channels of never-repeated sequence numbers hold what one channel does
+SEEN_WINDOW = 4096
