@@ -274,3 +274,28 @@ def test_memory_of_never_repeated_commands_on_every_channel_is_flat() -> None:
 
     small, large = peak(64), peak(256)  # 16k and 65k commands: both past one window
     assert large < small * 1.25 + 100_000, (small, large)
+
+
+def test_memory_of_never_repeated_commands_from_many_peers_is_flat() -> None:
+    """Many peers, each a window's worth of never-repeated reliable commands: the windows of a capture
+    together remember SEEN_TOTAL commands (the least recently active peer forgets first), not SEEN_WINDOW
+    per peer; what a peer sends again within its recent commands is still a repeat."""
+    def peak(peers: int) -> tuple[int, int]:
+        budget = FragmentBudget()
+        sides = [EnetReassembler(budget=budget) for _ in range(peers)]
+        dgs = [_datagram(*(build.send_reliable(1, seq, b"") for seq in range(i, i + spec.MAX_PACKET_COMMANDS)))
+               for i in range(1, spec.SEEN_WINDOW, spec.MAX_PACKET_COMMANDS)]
+        tracemalloc.start()
+        try:
+            for side in sides:
+                for i, dg in enumerate(dgs):
+                    side.feed(dg, i, 0.0)
+            repeats = sides[-1].feed(dgs[-1], len(dgs), 0.0)
+            return tracemalloc.get_traced_memory()[1], len(repeats) + sides[-1].duplicates
+        finally:
+            tracemalloc.stop()
+
+    assert spec.SEEN_TOTAL < 32 * spec.SEEN_WINDOW  # the small run already fills what a capture remembers
+    (small, dup_small), (large, dup_large) = peak(32), peak(128)  # 128k and 512k commands
+    assert dup_small == dup_large == spec.MAX_PACKET_COMMANDS  # the last datagram again: all repeats
+    assert large < small * 1.25 + 200_000, (small, large)

@@ -52,11 +52,35 @@ class Payload:
     wire: float = 0.0  # share of the wire bytes of the frames that carried its data (Record.wire_bytes)
 
 
-class _Recent:
-    """A set that forgets its oldest members beyond ``limit``."""
+class SeenBudget:
+    """The commands remembered by every window that shares it (one per capture read, as the fragment
+    budget): past ``limit`` the least recently used window forgets its oldest, so many peers together
+    hold what ``limit`` allows, not SEEN_WINDOW each."""
 
-    def __init__(self, limit: int = spec.SEEN_WINDOW) -> None:
+    def __init__(self, limit: int = spec.SEEN_TOTAL) -> None:
         self.limit = limit
+        self.total = 0
+        self._windows: OrderedDict[int, _Recent] = OrderedDict()  # id -> window, least recently used first
+
+    def used(self, w: _Recent) -> None:
+        self._windows[id(w)] = w
+        self._windows.move_to_end(id(w))
+        while self.total > self.limit:
+            oldest = next(iter(self._windows.values()))
+            if oldest._items:
+                oldest._items.popitem(last=False)
+                self.total -= 1
+            if not oldest._items:
+                oldest._items = OrderedDict()  # a dict keeps the table it grew to; the empty window does not
+                del self._windows[id(oldest)]
+
+
+class _Recent:
+    """A set that forgets its oldest members beyond ``limit``, and when its budget says so."""
+
+    def __init__(self, budget: SeenBudget, limit: int = spec.SEEN_WINDOW) -> None:
+        self.limit = limit
+        self.budget = budget
         self._items: OrderedDict[object, None] = OrderedDict()
 
     def __contains__(self, item: object) -> bool:
@@ -69,6 +93,9 @@ class _Recent:
         self._items[item] = None
         if len(self._items) > self.limit:
             self._items.popitem(last=False)
+        else:
+            self.budget.total += 1
+        self.budget.used(self)
         return True
 
 
@@ -101,6 +128,7 @@ class FragmentBudget:
         self.stale_seconds = stale_seconds
         self.held = 0
         self._groups: OrderedDict[int, _Group] = OrderedDict()  # id(group) -> group, oldest first
+        self.seen = SeenBudget()  # the windows of recent commands of the same reassemblers
 
     def touch(self, g: _Group) -> None:
         self._groups[id(g)] = g
@@ -155,15 +183,16 @@ class EnetReassembler:
         if getattr(self, "_late", None) and self._late[0]:
             self._dropped.append(self._late_report(frame, time))
         # (channel, sequence numbers) of this direction's recent commands, one window for all channels
-        self._reliable = _Recent()
-        self._unreliable = _Recent()
-        self._unsequenced = _Recent()
+        self._reliable = _Recent(self.budget.seen)
+        self._unreliable = _Recent(self.budget.seen)
+        self._unsequenced = _Recent(self.budget.seen)
         for g in list(self._groups.values()):
             self._drop(g, "a new ENet session began", frame, time)
         self._pending = 0  # bytes charged for this side's open groups (EnetConversation.held_bytes)
         self._channel_fragments: dict[int, int] = {}
-        self._given_up = _Recent()  # (key, count, length) of groups a bound gave up: their late fragments
-        # cannot complete them, and one error record per late fragment would be a flood: counted instead
+        # (key, count, length) of groups a bound gave up: their late fragments cannot complete them, and one
+        # error record per late fragment would be a flood: counted instead
+        self._given_up = _Recent(self.budget.seen)
         self._late = [0, 0]  # fragments, bytes
 
     def feed(self, datagram: Datagram, frame: int, time: float, frame_len: int = 0) -> list[Payload]:

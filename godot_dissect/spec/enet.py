@@ -282,3 +282,6 @@ REASSEMBLY_STALE_SECONDS = 30.0
 #: new command (ENet's reliable window is 4096 sequence numbers of a channel): one window, not one per
 #: channel, so 255 channels of never-repeated sequence numbers hold what one channel does
 SEEN_WINDOW = 4096
+#: commands remembered by all directions of all peers of a capture together (~100 bytes each): past it
+#: the least recently active direction forgets its oldest, so a flood from many peers stays bounded
+SEEN_TOTAL = 1 << 16
