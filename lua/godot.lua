@@ -56,6 +56,64 @@ local SPEC = {
   lua_desegment_max = 4096,
   max_held_bytes = 67108864,
   debugger_ports = { 6007 },
+  godot3_debugger_messages = {
+    "debug_enter",
+    "debug_exit",
+    "stack_dump",
+    "stack_frame_vars",
+    "output",
+    "error",
+    "performance",
+    "profile_sig",
+    "profile_frame",
+    "profile_total",
+    "network_profile",
+    "network_bandwidth",
+    "kill_me",
+    "message:scene_tree",
+    "message:inspect_object",
+    "message:video_mem",
+    "message:click_ctrl",
+    "get_stack_dump",
+    "get_stack_frame_vars",
+    "step",
+    "next",
+    "continue",
+    "break",
+    "request_scene_tree",
+    "request_video_mem",
+    "inspect_object",
+    "set_object_property",
+    "override_camera_2D:set",
+    "override_camera_2D:transform",
+    "override_camera_3D:set",
+    "override_camera_3D:transform",
+    "reload_scripts",
+    "breakpoint",
+    "save_node",
+    "set_skip_breakpoints",
+    "start_profiling",
+    "stop_profiling",
+    "start_network_profiling",
+    "stop_network_profiling",
+    "live_set_root",
+    "live_node_path",
+    "live_res_path",
+    "live_node_prop",
+    "live_node_prop_res",
+    "live_res_prop",
+    "live_res_prop_res",
+    "live_node_call",
+    "live_res_call",
+    "live_create_node",
+    "live_instance_node",
+    "live_remove_node",
+    "live_remove_and_keep_node",
+    "live_restore_node",
+    "live_duplicate_node",
+    "live_reparent_node",
+  },
+  godot3_custom_prefix = "message:",
   transports = {
     LENGTH_PREFIX_SIZE = 4,
     PREFIX_SIZE = 4,
@@ -2270,6 +2328,14 @@ local function is_array(n) return n.t.kind == "container" and not n.t.pairs end
 -- The message's record, once its conversation's dialect is known (the Python reader's _emit and
 -- _debugger). rec: { dialect, evidence, role, name, thread, part, argc, args (raw bodies), err }.
 -- `hint`: a dialect already known to read the message exactly.
+-- a String that can start a Godot 3 game -> editor message: a 3.x name, or a game's own (its prefix); any
+-- other String is an argument of a message the capture joined part-way (spec.debugger.is_godot3_message_name)
+local GODOT3_MESSAGES = {}
+for _, name in ipairs(SPEC.godot3_debugger_messages) do GODOT3_MESSAGES[name] = true end
+local function is_message_name(name)
+  return GODOT3_MESSAGES[name] or name:sub(1, #SPEC.godot3_custom_prefix) == SPEC.godot3_custom_prefix
+end
+
 local function finalize(conv, side, raw, debugger)
   local v = conv.verdict
   if not debugger and conv.evidence_shown then
@@ -2315,7 +2381,8 @@ local function finalize(conv, side, raw, debugger)
   if side.dbg_name == nil then
     if kids and #kids > 0 and kids[1].t.kind == "string" then
       rec.role, rec.name = "debugger", kids[1].v
-    elseif top.t.kind == "string" then
+    elseif top.t.kind == "string" and is_message_name(top.v) then -- else an argument of a message begun
+      -- before the capture did: a plain Variant
       side.dbg_name, side.dbg_count, side.dbg_args = top.v, nil, {}
       rec.role, rec.name, rec.part = "part", top.v, "name"
     end
@@ -2327,6 +2394,13 @@ local function finalize(conv, side, raw, debugger)
     if n == nil or n < 0 then
       side.dbg_name = nil
       rec.role, rec.name, rec.err = "error", name, sfmt("debugger message %q has no argument count", name)
+      return rec
+    end
+    if n > SPEC.transports.MAX_DEBUGGER3_ARGS then
+      side.dbg_name = nil
+      rec.role, rec.name = "error", name
+      rec.err = sfmt("debugger message %q claims %d arguments, more than a Godot 3 game can send (%d); the next "
+                     .. "PDU starts a new message", name, n, SPEC.transports.MAX_DEBUGGER3_ARGS)
       return rec
     end
     side.dbg_count = n
@@ -2416,7 +2490,7 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
       local top = top_shape(raw, DIALECTS[dname])
       if top.kids and #top.kids > 0 and top.kids[1].t.kind == "string" then
         rec.role, rec.name = "debugger", top.kids[1].v
-      elseif top.t.kind == "string" then
+      elseif top.t.kind == "string" and is_message_name(top.v) then
         rec.role, rec.name, rec.part = "part", top.v, "name"
       end
     end

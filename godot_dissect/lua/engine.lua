@@ -1571,6 +1571,14 @@ local function is_array(n) return n.t.kind == "container" and not n.t.pairs end
 -- The message's record, once its conversation's dialect is known (the Python reader's _emit and
 -- _debugger). rec: { dialect, evidence, role, name, thread, part, argc, args (raw bodies), err }.
 -- `hint`: a dialect already known to read the message exactly.
+-- a String that can start a Godot 3 game -> editor message: a 3.x name, or a game's own (its prefix); any
+-- other String is an argument of a message the capture joined part-way (spec.debugger.is_godot3_message_name)
+local GODOT3_MESSAGES = {}
+for _, name in ipairs(SPEC.godot3_debugger_messages) do GODOT3_MESSAGES[name] = true end
+local function is_message_name(name)
+  return GODOT3_MESSAGES[name] or name:sub(1, #SPEC.godot3_custom_prefix) == SPEC.godot3_custom_prefix
+end
+
 local function finalize(conv, side, raw, debugger)
   local v = conv.verdict
   if not debugger and conv.evidence_shown then
@@ -1616,7 +1624,8 @@ local function finalize(conv, side, raw, debugger)
   if side.dbg_name == nil then
     if kids and #kids > 0 and kids[1].t.kind == "string" then
       rec.role, rec.name = "debugger", kids[1].v
-    elseif top.t.kind == "string" then
+    elseif top.t.kind == "string" and is_message_name(top.v) then -- else an argument of a message begun
+      -- before the capture did: a plain Variant
       side.dbg_name, side.dbg_count, side.dbg_args = top.v, nil, {}
       rec.role, rec.name, rec.part = "part", top.v, "name"
     end
@@ -1628,6 +1637,13 @@ local function finalize(conv, side, raw, debugger)
     if n == nil or n < 0 then
       side.dbg_name = nil
       rec.role, rec.name, rec.err = "error", name, sfmt("debugger message %q has no argument count", name)
+      return rec
+    end
+    if n > SPEC.transports.MAX_DEBUGGER3_ARGS then
+      side.dbg_name = nil
+      rec.role, rec.name = "error", name
+      rec.err = sfmt("debugger message %q claims %d arguments, more than a Godot 3 game can send (%d); the next "
+                     .. "PDU starts a new message", name, n, SPEC.transports.MAX_DEBUGGER3_ARGS)
       return rec
     end
     side.dbg_count = n
@@ -1717,7 +1733,7 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
       local top = top_shape(raw, DIALECTS[dname])
       if top.kids and #top.kids > 0 and top.kids[1].t.kind == "string" then
         rec.role, rec.name = "debugger", top.kids[1].v
-      elseif top.t.kind == "string" then
+      elseif top.t.kind == "string" and is_message_name(top.v) then
         rec.role, rec.name, rec.part = "part", top.v, "name"
       end
     end

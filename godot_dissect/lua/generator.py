@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..spec import DIALECTS
+from ..spec import DIALECTS, debugger
 from ..spec import layouts as L
 from ..spec import transports as T
 from ..spec.conversions import OBJECT_AS_ID_CLASS, STRICT_CONVERSIONS
@@ -166,6 +166,8 @@ def spec_data() -> dict[str, Any]:
         "lua_desegment_max": T.LUA_DESEGMENT_MAX,
         "max_held_bytes": T.MAX_HELD_BYTES,
         "debugger_ports": list(T.DEBUGGER_PORTS),
+        "godot3_debugger_messages": list(debugger.GODOT3_MESSAGES),
+        "godot3_custom_prefix": debugger.GODOT3_CUSTOM_PREFIX,
         "transports": transport_constants(),
         "kind_parts": kind_parts(),
         "typedefs": typedefs,

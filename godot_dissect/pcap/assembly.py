@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..spec.debugger import is_godot3_message_name
 from ..spec.transports import MAX_DEBUGGER3_ARGS, MAX_DEBUGGER3_MESSAGE
 from .framing import Pdu
 
@@ -88,9 +89,10 @@ class Godot3Message:
 
 def godot3_start(item: Pdu, value: Any) -> tuple[Fields | None, Godot3Message | None]:
     """The first PDU of a Godot 3 debugger message: the editor's [command, args...] whole, a game's
-    message name (assembly starts), or a plain Variant."""
+    message name (assembly starts; ``spec.debugger.is_godot3_message_name``), or a plain Variant."""
     if isinstance(value, list) and value and isinstance(value[0], str):
         return {"kind": "debugger", "message": value[0], "value": value[1:], "raw": item.data}, None
-    if isinstance(value, str):
+    if isinstance(value, str) and is_godot3_message_name(value):
         return None, Godot3Message(value, item)
+    # a String that names no message is an argument PDU of a message whose start the capture missed
     return {"kind": "variant", "value": value, "raw": item.data}, None

@@ -50,3 +50,15 @@ GODOT4_MESSAGES = GODOT4_TO_EDITOR + GODOT4_TO_GAME
 
 #: every known name, in first-seen order
 MESSAGES = tuple(dict.fromkeys(GODOT3_MESSAGES + GODOT4_MESSAGES))
+
+#: the prefix of a Godot 3 game's own messages (``ScriptDebugger.send_message`` sends ``message:NAME``)
+GODOT3_CUSTOM_PREFIX = "message:"
+
+
+def is_godot3_message_name(name: str) -> bool:
+    """A String that can start a Godot 3 game -> editor message: a 3.x name or a game's own. Any other
+    String is an argument PDU (of a message whose start a capture joined part-way missed)."""
+    return name in _GODOT3_SET or name.startswith(GODOT3_CUSTOM_PREFIX)
+
+
+_GODOT3_SET = frozenset(GODOT3_MESSAGES)
