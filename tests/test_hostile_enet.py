@@ -299,3 +299,21 @@ def test_memory_of_never_repeated_commands_from_many_peers_is_flat() -> None:
     (small, dup_small), (large, dup_large) = peak(32), peak(128)  # 128k and 512k commands
     assert dup_small == dup_large == spec.MAX_PACKET_COMMANDS  # the last datagram again: all repeats
     assert large < small * 1.25 + 200_000, (small, large)
+
+
+def test_memory_of_a_connect_storm_is_flat() -> None:
+    """Every CONNECT begins a new session of the direction: the windows of the session before are let go
+    (they once stayed in the capture's budget, one per CONNECT, until it was full)."""
+    def peak(sessions: int) -> int:
+        r = EnetReassembler(budget=FragmentBudget())
+        tracemalloc.start()
+        try:
+            for s in range(sessions):
+                r.feed(_datagram(build.connect(0, s, 0, 2), peer=spec.UNASSIGNED_PEER_ID), s, 0.0)
+                r.feed(_datagram(build.send_reliable(1, 1, b"x")), s, 0.0)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, large = peak(2000), peak(8000)
+    assert large < small * 1.25 + 100_000, (small, large)

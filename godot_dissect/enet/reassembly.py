@@ -74,6 +74,11 @@ class SeenBudget:
                 oldest._items = OrderedDict()  # a dict keeps the table it grew to; the empty window does not
                 del self._windows[id(oldest)]
 
+    def release(self, w: _Recent) -> None:
+        """A window nobody reads any more (its direction began a new session): its entries no longer count."""
+        if self._windows.pop(id(w), None) is not None:
+            self.total -= len(w._items)
+
 
 class _Recent:
     """A set that forgets its oldest members beyond ``limit``, and when its budget says so."""
@@ -182,6 +187,9 @@ class EnetReassembler:
     def _reset(self, frame: int = 0, time: float = 0.0) -> None:
         if getattr(self, "_late", None) and self._late[0]:
             self._dropped.append(self._late_report(frame, time))
+        for w in (getattr(self, name, None) for name in ("_reliable", "_unreliable", "_unsequenced", "_given_up")):
+            if w is not None:
+                self.budget.seen.release(w)  # a session's windows end with it (a CONNECT storm)
         # (channel, sequence numbers) of this direction's recent commands, one window for all channels
         self._reliable = _Recent(self.budget.seen)
         self._unreliable = _Recent(self.budget.seen)
