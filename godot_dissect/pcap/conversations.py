@@ -49,6 +49,8 @@ class Side:
     tcp: TcpDirection = field(default_factory=TcpDirection)
     framer: Any = None  # LengthPrefixFramer | WebSocketFramer, made when the framing is known
     debugger: Any = None  # assembly.Godot3Debugger: a Godot 3 game's message being assembled
+    #: (the verdict it was made for, the line writer inorder.in_order calls): the reader's cache
+    line: Any = None
 
 
 @dataclass(eq=False)

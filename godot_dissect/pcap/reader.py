@@ -56,6 +56,7 @@ from .assembly import godot3_start, godot4_message
 from .conversations import Conversation, ConversationTable, Framing, State
 from .decode import decode_message
 from .framing import LengthPrefixFramer, Pdu, Skipped, WebSocketFramer
+from .inorder import in_order
 from .packets import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment, segment_batches
 from .source import Source
 from .tcp import Chunk
@@ -131,6 +132,18 @@ class PcapReader:
         writers: dict[str, Callable[..., str | None] | None] = {}
         variant = self._variant
 
+        def writer(conv: Conversation, d: str) -> tuple[Callable[..., str | None], tuple] | None:
+            """(write, its head arguments) of the conversation's direction, what ``line`` calls."""
+            dialect = conv.verdict.dialect  # type: ignore[union-attr]
+            write = writers.get(dialect, variant)
+            if write is variant:
+                write = writers[dialect] = writer_of(dialect, MAX_DEPTH)
+            if write is None:
+                return None
+            src, dst = (conv.client, conv.server) if d == "c2s" else (conv.server, conv.client)
+            return write, (src[0], src[1], dst[0], dst[1], "websocket" if conv.framing is _WEBSOCKET
+                           else conv.transport, d, dialect)
+
         def line(conv: Conversation, d: str, frame: int, time: float, data: bytes, wire: float,
                  offset: int) -> str | Record:
             dialect = conv.verdict.dialect  # type: ignore[union-attr]
@@ -145,11 +158,15 @@ class PcapReader:
                     return s
             return variant(conv, d, frame, time, data, wire, offset)
 
-        for item in self._run(line):
+        for item in self._run(line, writer):
             yield item if type(item) is str else line_of(item)  # type: ignore[arg-type]
 
-    def _run(self, variant: Callable[..., Any]) -> Iterator[Any]:
-        """The records (``variant`` makes those of plain Variant messages: a Record, or its line)."""
+    def _run(self, variant: Callable[..., Any],
+             writer: Callable[[Conversation, str], tuple[Callable[..., str | None], tuple] | None] | None = None
+             ) -> Iterator[Any]:
+        """The records (``variant`` makes those of plain Variant messages: a Record, or its line;
+        ``writer(conv, d)``, when given, the line writer of a direction that ``inorder.in_order`` calls
+        itself, or None)."""
         tap = self.on_frame
         table = self.table
         lookup = table.lookup
@@ -181,12 +198,27 @@ class PcapReader:
                     side = conv.sides[d]  # type: ignore[index]
                     framer = side.framer
                     if framer is not None:
-                        for chunk in side.tcp.add(seg):
-                            for item in framer.feed(chunk):
-                                if type(item) is Pdu and item.opcode == WS_BINARY:
-                                    yield variant(conv, d, item.frame, item.time, item.data, item.wire, item.offset)
-                                else:
-                                    yield from self._emit(conv, d, item)
+                        if in_order is None:
+                            pdus = None
+                        elif writer is None:
+                            pdus = in_order(side.tcp, framer, seg, None)
+                        else:
+                            w = side.line
+                            if w is None or w[0] is not conv.verdict:  # made again when the dialect changes
+                                w = side.line = (conv.verdict, writer(conv, d))
+                            pdus = in_order(side.tcp, framer, seg, w[1])
+                        if pdus is not None:  # in order, whole PDUs (compiled: what the loop below does)
+                            for item in pdus:
+                                yield item if type(item) is str else variant(conv, d, item.frame, item.time,
+                                                                             item.data, item.wire, item.offset)
+                        else:
+                            for chunk in side.tcp.add(seg):
+                                for item in framer.feed(chunk):
+                                    if type(item) is Pdu and item.opcode == WS_BINARY:
+                                        yield variant(conv, d, item.frame, item.time, item.data, item.wire,
+                                                      item.offset)
+                                    else:
+                                        yield from self._emit(conv, d, item)
                         if conv.closed and conv.quiet:
                             table.remove(conv)  # nothing left to report: forget it now
                         fed += len(seg.payload)
