@@ -3,7 +3,6 @@
 from .codec import decode, decode_prefix, encode
 from .errors import DecodeError, EncodeError
 from .spec import DIALECT_NAMES, get_dialect
-from .text import TextParseError, from_text, to_text
 
 __version__ = "0.1.0"
 
@@ -14,6 +13,8 @@ __all__ = [
 
 #: names served from the dataset package (pyarrow, pandas, DuckDB load only when one is used)
 _DATASET = ("to_arrow", "to_duckdb", "to_pandas", "to_polars")
+#: names served from the text package (its parser loads when one is used: ``read`` never does)
+_TEXT = ("TextParseError", "from_text", "to_text")
 
 
 def __getattr__(name: str):  # noqa: ANN202 - module __getattr__
@@ -22,6 +23,10 @@ def __getattr__(name: str):  # noqa: ANN202 - module __getattr__
         from .pcap.reader import read_pcap
 
         return read_pcap
+    if name in _TEXT:
+        from . import text
+
+        return getattr(text, name)
     if name in _DATASET:
         from . import dataset
 

@@ -69,13 +69,14 @@ class CaptureHint:
 
 def hint_from_comments(comments: Iterable[str]) -> CaptureHint | None:
     """The hint of the first godot-dissect comment among a section's comments."""
-    from ..spec import DIALECT_NAMES, get_dialect
-    from .target import parse_target
-
     for text in comments:
         info = parse_comment(text)
         if not info or not info.get("dialect") or not info.get("target"):
             continue
+        # loaded only for a comment of ours (``read`` of any other capture: start-up time)
+        from ..spec import DIALECT_NAMES, get_dialect
+        from .target import parse_target
+
         try:
             dialect = get_dialect(info["dialect"]).name
             target = parse_target(info["target"], allow_remote=True)
