@@ -1066,7 +1066,14 @@ static int pair_less(const TextWriter *w, const Pair *a, const Pair *b)
     if (!(w->g4 && sa && sb) && a->e->rank != b->e->rank)
         return a->e->rank < b->e->rank;
     if (sa) {
-        int c = PyUnicode_Compare(a->k, b->k);
+        int c;
+        if (PyUnicode_IS_COMPACT_ASCII(a->k) && PyUnicode_IS_COMPACT_ASCII(b->k)) {
+            /* code point order is byte order (PyUnicode_Compare's answer, without its checks and call) */
+            Py_ssize_t na = PyUnicode_GET_LENGTH(a->k), nb = PyUnicode_GET_LENGTH(b->k);
+            c = memcmp(PyUnicode_DATA(a->k), PyUnicode_DATA(b->k), (size_t)(na < nb ? na : nb));
+            return c < 0 || (c == 0 && na < nb);
+        }
+        c = PyUnicode_Compare(a->k, b->k);
         return (c == -1 && PyErr_Occurred()) ? -1 : c < 0;
     }
     switch (a->e->kind) {

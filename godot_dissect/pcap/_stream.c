@@ -18,9 +18,9 @@
  * records.variant_line_writer) and its line is the item instead of the Pdu; from the first PDU the
  * writer leaves to the reader (it returns None) on, the items are Pdus again, in order, since the
  * reader's record of that PDU may change the conversation's dialect.
- * framing.py stays the one reference: the wire shares of a PDU that began in earlier segments come
- * from its WireLedger.take, the ledger's spans are written as WireLedger.add and _cut_chunk write
- * them, and tests compare both paths on random segmentations, hostile ones included.
+ * framing.py stays the one reference: the ledger's spans are read and written as WireLedger.add and
+ * .take and _cut_chunk do (its own take when a span is not what they write), and tests compare both
+ * paths, state included, on random segmentations, hostile ones included.
  *
  * Every read is bounds-checked against the segment's length; the only allocations are the PDU bodies
  * (each no longer than the segment plus what the framer held) and the framer's buffer growing by the
@@ -42,7 +42,7 @@ typedef struct {
 } InOrder;
 
 static PyObject *s_pending, *s_next_seq, *s_offset, *s_synced, *s_run, *s_buf, *s_base, *s_ledger, *s_spans,
-    *s_frame, *s_time, *s_seq, *s_payload, *s_frame_len, *s_take, *s_add, *s_clear;
+    *s_frame, *s_time, *s_seq, *s_payload, *s_frame_len, *s_take, *s_clear;
 
 /* the u32 little-endian length prefix (spec.transports.LENGTH_PREFIX; inorder.py checks it is that) */
 #define PREFIX 4
@@ -148,6 +148,111 @@ static int add_pdu(InOrder *self, Sink *sink, PyObject *frame, PyObject *time, l
     }
     Py_DECREF(pdu);
     return 0;
+}
+
+/* The ledger's spans, [start, end, frame_len, bytes still counted, wire bytes per stream byte (0: not fixed)]
+ * lists in a deque: framing.WireLedger's, read and written here as its methods do. */
+
+/* span[i] as a long long in *out: 0, or -1 (not an int that fits: no error left set) */
+static int span_ll(PyObject *span, Py_ssize_t i, long long *out)
+{
+    PyObject *v = PyList_GET_ITEM(span, i);
+    if (!PyLong_CheckExact(v))
+        return -1;
+    *out = PyLong_AsLongLong(v);
+    if (*out == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    return 0;
+}
+
+/* WireLedger.add(start, n, frame_len) for n > 0 */
+static int ledger_add(PyObject *spans, long long start, Py_ssize_t n, PyObject *frame_len)
+{
+    PyObject *span = Py_BuildValue("[LLOnd]", start, start + (long long)n, frame_len, n, 0.0), *v;
+    if (span == NULL)
+        return -1;
+    v = PyObject_CallMethod(spans, "append", "O", span);
+    Py_DECREF(span);
+    Py_XDECREF(v);
+    return v == NULL ? -1 : 0;
+}
+
+/* span (a new reference) is a list [int, int, int, int, float] whose ints fit: 1, 0 (it is not), -1 (error) */
+static int span_ok(PyObject *span)
+{
+    long long x;
+    Py_ssize_t i;
+    if (!PyList_CheckExact(span) || PyList_GET_SIZE(span) != 5 || !PyFloat_CheckExact(PyList_GET_ITEM(span, 4)))
+        return 0;
+    for (i = 0; i < 4; i++)
+        if (span_ll(span, i, &x) < 0)
+            return 0;
+    /* frame_len / count exactly as Python's int / int when the rate is fixed here */
+    return span_ll(span, 2, &x) == 0 && x <= (1LL << 53) && span_ll(span, 3, &x) == 0 && x <= (1LL << 53);
+}
+
+/* WireLedger.take(a, b): the wire bytes of stream bytes [a, b) as a float, or NULL with an error set (its
+ * own method when a span is not what add and _cut_chunk write) */
+static PyObject *ledger_take(PyObject *ledger, PyObject *spans, long long a, long long b)
+{
+    Py_ssize_t n = PyObject_Size(spans), i, drop = 0;
+    double total = 0.0;
+    if (n < 0)
+        return NULL;
+    for (i = 0; i < n; i++) {  /* every span checked before any is changed */
+        PyObject *span = PySequence_GetItem(spans, i);
+        int ok;
+        if (span == NULL)
+            return NULL;
+        ok = span_ok(span);
+        Py_DECREF(span);
+        if (!ok) {
+            PyObject *pa = PyLong_FromLongLong(a), *pb = PyLong_FromLongLong(b), *w;
+            w = pa != NULL && pb != NULL ? PyObject_CallMethodObjArgs(ledger, s_take, pa, pb, NULL) : NULL;
+            Py_XDECREF(pa);
+            Py_XDECREF(pb);
+            return w;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *span = PySequence_GetItem(spans, i), *rate;
+        long long s0 = 0, s1 = 0, flen = 0, count = 0, ov;
+        double r;
+        if (span == NULL)
+            return NULL;
+        span_ll(span, 0, &s0);
+        span_ll(span, 1, &s1);
+        span_ll(span, 2, &flen);
+        span_ll(span, 3, &count);
+        if (i == drop && s1 <= b)
+            drop++;  /* it ends by b: let go of it (spans lie in stream order) */
+        if (s0 >= b) {
+            Py_DECREF(span);
+            break;
+        }
+        ov = (b < s1 ? b : s1) - (a > s0 ? a : s0);
+        if (ov > 0) {
+            if ((r = PyFloat_AS_DOUBLE(PyList_GET_ITEM(span, 4))) == 0.0) {
+                r = count > 0 ? (double)flen / (double)count : 0.0;
+                if ((rate = PyFloat_FromDouble(r)) == NULL) {
+                    Py_DECREF(span);
+                    return NULL;
+                }
+                PyList_SetItem(span, 4, rate);  /* steals rate */
+            }
+            total += r * (double)ov;
+        }
+        Py_DECREF(span);
+    }
+    for (i = 0; i < drop; i++) {
+        PyObject *v = PyObject_CallMethod(spans, "popleft", NULL);
+        if (v == NULL)
+            return NULL;
+        Py_DECREF(v);
+    }
+    return PyFloat_FromDouble(total);
 }
 
 /* buf += p[0:n] */
@@ -264,13 +369,8 @@ static PyObject *InOrder_vectorcall(InOrder *self, PyObject *const *args, size_t
     start = base + held;  /* the segment's stream offset */
     if (first) {
         PyObject *body, *wire;
-        PyObject *a = PyLong_FromLongLong(start), *n = PyLong_FromSsize_t(size);
-        v = a != NULL && n != NULL ? PyObject_CallMethodObjArgs(ledger, s_add, a, n, frame_len, NULL) : NULL;
-        Py_XDECREF(a);
-        Py_XDECREF(n);
-        if (v == NULL)
+        if (ledger_add(spans, start, size, frame_len) < 0)
             goto done;
-        Py_DECREF(v);
         if (first > size) {  /* the held PDU goes on past this segment */
             if (buf_extend(buf, d, size) < 0)
                 goto done;
@@ -281,13 +381,7 @@ static PyObject *InOrder_vectorcall(InOrder *self, PyObject *const *args, size_t
             goto done;
         memcpy(PyBytes_AS_STRING(body), PyByteArray_AS_STRING(buf) + PREFIX, (size_t)(held - PREFIX));
         memcpy(PyBytes_AS_STRING(body) + held - PREFIX, d, (size_t)first);
-        {
-            PyObject *a = PyLong_FromLongLong(base), *b = PyLong_FromLongLong(base + PREFIX + n_held);
-            wire = a != NULL && b != NULL ? PyObject_CallMethodObjArgs(ledger, s_take, a, b, NULL) : NULL;
-            Py_XDECREF(a);
-            Py_XDECREF(b);
-        }
-        if (wire == NULL) {
+        if ((wire = ledger_take(ledger, spans, base, base + PREFIX + n_held)) == NULL) {
             Py_DECREF(body);
             goto done;
         }
@@ -418,7 +512,6 @@ PyMODINIT_FUNC PyInit__stream(void)
     INTERN(s_payload, "payload");
     INTERN(s_frame_len, "frame_len");
     INTERN(s_take, "take");
-    INTERN(s_add, "add");
     INTERN(s_clear, "clear");
     if (PyType_Ready(&InOrderType) < 0)
         return NULL;
