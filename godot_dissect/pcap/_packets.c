@@ -13,6 +13,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -34,7 +35,70 @@ typedef struct {
     /* the last addresses turned into text: a capture has few, and consecutive frames repeat them */
     uint32_t last_ip[2];
     PyObject *last_str[2];
+    /* where a Segment keeps its SEGMENT_FIELDS fields, in __init__'s order (a slots dataclass without
+     * __post_init__: its __init__ only stores them), so a Segment is made without running __init__;
+     * no_slots: not such a class, __init__ is called */
+    Py_ssize_t slot[11];
+    int no_slots;
 } Parser;
+
+#define SEGMENT_FIELDS 11
+
+/* Segment(*fields): stored in its slots as its __init__ stores them, or by __init__ (new reference) */
+static PyObject *make_segment(Parser *self, PyObject *const *fields)
+{
+    PyTypeObject *tp = (PyTypeObject *)self->segment;
+    PyObject *seg;
+    int i;
+    if (self->no_slots)
+        return PyObject_Vectorcall(self->segment, fields, SEGMENT_FIELDS, NULL);
+    if ((seg = tp->tp_alloc(tp, 0)) == NULL)
+        return NULL;
+    for (i = 0; i < SEGMENT_FIELDS; i++)
+        *(PyObject **)((char *)seg + self->slot[i]) = Py_NewRef(fields[i]);
+    return seg;
+}
+
+/* The slot offsets of segment's fields (its __match_args__, __init__'s positional order, each a member
+ * descriptor of an object slot), or no_slots when any is not so or the class has a __post_init__. */
+static int find_slots(Parser *self, PyObject *segment)
+{
+    PyObject *names, *post;
+    Py_ssize_t i;
+    self->no_slots = 1;
+    if (!PyType_Check(segment) || ((PyTypeObject *)segment)->tp_new != PyBaseObject_Type.tp_new)
+        return 0;
+    if ((post = PyObject_GetAttrString(segment, "__post_init__")) != NULL) {
+        Py_DECREF(post);
+        return 0;
+    }
+    PyErr_Clear();
+    if ((names = PyObject_GetAttrString(segment, "__match_args__")) == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (!PyTuple_Check(names) || PyTuple_GET_SIZE(names) != SEGMENT_FIELDS) {
+        Py_DECREF(names);
+        return 0;
+    }
+    for (i = 0; i < SEGMENT_FIELDS; i++) {
+        PyObject *d = PyObject_GetAttr(segment, PyTuple_GET_ITEM(names, i));
+        int ok = d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)
+                 && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX
+                 && !(((PyMemberDescrObject *)d)->d_member->flags & READONLY);
+        if (ok)
+            self->slot[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_XDECREF(d);
+        if (!ok) {
+            PyErr_Clear();
+            Py_DECREF(names);
+            return 0;
+        }
+    }
+    Py_DECREF(names);
+    self->no_slots = 0;
+    return 0;
+}
 
 static inline unsigned be16(const unsigned char *p) { return (unsigned)p[0] << 8 | p[1]; }
 static inline uint32_t be32(const unsigned char *p)
@@ -152,7 +216,7 @@ static PyObject *Parser_vectorcall(Parser *self, PyObject *const *args, size_t n
     fields[9] = PyLong_FromLong((long)flags);
     fields[10] = args[4];
     if (fields[4] != NULL && fields[6] != NULL && fields[8] != NULL && fields[9] != NULL)
-        seg = PyObject_Vectorcall(self->segment, fields, 11, NULL);
+        seg = make_segment(self, fields);
     Py_XDECREF(fields[4]);
     Py_XDECREF(fields[6]);
     Py_XDECREF(fields[8]);
@@ -271,7 +335,7 @@ static PyObject *Parser_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->ethernet = ethernet;
     self->udp = PyUnicode_InternFromString("udp");
     self->tcp = PyUnicode_InternFromString("tcp");
-    if (self->udp == NULL || self->tcp == NULL) {
+    if (self->udp == NULL || self->tcp == NULL || find_slots(self, segment) < 0) {
         Py_DECREF(self);
         return NULL;
     }
