@@ -208,9 +208,12 @@ class PcapReader:
                                 w = side.line = (conv.verdict, writer(conv, d))
                             pdus = in_order(side.tcp, framer, seg, w[1])
                         if pdus is not None:  # in order, whole PDUs (compiled: what the loop below does)
-                            for item in pdus:
-                                yield item if type(item) is str else variant(conv, d, item.frame, item.time,
-                                                                             item.data, item.wire, item.offset)
+                            if not pdus or type(pdus[-1]) is str:  # all lines (the Pdus, if any, come last)
+                                yield from pdus
+                            else:
+                                for item in pdus:
+                                    yield item if type(item) is str else variant(conv, d, item.frame, item.time,
+                                                                                 item.data, item.wire, item.offset)
                         else:
                             for chunk in side.tcp.add(seg):
                                 for item in framer.feed(chunk):
@@ -219,7 +222,7 @@ class PcapReader:
                                                       item.offset)
                                     else:
                                         yield from self._emit(conv, d, item)
-                        if conv.closed and conv.quiet:
+                        if side.tcp.closed and conv.closed and conv.quiet:  # (this direction first: cheaper)
                             table.remove(conv)  # nothing left to report: forget it now
                         fed += len(seg.payload)
                         if fed > check_every:
