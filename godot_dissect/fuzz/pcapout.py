@@ -9,7 +9,6 @@ takes the dialect and the target port from such a comment when the user names ne
 
 from __future__ import annotations
 
-import socket
 import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -105,6 +104,8 @@ class PcapWriter:
         self.f.write(_block(_IDB, idb))
 
     def packet(self, t: float, src: str, dst: str, proto: int, header: bytes, payload: bytes) -> None:
+        import socket  # here: the reader imports this module (capture_hint), and needs no sockets
+
         if ":" in src:
             ip = struct.pack("!IHBB16s16s", 6 << 28, len(header) + len(payload), proto, 64,
                              socket.inet_pton(socket.AF_INET6, src), socket.inet_pton(socket.AF_INET6, dst))

@@ -8,7 +8,6 @@ the Godot payload.
 from __future__ import annotations
 
 import os
-import socket
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -47,7 +46,7 @@ class Segment:
     frame_len: int = 0  # the frame's length on the wire (the capture's original length)
 
 
-_ip4 = socket.inet_ntoa  # 4 bytes -> "a.b.c.d"
+_ip4 = "{}.{}.{}.{}".format  # (4 bytes) -> "a.b.c.d", as socket.inet_ntoa writes it (no socket module at start-up)
 
 
 @lru_cache(maxsize=1024)
@@ -121,7 +120,7 @@ def _parse(frame: int, ts: float, buf: bytes, link: int, frame_len: int = 0) -> 
             return None
         end = min(len(buf), off + total) if total else len(buf)
         off += (vihl & 0x0F) * 4
-        src, dst = _ip4(s), _ip4(d)
+        src, dst = _ip4(*s), _ip4(*d)
     elif et == 0x86DD:
         if len(buf) < off + 40:
             return None
