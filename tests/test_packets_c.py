@@ -86,3 +86,42 @@ def test_pure_environment_variable_turns_it_off() -> None:
     env = {**os.environ, "GODOT_DISSECT_PURE": "1", "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True"]
+
+
+def test_a_segment_class_that_only_its_init_makes_is_called() -> None:
+    """The compiled parse stores a Segment's fields in its slots (what its dataclass ``__init__`` does); a
+    class whose ``__init__`` does more (here a ``__post_init__``) or that has no slots is called instead,
+    and gives the same fields, on every frame of the engine's TCP capture."""
+    import dataclasses
+
+    from godot_dissect.pcap._packets import Parser
+
+    made = []
+
+    @dataclasses.dataclass
+    class Noted:  # no slots, and a __post_init__
+        frame: int
+        time: float
+        proto: str
+        src: str
+        sport: int
+        dst: str
+        dport: int
+        payload: bytes
+        seq: int = 0
+        flags: int = 0
+        frame_len: int = 0
+
+        def __post_init__(self) -> None:
+            made.append(self.frame)
+
+    parse = Parser(Noted, P._parse, P.LINK_ETHERNET)
+    link, pkts = open_packets(str(ROOT / "captures" / "godot3-tcp-stream.pcapng"))
+    n = 0
+    for frame, (ts, buf, orig) in enumerate(pkts, 1):
+        got, want = parse(frame, ts, bytes(buf), link, orig), P._parse(frame, ts, bytes(buf), link, orig)
+        assert (got is None) == (want is None)
+        if got is not None:
+            assert dataclasses.astuple(got) == dataclasses.astuple(want)
+            n += 1
+    assert n > 100 and len(made) == n

@@ -6,6 +6,9 @@ The stages, each a module with one job:
     packets.py        frames -> UDP datagrams / TCP segments (``Segment``)
     conversations.py  segments -> conversations (state, bounded table); tcp.py: TCP byte streams
     framing.py        byte streams -> PDUs / WebSocket messages / skipped runs (and wire shares)
+    inorder.py        the common TCP step (an in-order segment, a synchronised length-prefix
+                      framer) compiled, with the lines of its PDUs written from C; the two above
+                      stay the reference and take every other case
     detect.py         framing of a TCP conversation (``stream_head``), dialect (``DialectGuess``)
     decode.py         message body -> value in the conversation's dialect
     assembly.py       PDUs -> remote debugger messages; multiplayer.* for WebSocket / ENet sessions
