@@ -380,6 +380,26 @@ def enet_many_peers(n: int, path: Path) -> None:
     w.close()
 
 
+def enet_command_flood(peers: int, per_peer: int, path: Path) -> None:
+    """``peers`` ENet peers, each sending ``per_peer`` reliable commands whose sequence numbers never repeat
+    (interleaved, MAX_PACKET_COMMANDS a datagram): every command is remembered to tell a retransmission, so
+    many peers together fill what the capture remembers (SEEN_TOTAL) many times over."""
+    w = PcapWriter(path)
+    server = ("10.0.0.2", ENET_PORT)
+    per = enet_spec.MAX_PACKET_COMMANDS
+    clients = [(f"10.1.{peer >> 8}.{peer & 255}", 41000) for peer in range(peers)]
+    for c in clients:
+        _enet_connect(w, c, server)
+    t = 0.0
+    for i in range(1, per_peer + 1, per):
+        cmds = [enet.send_reliable(1, seq & 0xFFFF, b"") for seq in range(i, min(i + per, per_peer + 1))]
+        datagram = enet.build_datagram(0, cmds, sent_time=i & 0xFFFF)
+        for c in clients:
+            t += 1e-5
+            w.udp(t, c, server, datagram)
+    w.close()
+
+
 def cut_captures(n: int, path: Path, source: Path) -> None:
     """A real capture cut at n places (here: the cut nearest n bytes from the start)."""
     data = source.read_bytes()
