@@ -348,17 +348,61 @@ local econvs, plans = {}, {}
 local MAX_GROUPS = ES.max_groups
 local SEEN_WINDOW = ES.seen_window
 
+local SEEN_TOTAL = ES.seen_total
+
 -- the last SEEN_WINDOW keys, in a ring: a key is in the set while its slot holds it (a list with its
 -- head cleared as it goes would have nils before its border, where # may answer any border: the window
--- then stopped forgetting, and after 65536 sequence numbers every new packet read as a repeat)
-local function recent() return { set = {}, ring = {}, pos = 0 } end
+-- then stopped forgetting, and after 65536 sequence numbers every new packet read as a repeat). n keys,
+-- the newest in slot pos, the oldest in slot (pos - n) % SEEN_WINDOW + 1.
+-- The windows of a capture together hold at most SEEN_TOTAL keys (the reader's SeenBudget): they are
+-- kept in a list, least recently added to first, and past the total the first forgets its oldest key
+-- (a window left empty is taken off the list, its tables let go), so a flood of peers stays bounded.
+local seen_total, seen_first, seen_last = 0, nil, nil
+local function recent() return { set = {}, ring = {}, pos = 0, n = 0 } end
+
+local function seen_unlink(r)
+  if r.prev then r.prev.next = r.next else seen_first = r.next end
+  if r.next then r.next.prev = r.prev else seen_last = r.prev end
+  r.prev, r.next, r.listed = nil, nil, false
+end
+
+local function recent_forget_oldest(r)
+  local slot = (r.pos - r.n) % SEEN_WINDOW + 1
+  r.set[r.ring[slot]], r.ring[slot] = nil, nil
+  r.n, seen_total = r.n - 1, seen_total - 1
+  if r.n == 0 then
+    seen_unlink(r)
+    r.set, r.ring = {}, {} -- (a table keeps the size it grew to)
+  end
+end
+
 local function recent_add(r, key)
   if r.set[key] then return false end
   local pos = r.pos % SEEN_WINDOW + 1
   local old = r.ring[pos]
-  if old ~= nil then r.set[old] = nil end
+  if old ~= nil then
+    r.set[old] = nil -- the window is full: its oldest key makes room
+  else
+    r.n, seen_total = r.n + 1, seen_total + 1
+  end
   r.set[key], r.ring[pos], r.pos = true, key, pos
+  if seen_last ~= r then -- (most recently added to: last in the list)
+    if r.listed then seen_unlink(r) end
+    r.prev, r.listed = seen_last, true
+    if seen_last then seen_last.next = r else seen_first = r end
+    seen_last = r
+  end
+  while seen_total > SEEN_TOTAL do recent_forget_oldest(seen_first) end
   return true
+end
+
+-- a window nobody reads any more (its direction began a new session): its keys no longer count
+local function recent_release(r)
+  if r.listed then
+    seen_total = seen_total - r.n
+    seen_unlink(r)
+  end
+  r.set, r.ring, r.n = {}, {}, 0
 end
 
 local function new_direction()
@@ -664,6 +708,7 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
           local open = {}
           for _, g in pairs(dir.groups) do open[#open + 1] = g end
           for _, g in ipairs(open) do release(g) end -- a new connection: the old one's groups are gone
+          for _, w in ipairs({ dir.reliable, dir.unreliable, dir.unsequenced, dir.dropped }) do recent_release(w) end
           for k, x in pairs(new_direction()) do dir[k] = x end
         end
       end
@@ -800,6 +845,7 @@ function enet.prefs_changed() read_enet_prefs(); register_enet_ports() end
 function enet.init()
   read_enet_prefs()
   econvs, econv_at, plans, held_total = {}, {}, {}, 0
+  seen_total, seen_first, seen_last = 0, nil, nil
   lru_g, lru_s, lru_head, lru_tail, stamp, open_groups = {}, {}, 1, 0, 0, 0
   if MP.reset then MP.reset() end
 end
