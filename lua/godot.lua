@@ -2244,11 +2244,12 @@ local last = { number = -1 } -- the conversation of the frame dissected last (TC
 -- see "Long PDUs", "Lost synchronisation" and "Connection ends" below
 local tcp_notes, tcp_starts, tcp_held, lost_notes, end_notes, tap_upto = {}, {}, 0, {}, {}, 0
 local tcp_collecting = 0 -- collected PDUs not finished (the tap that sees connection ends is on meanwhile)
+local tcp_upto = 0 -- the last frame tcp_pdus saw in the first pass
 local function reset_state()
   convs, frames, clear_verdicts = {}, {}, {}
   last = { number = -1 }
   tcp_notes, tcp_starts, tcp_held, lost_notes, end_notes, tap_upto = {}, {}, 0, {}, {}, 0
-  tcp_collecting = 0
+  tcp_collecting, tcp_upto = 0, 0
 end
 
 -- pinfo.number and pinfo.visited, read once per dissector call (each read of a Pinfo attribute is a
@@ -2779,6 +2780,15 @@ local function skipped_item(tree, tvb, text)
   root:add_tvb_expert_info(E.skipped, tvb, text)
 end
 
+-- dissected again (a second pass, a click in Wireshark): the last segment of a PDU that never completed says
+-- so, with the reason the first pass found (the end of the connection the tap saw), or none
+local function show_never_completed(tree, tvb, big, number)
+  if big.last == nil and big.latest == number and not big.shown then
+    skipped_item(tree, tvb(0, 0), big.cut or sfmt("%d bytes of a PDU of %d bytes (from frame %d), never completed: "
+                                                   .. "no more of it in the capture", big.n - big.need, big.n, big.first))
+  end
+end
+
 -- a collected PDU that ends unfinished (its stage never came, or the connection ended): its bytes go
 local function drop_big(side, why)
   local big = side.big
@@ -2787,11 +2797,13 @@ local function drop_big(side, why)
     tcp_held = tcp_held - big.n
     big.parts, big.chunks = nil, nil
   end
-  return sfmt("%d bytes of a PDU of %d bytes (from frame %d), never completed: %s", big.n - big.need, big.n,
-              big.first, why)
+  big.cut = sfmt("%d bytes of a PDU of %d bytes (from frame %d), never completed: %s", big.n - big.need, big.n,
+                 big.first, why)
+  return big.cut
 end
 
 local new_lost -- (below) synchronisation is lost: skip to the next plausible PDU
+local long_release -- (below) a long resync candidate is let go
 
 -- a collected PDU continues with this tvb: returns the bytes of it used (and true when Wireshark was asked
 -- for more)
@@ -2808,6 +2820,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
       local text = drop_big(side, "Wireshark's TCP delivered no more of it (a gap in the capture, or a new "
                                   .. "connection on the same addresses and ports)")
       end_notes[call_key(number, tvb, -1)] = text -- (re-dissection shows it as show_end does)
+      big.shown = true -- (not again on the PDU's last segment)
       skipped_item(tree, tvb(0, 0), text)
       set_info(pinfo, sfmt("%d-byte message cut short", big.n))
       side.lost = new_lost(number, 0)
@@ -2823,7 +2836,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
       return len, true
     end
     local take = len < big.need and len or big.need
-    big.need, big.segments = big.need - take, big.segments + 1
+    big.need, big.segments, big.latest = big.need - take, big.segments + 1, number
     if big.kept then
       local parts = big.parts
       parts[#parts + 1] = tvb:raw(0, take)
@@ -2852,6 +2865,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     dissect_pdu(rtvb, pinfo, tree)
   else
     collected_tree(tree, pinfo, take == len and tvb or tvb(0, take):tvb(), big, ends)
+    if visited then show_never_completed(tree, tvb, big, number) end
   end
   return take
 end
@@ -2868,9 +2882,10 @@ local end_tap = nil -- (tap_upto: the last frame the tap looked at)
 local function end_side(side, why)
   local text
   if side.big then
-    text = drop_big(side, why)
+    text = { drop_big(side, why) } -- (a table: a second pass shows it on the PDU's last segment instead)
   elseif side.lost then
     local lost = side.lost
+    long_release(lost)
     text = sfmt("%d bytes skipped since frame %d: no plausible PDU before %s", lost.skipped + #lost.tail,
                 lost.first, why)
   end
@@ -2882,7 +2897,9 @@ local function tap_packet(pinfo, _, th)
   -- (a tap runs after its frame is dissected, when pinfo.visited is already set: the first pass is told by
   -- frame numbers that grow; a retap starts again at frame 1)
   local number = pinfo.number
-  if type(th) ~= "table" or number <= tap_upto then return end
+  -- (and a frame before the last one the dissector saw in its first pass is a second pass: tshark -2 runs
+  -- taps only then, when a connection's SYN would end what the first pass left open at the capture's end)
+  if type(th) ~= "table" or number <= tap_upto or number < tcp_upto then return end
   tap_upto = number
   local flags = th.th_flags or 0
   local fin, syn, rst, ack = flags % 2 == 1, flags % 4 >= 2, flags % 8 >= 4, flags % 32 >= 16
@@ -2894,7 +2911,10 @@ local function tap_packet(pinfo, _, th)
               or syn and "a new connection (SYN) reused its addresses and ports"
               or "the connection was closed (FIN)"
   for who, side in pairs(conv.sides) do
-    if (side.big or side.lost) and (not fin or rst or syn or who == sender) then end_side(side, why) end
+    if (side.big or side.lost) and (not fin or rst or syn or who == sender) then
+      end_side(side, why)
+      conv.ended = true
+    end
   end
 end
 
@@ -2914,15 +2934,24 @@ local function unwatch_ends()
   end
 end
 
--- what ended on this side since the plugin last saw it (the tap), shown on this call
-local function show_end(tvb, tree, side, number, visited)
+-- what ended on the conversation since the plugin last saw it (the tap), shown on this call, on either side:
+-- a connection that ends with a FIN or RST may carry nothing more on the side that held the PDU
+local function show_end(tvb, tree, conv, number, visited)
   local key = call_key(number, tvb, -1)
   local text
   if visited then
     text = end_notes[key]
+    if type(text) == "table" then text = nil end -- (shown on the PDU's own last segment)
   else
-    text, side.ended = side.ended, nil
-    end_notes[key] = text
+    for _, s in pairs(conv.sides) do
+      if s.ended then
+        text, s.ended = s.ended, nil
+        end_notes[key] = text
+        if type(text) == "table" then text = text[1] end
+        skipped_item(tree, tvb(0, 0), text)
+      end
+    end
+    conv.ended, text = nil, nil
   end
   if text then skipped_item(tree, tvb(0, 0), text) end
 end
@@ -2955,13 +2984,40 @@ end
 
 function new_lost(number, skipped)
   -- (no tap for a skipped run alone: it holds at most LUA_RESYNC_MAX bytes, and a new connection's first
-  -- PDU ends it by itself; a tap listener costs Wireshark time on every TCP packet)
+  -- PDU ends it by itself; a tap listener costs Wireshark time on every TCP packet -- on only while a long
+  -- candidate is collected, below)
   -- base: stream position of tail's first byte; scanned: positions below it were looked at; cands: waiting
   -- candidates { position, end } in position order; skipped: bytes given up before tail
   return { first = number, base = 0, tail = "", scanned = 0, cands = {}, skipped = skipped }
 end
 
--- the first plausible PDU in tail .. data: its index in that window (1-based), or nil
+-- A candidate longer than LUA_RESYNC_MAX (a long PDU right after the run, as the reader finds it): one at a
+-- time is collected by itself, in pieces (its bytes counted in tcp_held, within MAX_HELD_BYTES), and decided
+-- when it has all arrived; like the reader's oldest candidate it is given up once MAX_RESYNC_CANDIDATES later
+-- candidates wait behind it (a stream where every word claims a long PDU stays linear and holds little).
+-- long: { pos, stop (stream positions), n (its bytes), parts, chunks, have, skipped (run bytes before it), later }
+function long_release(lost)
+  local long = lost.long
+  if long == nil then return end
+  lost.long, tcp_held, tcp_collecting = nil, tcp_held - long.n, tcp_collecting - 1
+end
+
+local function long_add(long, piece)
+  local parts = long.parts
+  parts[#parts + 1] = piece
+  long.have = long.have + #piece
+  if #parts >= PIECES_PER_CHUNK then long.chunks[#long.chunks + 1] = tconcat(parts); long.parts = {} end
+end
+
+local function long_bytes(long)
+  long.chunks[#long.chunks + 1] = tconcat(long.parts)
+  local data = tconcat(long.chunks)
+  long.parts, long.chunks = {}, { data }
+  return ssub(data, 1, long.n)
+end
+
+-- the first plausible PDU in tail .. data: its index in that window (1-based), or nil; or nil, nil, the long
+-- candidate that completed plausible (its bytes in .data)
 local function lost_scan(lost, data, first)
   local window = lost.tail .. data
   local wbase, wlen = lost.base, #lost.tail + #data
@@ -2975,8 +3031,21 @@ local function lost_scan(lost, data, first)
       kept[#kept + 1] = c
     end
   end
-  if found then return found, window end
+  if found then long_release(lost); return found, window end
   cands = kept
+  local long = lost.long
+  if long then
+    long_add(long, data)
+    if long.have >= long.n then -- all of it: the earliest waiting candidate that is plausible wins
+      local bytes = long_bytes(long)
+      long_release(lost)
+      if plausible_in(ssub(bytes, 5), long.n - 4, first) then
+        long.data = bytes
+        return nil, nil, long
+      end
+      long = nil
+    end
+  end
   local i = lost.scanned - wbase + 1
   while true do
     local p = sfind(window, CANDIDATE_AT, i)
@@ -2984,14 +3053,24 @@ local function lost_scan(lost, data, first)
     i = p + 1
     local b1, b2, b3 = sbyte(window, p, p + 2)
     local n = b1 + b2 * 256 + b3 * 65536
-    if n >= TR.MIN_BODY and n + 4 <= RESYNC_MAX then
+    if n >= TR.MIN_BODY then
       local stop = p + 3 + n
       if stop <= wlen then
-        if plausible_in(ssub(window, p + 4, stop), n, first) then return p, window end
-      else
+        if plausible_in(ssub(window, p + 4, stop), n, first) then long_release(lost); return p, window end
+      elseif n + 4 <= RESYNC_MAX then
         cands[#cands + 1] = { wbase + p - 1, wbase + stop }
         if #cands > RESYNC_CANDIDATES then table.remove(cands, 1) end
+        if long then long.later = long.later + 1 end
+      elseif long then
+        long.later = long.later + 1
+      elseif tcp_held + n + 4 <= SPEC.max_held_bytes then -- (else: counted as skipped, not collected)
+        long = { pos = wbase + p - 1, stop = wbase + stop, n = n + 4, parts = {}, chunks = {}, have = 0,
+                 skipped = lost.skipped + p - 1, later = 0 }
+        long_add(long, ssub(window, p))
+        lost.long, tcp_held, tcp_collecting = long, tcp_held + long.n, tcp_collecting + 1
+        watch_ends()
       end
+      if long and long.later + #cands > RESYNC_CANDIDATES then long_release(lost); long = nil end
     end
   end
   local scanned = wbase + wlen - 5 -- the last 5 offsets have fewer than 6 bytes: looked at again
@@ -3008,6 +3087,9 @@ local function lost_scan(lost, data, first)
   return nil
 end
 
+local UNCONFIRMED = "no plausible PDU where this side's stream starts in the capture (joined part-way?): bytes "
+                    .. "skipped up to the next plausible PDU"
+
 -- a call while synchronisation is lost, from `start`: returns where PDUs start again in tvb (nil: all skipped)
 local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
   -- (a frame has at most one call that starts in a skipped run, at 0: the plugin asks for no reassembly
@@ -3023,8 +3105,12 @@ local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
     local first = conv.verdict and conv.verdict.dialect
     if first ~= "godot4" and first ~= "godot3" then first = conv.plausible end
     local before = #lost.tail
-    local p, window = lost_scan(lost, start == 0 and tvb:raw() or tvb:raw(start), first)
-    if p then -- (p may be in the held bytes, before this tvb)
+    local data_at = lost.base + before -- stream position of this tvb's byte `start`
+    local p, window, long = lost_scan(lost, start == 0 and tvb:raw() or tvb:raw(start), first)
+    if long then -- a long candidate completed plausible: its bytes were collected, it ends in this tvb
+      note = { first = lost.first, skipped = long.skipped, pdu = long.data, resume = start + long.stop - data_at }
+      side.lost = nil
+    elseif p then -- (p may be in the held bytes, before this tvb)
       local stop = p + 3 + (sbyte(window, p) + sbyte(window, p + 1) * 256 + sbyte(window, p + 2) * 65536)
       note = { first = lost.first, skipped = lost.skipped + p - 1 }
       if p > before then
@@ -3033,10 +3119,31 @@ local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
         note.pdu, note.resume = ssub(window, p, stop), start + stop - before
       end
       side.lost = nil
+    end
+    if side.lost == nil then
+      side.synced = true
+      if lost.unconfirmed and not lost.told and note.skipped > 0 then note.expert = UNCONFIRMED end
+    elseif lost.unconfirmed and lost.long and lost.long.skipped == 0 then
+      -- a long first PDU where the side's stream starts, being collected: shown as a collected PDU's segments
+      note = { part = lost.long.n, from = lost.first }
     else
       note = lost.skipped + #lost.tail
+      if lost.unconfirmed and not lost.told and lost.skipped > 0 and (lost.long == nil or lost.long.skipped > 0) then
+        -- a side whose first bytes claimed a long PDU: nothing at its start is one (the item where that is
+        -- known, once; an implausible prefix has its own where the run begins)
+        lost.told = true
+        note = { so_far = note, expert = UNCONFIRMED }
+      end
     end
     lost_notes[key] = note
+  end
+  if type(note) == "table" and note.part then
+    set_info(pinfo, sfmt("[part of a %d-byte message from frame %d]", note.part, note.from))
+    return nil
+  end
+  if type(note) == "table" and note.so_far then
+    skipped_item(tree, tvb(start, len - start), note.expert)
+    note = note.so_far
   end
   if type(note) == "number" then
     local root = tree_of(tree):add(godot, tvb(start, len - start))
@@ -3050,6 +3157,7 @@ local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
     root:set_text(sfmt("Godot Variant: %d bytes skipped since frame %d; resynchronised on the next plausible PDU",
                        note.skipped, note.first))
     set_info(pinfo, sfmt("%d bytes skipped", note.skipped))
+    if note.expert then root:add_tvb_expert_info(E.skipped, tvb(start, upto - start), note.expert) end
   end
   if note.pdu then
     dissect_pdu(ByteArray.new(note.pdu, true):tvb("Reassembled Godot message"), pinfo, tree)
@@ -3065,7 +3173,8 @@ local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
     if big == nil then return end
   else
     local have = tvb:len() - off
-    big = { n = n + 4, need = n + 4 - have, segments = 1, first = number, kept = true, parts = {}, chunks = {} }
+    big = { n = n + 4, need = n + 4 - have, segments = 1, first = number, latest = number, kept = true, parts = {},
+            chunks = {} }
     if tcp_held + big.n > SPEC.max_held_bytes then
       big.kept = false
       big.cause = sfmt("messages being collected hold %d bytes, the limit is %d (MAX_HELD_BYTES)", tcp_held,
@@ -3079,15 +3188,17 @@ local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
     watch_ends()
   end
   collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, false)
+  if visited then show_never_completed(tree, tvb, big, number) end
 end
 
 -- u32 length-prefixed PDUs of one TCP segment (or of a reassembly Wireshark was asked for)
 function tcp_pdus(tvb, pinfo, tree, conv)
   local number, visited = frame_of(pinfo)
+  if not visited and number > tcp_upto then tcp_upto = number end
   local side = side_of(conv, select(2, conv_of(pinfo, "tcp")))
   local len = tvb:len()
   local off = 0
-  if side.ended or visited then show_end(tvb, tree, side, number, visited) end
+  if conv.ended or visited then show_end(tvb, tree, conv, number, visited) end
   if end_tap and not visited then unwatch_ends() end
   local note = visited and tcp_notes[number]
   if note and note.last == number and tvb:offset() > note.last_off then
@@ -3134,11 +3245,24 @@ function tcp_pdus(tvb, pinfo, tree, conv)
       off = off + n + 4
     elseif n + 4 - avail <= SPEC.lua_desegment_max then
       pinfo.desegment_offset, pinfo.desegment_len = off, n + 4 - avail
+      side.synced = true
       return
+    elseif not side.synced and not visited or visited and lost_notes[off == 0 and number or call_key(number, tvb, off)] then
+      -- the first bytes of a side claim a long PDU: a stream the capture joined part-way (the reader, which
+      -- sees no SYN before them, resynchronises from its first byte; the plugin cannot see the SYN) or a long
+      -- first message. Resynchronise from here: a plausible long PDU is collected and decoded as a candidate
+      if not visited then
+        side.lost = new_lost(number, 0)
+        side.lost.unconfirmed = true
+      end
+      off = tcp_lost(tvb, pinfo, tree, conv, side, off, number, visited)
+      if off == nil then return end
+      goto continue
     else
       tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
       return
     end
+    side.synced = true
     ::continue::
   end
 end
@@ -4059,6 +4183,7 @@ local MP_SPEC = {
     max_waiting_data = 33554432,
     max_groups = 256,
     seen_window = 4096,
+    seen_total = 65536,
     max_held_bytes = 67108864,
     reassembly_channel_fragments = 65536,
     reassembly_stale_seconds = 30.0,
@@ -5719,7 +5844,10 @@ local function be_sum(first, n) -- Lua arithmetic of n big-endian bytes in local
 end
 local set_header_bits = (function()
   local lines = { "local floor = ...\nreturn function(dg, w)" }
-  for _, b in ipairs(HEADER) do lines[#lines + 1] = sfmt("dg[%q] = floor(w / %.17g) %% %.17g", b.name, b.div, b.mod) end
+  -- (w - w % div) / div is floor(w / div) for the word's whole numbers, without a call of floor
+  for _, b in ipairs(HEADER) do
+    lines[#lines + 1] = sfmt("dg[%q] = (w - w %% %.17g) / %.17g %% %.17g", b.name, b.div, b.div, b.mod)
+  end
   lines[#lines + 1] = "end"
   return compiled("header", tconcat(lines, "\n"), floor)
 end)()
@@ -5884,17 +6012,61 @@ local econvs, plans = {}, {}
 local MAX_GROUPS = ES.max_groups
 local SEEN_WINDOW = ES.seen_window
 
+local SEEN_TOTAL = ES.seen_total
+
 -- the last SEEN_WINDOW keys, in a ring: a key is in the set while its slot holds it (a list with its
 -- head cleared as it goes would have nils before its border, where # may answer any border: the window
--- then stopped forgetting, and after 65536 sequence numbers every new packet read as a repeat)
-local function recent() return { set = {}, ring = {}, pos = 0 } end
+-- then stopped forgetting, and after 65536 sequence numbers every new packet read as a repeat). n keys,
+-- the newest in slot pos, the oldest in slot (pos - n) % SEEN_WINDOW + 1.
+-- The windows of a capture together hold at most SEEN_TOTAL keys (the reader's SeenBudget): they are
+-- kept in a list, least recently added to first, and past the total the first forgets its oldest key
+-- (a window left empty is taken off the list, its tables let go), so a flood of peers stays bounded.
+local seen_total, seen_first, seen_last = 0, nil, nil
+local function recent() return { set = {}, ring = {}, pos = 0, n = 0 } end
+
+local function seen_unlink(r)
+  if r.prev then r.prev.next = r.next else seen_first = r.next end
+  if r.next then r.next.prev = r.prev else seen_last = r.prev end
+  r.prev, r.next, r.listed = nil, nil, false
+end
+
+local function recent_forget_oldest(r)
+  local slot = (r.pos - r.n) % SEEN_WINDOW + 1
+  r.set[r.ring[slot]], r.ring[slot] = nil, nil
+  r.n, seen_total = r.n - 1, seen_total - 1
+  if r.n == 0 then
+    seen_unlink(r)
+    r.set, r.ring = {}, {} -- (a table keeps the size it grew to)
+  end
+end
+
 local function recent_add(r, key)
   if r.set[key] then return false end
   local pos = r.pos % SEEN_WINDOW + 1
   local old = r.ring[pos]
-  if old ~= nil then r.set[old] = nil end
+  if old ~= nil then
+    r.set[old] = nil -- the window is full: its oldest key makes room
+  else
+    r.n, seen_total = r.n + 1, seen_total + 1
+  end
   r.set[key], r.ring[pos], r.pos = true, key, pos
+  if seen_last ~= r then -- (most recently added to: last in the list)
+    if r.listed then seen_unlink(r) end
+    r.prev, r.listed = seen_last, true
+    if seen_last then seen_last.next = r else seen_first = r end
+    seen_last = r
+  end
+  while seen_total > SEEN_TOTAL do recent_forget_oldest(seen_first) end
   return true
+end
+
+-- a window nobody reads any more (its direction began a new session): its keys no longer count
+local function recent_release(r)
+  if r.listed then
+    seen_total = seen_total - r.n
+    seen_unlink(r)
+  end
+  r.set, r.ring, r.n = {}, {}, 0
 end
 
 local function new_direction()
@@ -5902,12 +6074,24 @@ local function new_direction()
            dropped = recent(), channel_fragments = {} }
 end
 
+-- a frame's conversation and sender by its address texts and ports, looked up nested: the key texts
+-- are made once per direction of a conversation, not per frame (each text joined is a new string)
+local econv_at = {}
 local function econv_of(pinfo)
-  local a = tostring(pinfo.src) .. ":" .. PORT_TEXT[pinfo.src_port]
-  local b = tostring(pinfo.dst) .. ":" .. PORT_TEXT[pinfo.dst_port]
+  local src, dst = tostring(pinfo.src), tostring(pinfo.dst)
+  local sport, dport = pinfo.src_port, pinfo.dst_port
+  local by_dst = econv_at[src]
+  if by_dst == nil then by_dst = {}; econv_at[src] = by_dst end
+  local by_ports = by_dst[dst]
+  if by_ports == nil then by_ports = {}; by_dst[dst] = by_ports end
+  local hit = by_ports[sport * 65536 + dport]
+  if hit then return hit[1], hit[2] end
+  local a = src .. ":" .. PORT_TEXT[sport]
+  local b = dst .. ":" .. PORT_TEXT[dport]
   local key = a < b and (a .. " " .. b) or (b .. " " .. a)
   local c = econvs[key]
   if c == nil then c = { key = key, mp_key = "e " .. key, dirs = {} }; econvs[key] = c end
+  by_ports[sport * 65536 + dport] = { c, a }
   return c, a
 end
 
@@ -6095,31 +6279,35 @@ local function decide(conv, dir, cmd, frame, now, raw_data, share)
 end
 
 -- Showing --------------------------------------------------------------------------------------------
+-- Wireshark's TreeItem methods, called as functions where the tree is Wireshark's (not NULL_ITEM):
+-- item:add(...) looks the method up through the userdata's metatable on every call
+local ti_add, ti_generated, ti_append = TreeItem.add, TreeItem.set_generated, TreeItem.append_text
+
 local function show_command(ctree, ctvb, cmd)
   if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
   local d, v = cmd.def, cmd.values
   local whole = ctvb(cmd.off, cmd.size) -- the command's item and its generated fields share it
   local r = cmd.size == d.size and whole or ctvb(cmd.off, d.size) -- its header
-  local item = ctree:add(enet, whole, d.name)
+  local item = ti_add(ctree, enet, whole, d.name)
   -- (the label given to add() is the item's text)
   local byte_range = r(0, CH.command.size)
-  for i = 1, #CMD_BITS do item:add(CMD_BITS[i].f, byte_range) end -- (numeric loops: ipairs calls C per step)
-  item:add(F_CHANNEL, r(CH.command.size, CH.channel.size))
-  item:add(F_RELIABLE_SEQ, r(CH.command.size + CH.channel.size, CH.reliable_seq.size))
+  for i = 1, #CMD_BITS do ti_add(item, CMD_BITS[i].f, byte_range) end -- (numeric loops: ipairs calls C per step)
+  ti_add(item, F_CHANNEL, r(CH.command.size, CH.channel.size))
+  ti_add(item, F_RELIABLE_SEQ, r(CH.command.size + CH.channel.size, CH.reliable_seq.size))
   local q = ES.command_header_size
   local fields = d.fields
   for i = 1, #fields do
     local f = fields[i]
-    item:add(EF[f.abbrev], r(q, f.size))
+    ti_add(item, EF[f.abbrev], r(q, f.size))
     q = q + f.size
   end
-  if cmd.data_len and cmd.data_len > 0 then item:add(F_DATA, ctvb(cmd.data_off, cmd.data_len)) end
+  if cmd.data_len and cmd.data_len > 0 then ti_add(item, F_DATA, ctvb(cmd.data_off, cmd.data_len)) end
   if v.channel_count then
     local major = ES.godot_major_by_channel_count[v.channel_count]
-    if major then item:add(F_GODOT, r, major):set_generated() end
+    if major then ti_generated(ti_add(item, F_GODOT, r, major)) end
   end
-  if d.data_length then item:append_text(sfmt(" ch %d seq %d, %d bytes", v.channel, v.reliable_seq, cmd.data_len))
-  else item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq)) end
+  if d.data_length then ti_append(item, sfmt(" ch %d seq %d, %d bytes", v.channel, v.reliable_seq, cmd.data_len))
+  else ti_append(item, sfmt(" ch %d seq %d", v.channel, v.reliable_seq)) end
   return item, whole
 end
 
@@ -6157,10 +6345,10 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local dg = body and parse(raw, body) or dg0
   if dg.word and not null then
     local hrange = tvb(0, HW.size)
-    for i = 1, #HEADER_BITS do root:add(HEADER_BITS[i].f, hrange) end
-    if dg.sent_time then root:add(F_SENT_TIME, tvb(HW.size, ES.sent_time.size)) end
+    for i = 1, #HEADER_BITS do ti_add(root, HEADER_BITS[i].f, hrange) end
+    if dg.sent_time then ti_add(root, F_SENT_TIME, tvb(HW.size, ES.sent_time.size)) end
   end
-  if not null then root:append_text(PEER_TEXT[dg.peer_id or "?"]) end
+  if not null then ti_append(root, PEER_TEXT[dg.peer_id or "?"]) end
   if body then
     ctvb = ByteArray.new(ssub(raw, 1, dg.header_size) .. body, true):tvb("Decompressed ENet datagram")
   end
@@ -6184,6 +6372,7 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
           local open = {}
           for _, g in pairs(dir.groups) do open[#open + 1] = g end
           for _, g in ipairs(open) do release(g) end -- a new connection: the old one's groups are gone
+          for _, w in ipairs({ dir.reliable, dir.unreliable, dir.unsequenced, dir.dropped }) do recent_release(w) end
           for k, x in pairs(new_direction()) do dir[k] = x end
         end
       end
@@ -6222,14 +6411,14 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
       end
       decided = true
       local p = plan[i]
-      if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
+      if not null then ti_generated(ti_add(item, F_DELIVERY, whole, c.def.delivery)) end
       if p.evicted then -- groups given up to bound memory when this fragment came
         for _, why in ipairs(p.evicted) do
           if why ~= p.why then item:add_proto_expert_info(EE.dropped, why) end
         end
       end
       if p.what == "duplicate" then
-        if not null then item:add(F_DUP, whole, true):set_generated() end
+        if not null then ti_generated(ti_add(item, F_DUP, whole, true)) end
       elseif p.what == "fragment" then
         if not null then
           item:add(F_FRAGMENTS, whole, sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
@@ -6266,29 +6455,26 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     info[#info + 1] = "malformed"
   end
   local major, evidence = conv_major(conv)
-  if major and not null then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
+  if major and not null then ti_generated(ti_add(root, F_GODOT, tvb(0, 0), major)) end
   -- the Protocol and Info columns: the multiplayer layer's when it reads the frame's packets (it
   -- replaces the columns), else ENet's (each column write is a few calls into Wireshark)
   local written = false
   if #deliveries > 0 and MP.deliver then
-    local list = {}
-    for i = 1, #deliveries do
-      local p = deliveries[i]
-      -- (msg_key: a number, not a string, which costs a conversion of the frame number; a datagram of
-      -- at most 65,535 bytes has fewer data commands than 65,536)
-      list[i] = { p = p, env = { key = conv.mp_key, major = major, evidence = evidence, direction = direction,
-                                 client_id = conv.client_id, transport = "enet", conv = conv,
-                                 direction_known = conv.connect_seen or false,
-                                 msg_key = number * 65536 + i } }
-    end
-    written = MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
+    -- what the frame's packets share (one table per frame); each packet's message key is its own
+    -- (msg_key: a number, not a string, which costs a conversion of the frame number; a datagram of
+    -- at most 65,535 bytes has fewer data commands than 65,536)
+    for i = 1, #deliveries do deliveries[i].msg_key = number * 65536 + i end
+    local env = { key = conv.mp_key, major = major, evidence = evidence, direction = direction,
+                  client_id = conv.client_id, transport = "enet", conv = conv,
+                  direction_known = conv.connect_seen or false }
+    written = MP.deliver(deliveries, env, tvb, pinfo, tree, root ~= NULL_ITEM and root or given, number, visited)
   end
   if not written then
     local cols = pinfo.cols
     cols.protocol = "ENet"
     cols.info = "ENet " .. tconcat(info, ", ")
   end
-  return tvb:len()
+  return #raw -- (tvb:len() is a call into Wireshark)
 end
 
 -- Registration ---------------------------------------------------------------------------------------
@@ -6322,7 +6508,8 @@ end
 function enet.prefs_changed() read_enet_prefs(); register_enet_ports() end
 function enet.init()
   read_enet_prefs()
-  econvs, plans, held_total = {}, {}, 0
+  econvs, econv_at, plans, held_total = {}, {}, {}, 0
+  seen_total, seen_first, seen_last = 0, nil, nil
   lru_g, lru_s, lru_head, lru_tail, stamp, open_groups = {}, {}, 1, 0, 0, 0
   if MP.reset then MP.reset() end
 end
@@ -6496,6 +6683,11 @@ local ME = {
 }
 godot_mp.experts = { ME.malformed, ME.unresolved }
 
+-- Wireshark's TreeItem methods, called as functions where the tree is Wireshark's (not NULL_ITEM):
+-- item:add(...) looks the method up through the userdata's metatable on every call
+local ti_add, ti_add_le, ti_generated, ti_hidden = TreeItem.add, TreeItem.add_le, TreeItem.set_generated, TreeItem.set_hidden
+local ti_append, ti_set_text = TreeItem.append_text, TreeItem.set_text
+
 -- Reading ---------------------------------------------------------------------------------------------
 local MPFAIL = {}
 local function mfail(ctx, off, reason) ctx.err_off, ctx.err = off, reason; error(MPFAIL, 0) end
@@ -6589,59 +6781,41 @@ local function read_text(ctx, it, pos, stop, scope, tree)
   local cut = sfind(raw, "\0", 1, true)
   if cut then raw = ssub(raw, 1, cut - 1) end
   scope.v[it.name], scope.at[it.name] = raw, start
-  if tree then tree:add(IF[it.name], rng(ctx, start, e), raw) end
+  if tree and tree ~= NULL_ITEM then ti_add(tree, IF[it.name], rng(ctx, start, e), raw) end
   if pos > e then return pos end
   return e
 end
 
-local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
-  if stop - pos < code.size then
-    mfail(ctx, pos, sfmt("%s: needs %d bytes, %d left", it.name, code.size, math.max(stop - pos, 0)))
-  end
-  local v = read_code(ctx.raw, pos, code)
-  scope.v[it.name], scope.at[it.name] = v, pos
+-- an Int's item and its bit fields in the tree (the value is read, and stored in the scope, by the
+-- code compile_items makes)
+local function show_int(ctx, it, code, bits, pos, v, tree)
+  if tree == NULL_ITEM then return end -- (its items would go nowhere)
   local item, r
-  if tree and IF[it.name] then
+  if IF[it.name] then
     local w = WIDE[it.name]
     r = rng(ctx, pos, pos + code.size) -- the item's bit fields share its TvbRange
-    item = tree:add(IF[it.name], r, w and w.new(v) or v)
+    item = ti_add(tree, IF[it.name], r, w and w.new(v) or v)
   end
+  if item == nil then return end
   bits = bits or NONE
   for i = 1, #bits do
     local b = bits[i]
-    local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
-    scope.v[b.name] = bv
-    if item and BF[b.name] then
+    if BF[b.name] then
       if BF_MASKED[b.name] then
-        if code.le then item:add_le(BF[b.name], r)
-        else item:add(BF[b.name], r) end
+        if code.le then ti_add_le(item, BF[b.name], r)
+        else ti_add(item, BF[b.name], r) end
       else
-        item:add(BF[b.name], r, bv)
+        ti_add(item, BF[b.name], r, floor(v / 2 ^ b.shift) % 2 ^ b.width)
       end
     end
   end
-  if item and it.values and it.values[v] then item:append_text(" (" .. it.values[v] .. ")") end
-  return pos + code.size
+  if it.values and it.values[v] then ti_append(item, " (" .. it.values[v] .. ")") end
 end
 
-local function read_item(ctx, it, pos, stop, scope, tree)
-  local k = it.kind
-  if k == "when" then
-    if holds(it.conds, scope) then return read_item(ctx, it.item, pos, stop, scope, tree) end
-    return pos
-  elseif k == "int" then
-    return read_int_item(ctx, it, it.code, it.bits, pos, stop, scope, tree)
-  elseif k == "choice" then
-    local sel = get(scope, it.selector)
-    local code = sel ~= nil and it.codes[sel]
-    if not code then mfail(ctx, pos, sfmt("%s: no width for %s = %s", it.name, it.selector, tostring(sel))) end
-    local bits
-    local all = it.bits
-    for i = 1, #all do if all[i].size == code.size then bits = all[i].bits end end
-    return read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
-  elseif k == "text" then
-    return read_text(ctx, it, pos, stop, scope, tree)
-  elseif k == "blob" then
+-- the kinds read by a function of their own (int, choice and when are code compile_items writes)
+local READ = {}
+READ.text = read_text
+READ.blob = function(ctx, it, pos, stop, scope, tree)
     local e = stop
     if it.size then
       local n = get(scope, it.size)
@@ -6657,17 +6831,20 @@ local function read_item(ctx, it, pos, stop, scope, tree)
     end
     scope.v[it.name], scope.at[it.name] = ssub(ctx.raw, pos + 1, e), pos
     local item
-    if tree and TEXT_BLOB[it.name] then
+    if tree == NULL_ITEM then
+      item = NULL_ITEM
+    elseif tree and TEXT_BLOB[it.name] then
       local text = ssub(ctx.raw, pos + 1, e)
       local cut = sfind(text, "\0", 1, true)
-      item = tree:add(IF[it.name], rng(ctx, pos, e), cut and ssub(text, 1, cut - 1) or text)
+      item = ti_add(tree, IF[it.name], rng(ctx, pos, e), cut and ssub(text, 1, cut - 1) or text)
     elseif tree then
-      item = tree:add(IF[it.name], rng(ctx, pos, e))
+      item = ti_add(tree, IF[it.name], rng(ctx, pos, e))
     end
     local show_blob = BLOB[it.content]
     if show_blob then show_blob(ctx, it, pos, e, scope, item) end
     return e
-  elseif k == "repeat" then
+end
+READ["repeat"] = function(ctx, it, pos, stop, scope, tree)
     local groups = {}
     if it.count then
       local n = get(scope, it.count)
@@ -6697,7 +6874,8 @@ local function read_item(ctx, it, pos, stop, scope, tree)
     end
     scope.v[it.name] = groups
     return pos
-  elseif k == "switch" then
+end
+READ.switch = function(ctx, it, pos, stop, scope, tree)
     local sel = get(scope, it.selector)
     local form = sel ~= nil and it.cases[sel]
     if not form then mfail(ctx, pos - 1, sfmt("unknown %s %s", it.selector, tostring(sel))) end
@@ -6705,13 +6883,115 @@ local function read_item(ctx, it, pos, stop, scope, tree)
     scope.v[it.selector .. ":case"] = form.name
     scope.form_name = form.name
     return read_items(ctx, form.items, pos, stop, scope, tree)
+end
+
+-- A list of layout items as one Lua function, made once (on first use) from the spec's items: each
+-- Int read with one string.byte call and arithmetic into the scope, a When's conditions tested in
+-- place, a Choice's widths as branches; the other kinds are calls of READ[kind] with the item. The
+-- function is what the list means: the same values, the same tree items in the same order, the same
+-- failures (mfail) at the same offsets.
+local COMPILED = setmetatable({}, { __mode = "k" }) -- item list -> its function
+local function num(x) return sfmt("%.17g", x) end
+
+local function int_code(lines, consts, ind, k, it, code, bits, known)
+  local n, name = code.size, it.name
+  lines[#lines + 1] = sfmt("%sif stop - pos < %d then mfail(ctx, pos, sfmt(%q, math.max(stop - pos, 0))) end", ind, n,
+                           name:gsub("%%", "%%%%") .. ": needs " .. n .. " bytes, %d left")
+  if n == 1 then
+    lines[#lines + 1] = ind .. "local x = sbyte(raw, pos + 1)"
+  else
+    local bs = {}
+    for i = 1, n do bs[i] = "b" .. i end
+    lines[#lines + 1] = sfmt("%slocal %s = sbyte(raw, pos + 1, pos + %d)", ind, tconcat(bs, ", "), n)
+    local order = {}
+    for i = 1, n do order[i] = code.le and bs[n + 1 - i] or bs[i] end
+    local e = order[1]
+    for i = 2, n do e = "(" .. e .. ") * 256 + " .. order[i] end
+    lines[#lines + 1] = ind .. "local x = " .. e
   end
-  error("not a layout item: " .. tostring(k))
+  if code.signed then
+    lines[#lines + 1] = sfmt("%sif x >= %s then x = x - %s end", ind, num(2 ^ (8 * n - 1)), num(2 ^ (8 * n)))
+  end
+  lines[#lines + 1] = sfmt("%sV[%q], AT[%q] = x, pos", ind, name, name)
+  for _, b in ipairs(bits or NONE) do
+    lines[#lines + 1] = sfmt("%sV[%q] = floor(x / %s) %% %s", ind, b.name, num(2 ^ b.shift), num(2 ^ b.width))
+    if known then known[b.name] = true end
+  end
+  lines[#lines + 1] = sfmt("%sif tree then show_int(ctx, K[%d], %s, %s, pos, x, tree) end", ind, k,
+                           consts.ref(code), bits and consts.ref(bits) or "nil")
+  lines[#lines + 1] = sfmt("%spos = pos + %d", ind, n)
+  if known then known[name] = true end
+end
+
+local function item_code(lines, ind, it, consts, known)
+  consts[#consts + 1] = it
+  local k = #consts
+  local function value(name) -- get(scope, name), read in place when this list set it already
+    if known and known[name] then return sfmt("V[%q]", name) end
+    return sfmt("get(scope, %q)", name)
+  end
+  local kind = it.kind
+  if kind == "int" then
+    lines[#lines + 1] = ind .. "do"
+    int_code(lines, consts, ind .. "  ", k, it, it.code, it.bits, known)
+    lines[#lines + 1] = ind .. "end"
+  elseif kind == "when" then
+    lines[#lines + 1] = ind .. "do"
+    local tests = {}
+    for i, c in ipairs(it.conds or NONE) do
+      lines[#lines + 1] = sfmt("%slocal c%d_%d = %s", ind, k, i, value(c.name))
+      local x = sfmt("c%d_%d", k, i)
+      local t = sfmt("type(%s) == \"number\"", x)
+      if c.op == "==" then t = sfmt("%s and %s == %s", t, x, num(c.operand))
+      elseif c.op == "!=" then t = sfmt("%s and %s ~= %s", t, x, num(c.operand))
+      elseif c.op == "&" then t = sfmt("%s and band(%s, %s) ~= 0", t, x, num(c.operand)) end
+      tests[#tests + 1] = "(" .. t .. ")"
+    end
+    lines[#lines + 1] = ind .. "if " .. (#tests > 0 and tconcat(tests, " and ") or "true") .. " then"
+    item_code(lines, ind .. "  ", it.item, consts, nil) -- (what it sets is not set for sure)
+    lines[#lines + 1] = ind .. "end end"
+  elseif kind == "choice" then
+    lines[#lines + 1] = sfmt("%sdo local sel = %s", ind, value(it.selector))
+    local first = true
+    for sel, code in pairs(it.codes) do
+      local bits
+      for _, bb in ipairs(it.bits) do if bb.size == code.size then bits = bb.bits end end
+      lines[#lines + 1] = sfmt("%s%sif sel == %s then", ind, first and "" or "else", type(sel) == "number" and num(sel) or sfmt("%q", sel))
+      int_code(lines, consts, ind .. "    ", k, it, code, bits, nil)
+      first = false
+    end
+    if not first then lines[#lines + 1] = ind .. "  else" end
+    lines[#lines + 1] = sfmt("%s    mfail(ctx, pos, sfmt(%q, tostring(sel)))", ind,
+                             it.name:gsub("%%", "%%%%") .. ": no width for " .. it.selector:gsub("%%", "%%%%") .. " = %s")
+    if not first then lines[#lines + 1] = ind .. "  end" end
+    lines[#lines + 1] = ind .. "end"
+    if known then known[it.name] = true end -- (set, or failed)
+  elseif READ[kind] then
+    lines[#lines + 1] = sfmt("%spos = READ[%q](ctx, K[%d], pos, stop, scope, tree)", ind, kind, k)
+  else
+    lines[#lines + 1] = sfmt("%serror(%q)", ind, "not a layout item: " .. tostring(kind))
+  end
+end
+
+local function compile_items(items)
+  local lines, consts, known = {}, {}, {}
+  local index = {}
+  consts.ref = function(v) -- K[i] of a constant table (codes and bit lists are shared between items)
+    if index[v] == nil then consts[#consts + 1] = v; index[v] = #consts end
+    return sfmt("K[%d]", index[v])
+  end
+  for i = 1, #items do item_code(lines, "  ", items[i], consts, known) end
+  local src = "local K, READ, show_int, mfail, get, sbyte, sfmt, floor, band = ...\n"
+    .. "return function(ctx, pos, stop, scope, tree)\n"
+    .. "  local raw, V, AT = ctx.raw, scope.v, scope.at\n"
+    .. tconcat(lines, "\n") .. "\n  return pos\nend\n"
+  return assert(load(src, "=godot_mp layout"))(consts, READ, show_int, mfail, get, sbyte, sfmt, floor, band)
 end
 
 read_items = function(ctx, items, pos, stop, scope, tree)
-  for i = 1, #items do pos = read_item(ctx, items[i], pos, stop, scope, tree) end
-  return pos
+  local f = COMPILED[items]
+  if f == nil then f = compile_items(items); COMPILED[items] = f end
+  return f(ctx, pos, stop, scope, tree)
 end
 
 -- a form of `size` bytes (checked as `what` at `at`) read from [s, e) into scope (pcall'd by the callers)
@@ -6775,7 +7055,7 @@ local function show_args(ctx, it, s, e, scope, tree, count, reader)
   while (count and i < count) or (not count and pos < e) do
     if pos >= e then mfail(ctx, pos, sfmt("argument %d of %d: no bytes left", i, count)) end
     local text
-    pos, text = reader(ctx, pos, e, tree, tree and sfmt("[%d] ", i) or "") -- (no tree: no label)
+    pos, text = reader(ctx, pos, e, tree, tree and INDEX[i] or "") -- (no tree: no label)
     texts[#texts + 1] = text
     i = i + 1
   end
@@ -6968,37 +7248,50 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   local proto = PROTOCOLS[env.major]
   ctx.base = base
   local whole = rng(ctx, base, stop)
-  local msg = { args = nil, base = base, whole = whole }
-  local null = ctx.null
-  local root = tree:add(godot_mp, env.start ~= nil and env.start ~= base and rng(ctx, env.start, stop) or whole)
+  -- (every key a message may get, named so that Lua sizes its table once: each rehash as it grows is
+  -- an allocation, and there is a message per packet)
+  local msg = { args = nil, base = base, whole = whole, root = nil, command = nil, kind = nil, scope = nil, form = nil,
+                node = nil, node_id = nil, method = nil, method_id = nil, method_verified = nil, unresolved = nil,
+                name = nil, entries = nil, err = nil, err_off = nil }
+  local null = ctx.null -- (no tree: every item below would go to NULL_ITEM; the calls are skipped)
+  local root = NULL_ITEM
+  if not null then
+    root = ti_add(tree, godot_mp, env.start ~= nil and env.start ~= base and rng(ctx, env.start, stop) or whole)
+    ti_set_text(root, "Godot multiplayer, " .. proto.name)
+    if env.header then env.header(root) end
+    ti_generated(ti_add(root, MF.protocol, whole, proto.name))
+  end
   msg.root, ctx.root = root, root
-  if not null then root:set_text("Godot multiplayer, " .. proto.name) end
-  if env.header then env.header(root) end
-  root:add(MF.protocol, whole, proto.name):set_generated()
   if stop - base < 1 then
-    root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)")
+    if not null then root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)") end
     mfail(ctx, base, "empty packet")
   end
   local byte = sbyte(ctx.raw, base + 1)
   local c, n = command_of(proto, byte)
-  local first = rng(ctx, base, base + 1) -- the command byte: its items share one TvbRange
-  root:add(MF.command_id, first, n):set_hidden() -- the number is in Command's label
+  local first, citem
+  if not null then
+    first = rng(ctx, base, base + 1) -- the command byte: its items share one TvbRange
+    ti_hidden(ti_add(root, MF.command_id, first, n)) -- the number is in Command's label
+  end
   if c == nil then
-    root:add(MF.command, first, ""):append_text("(unknown)")
+    if not null then root:add(MF.command, first, ""):append_text("(unknown)") end
     mfail(ctx, base, sfmt("unknown command %d (byte 0x%02x)", n, byte))
   end
   msg.command, msg.kind = c.name, c.kind
-  local citem = root:add(MF.command, first, c.name)
-  if not null then citem:append_text(sfmt(" (%d)", n)) end
-  root:add(MF.kind, first, c.kind):set_generated()
+  if not null then
+    citem = ti_add(root, MF.command, first, c.name)
+    ti_append(citem, sfmt(" (%d)", n))
+    ti_generated(ti_add(root, MF.kind, first, c.kind))
+  end
   local scope = scope_new(nil)
   local flags = c.flags or NONE
   for i = 1, #flags do
     local b = flags[i]
     local v = bits_get(b, byte)
     scope.v[b.name] = v
-    if BF_MASKED[b.name] then citem:add(BF[b.name], first)
-    elseif BF[b.name] then citem:add(BF[b.name], first, v) end
+    if null then
+    elseif BF_MASKED[b.name] then ti_add(citem, BF[b.name], first)
+    elseif BF[b.name] then ti_add(citem, BF[b.name], first, v) end
   end
   msg.scope = scope
   local form = pick_form(c, scope, stop - base, ctx.hint)
@@ -7134,34 +7427,34 @@ end
 -- filters and pyshark (their Variants are the items shown)
 local function show_resolved(msg, whole)
   local root = msg.root
-  if msg.node and not read_as(msg, msg.node, "node_path") then root:add(MF.node, whole, msg.node):set_generated() end
+  if msg.node and not read_as(msg, msg.node, "node_path") then ti_generated(ti_add(root, MF.node, whole, msg.node)) end
   if msg.node_id and not read_as(msg, msg.node_id, "node_id", "path_id", "cache_id") then
-    root:add(MF.node_id, whole, msg.node_id):set_generated()
+    ti_generated(ti_add(root, MF.node_id, whole, msg.node_id))
   end
   if msg.kind == "rpc" then
     if msg.method and not read_as(msg, msg.method, "method") then
-      local it = root:add(MF.method, whole, msg.method)
-      it:set_generated()
-      if msg.method_verified == false then it:append_text(" (not verified: no SIMPLIFY_PATH md5 in the capture)") end
+      local it = ti_add(root, MF.method, whole, msg.method)
+      ti_generated(it)
+      if msg.method_verified == false then ti_append(it, " (not verified: no SIMPLIFY_PATH md5 in the capture)") end
     end
     if msg.method_id and not read_as(msg, msg.method_id, "method_id") then
-      root:add(MF.method_id, whole, msg.method_id):set_generated()
+      ti_generated(ti_add(root, MF.method_id, whole, msg.method_id))
     end
   elseif msg.kind == "rset" and msg.method and not read_as(msg, msg.method, "property") then
-    root:add(MF.property, whole, msg.method):set_generated()
+    ti_generated(ti_add(root, MF.property, whole, msg.method))
   end
   if msg.unresolved then
-    root:add(MF.unresolved, whole, msg.unresolved):set_generated()
+    ti_generated(ti_add(root, MF.unresolved, whole, msg.unresolved))
     root:add_proto_expert_info(ME.unresolved, msg.unresolved)
   end
   if msg.kind == "rpc" or msg.kind == "rset" then
-    local it = root:add(MF.argc, whole, #(msg.args or {}))
-    it:set_generated()
-    it:set_hidden()
+    local it = ti_add(root, MF.argc, whole, #(msg.args or {}))
+    ti_generated(it)
+    ti_hidden(it)
     for _, a in ipairs(msg.args or {}) do
-      it = root:add(MF.arg, whole, a)
-      it:set_generated()
-      it:set_hidden()
+      it = ti_add(root, MF.arg, whole, a)
+      ti_generated(it)
+      ti_hidden(it)
     end
   end
 end
@@ -7169,8 +7462,11 @@ end
 -- the Info column: the frame's first message replaces what ENet or WebSocket wrote, the next ones are
 -- appended (the rule of engine.lua's set_info), so every dissection of a frame writes the same text
 local info_last = { number = -1, visited = false, text = "" }
+-- the frame being read: set where a frame enters this layer (MP.deliver, heur_ws_mp), so a packet
+-- reads no Pinfo attribute for them (each is a call into Wireshark)
+local frame_number, frame_visited = -1, false
 local function add_info(pinfo, text)
-  local number, visited = pinfo.number, pinfo.visited
+  local number, visited = frame_number, frame_visited
   local st = info_last
   local cols = pinfo.cols
   -- (the column may hold a fenced prefix, e.g. a TCP segment's earlier PDUs: compare its end)
@@ -7234,7 +7530,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     count(pinfo, env, "error", nil, stop - base)
     return
   end
-  if msg.command == "CONFIRM_PATH" and not env.relay and st.confirm_form == nil and not pinfo.visited then
+  if msg.command == "CONFIRM_PATH" and not env.relay and st.confirm_form == nil and not frame_visited then
     st.confirm_form = msg.form -- the conversation's CONFIRM_PATH form (4.0-4.2 path / 4.3+ id)
   end
   resolve(msg, st, env, memo)
@@ -7246,14 +7542,15 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   if not ctx.null then -- (no tree: the generated fields and labels would go nowhere)
     local sender, receiver, relayed = route(env)
     local whole = msg.whole -- one TvbRange for the generated fields (each costs an allocation)
-    if sender then msg.root:add(MF.sender, whole, sender):set_generated() end
-    if receiver then msg.root:add(MF.receiver, whole, receiver):set_generated() end
-    if relayed then msg.root:add(MF.relayed, whole, true):set_generated() end
-    msg.root:add(MF.app_bytes, whole, env.app_bytes or (stop - base)):set_generated()
-    if env.transfer then msg.root:add(MF.transfer, whole, env.transfer):set_generated() end
-    if env.relay then msg.root:add(MF.relay, whole, env.relay):set_generated() end
+    local root = msg.root
+    if sender then ti_generated(ti_add(root, MF.sender, whole, sender)) end
+    if receiver then ti_generated(ti_add(root, MF.receiver, whole, receiver)) end
+    if relayed then ti_generated(ti_add(root, MF.relayed, whole, true)) end
+    ti_generated(ti_add(root, MF.app_bytes, whole, env.app_bytes or (stop - base)))
+    if env.transfer then ti_generated(ti_add(root, MF.transfer, whole, env.transfer)) end
+    if env.relay then ti_generated(ti_add(root, MF.relay, whole, env.relay)) end
     show_resolved(msg, whole)
-    msg.root:append_text(": " .. text)
+    ti_append(root, ": " .. text)
   end
   local inner = ctx.inner
   if inner and msg.command == "SYS" then
@@ -7331,9 +7628,10 @@ MP.payload = function(p, pinfo, tree, e)
   local proto = PROTOCOLS[major]
   if not proto then return end
   local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"],
-                null = tree == NULL_ITEM }
+                null = tree == NULL_ITEM, base = nil, root = nil, hint = nil, args = nil, inner = nil, err = nil,
+                err_off = nil } -- (sized once: see msg)
   local st = state_of(e.key)
-  local memo = memo_of(e.msg_key)
+  local memo = memo_of(p.msg_key)
   local transfer = MS.transfer_of_delivery[p.delivery]
   if major == 3 then
     if p.channel == 0 then
@@ -7368,31 +7666,32 @@ MP.payload = function(p, pinfo, tree, e)
       return
     end
     local hsize = form.header_size
-    if e.direction == "c2s" and e.conv.client_id == nil and not pinfo.visited then
+    if e.direction == "c2s" and e.conv.client_id == nil and not frame_visited then
       e.conv.client_id = scope.v.src -- no CONNECT in the capture: the header says who the client is
     end
-    local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, target = scope.v.dst,
+    local v = scope.v
+    -- (start: the packet's item covers the peer header, shown inside it)
+    local env = { major = 3, sender = v.src, receiver = v.dst, sender_id = v.src, target = v.dst,
                   direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer,
-                  wire = p.wire }
-    env.start = 0 -- the packet's item covers the peer header, shown inside it
+                  wire = p.wire, start = 0, header = false }
     env.header = not ctx.null and function(root)
       local cmap = MS.enet_channels[major]
       local cname
       for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
       cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
       local hrange = rng(ctx, 0, hsize)
-      local htree = root:add(MF.peer_header, hrange)
+      local htree = ti_add(root, MF.peer_header, hrange)
       read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
-      htree:add(MF.channel, hrange, p.channel):set_generated()
-      htree:add(MF.channel_name, hrange, cname):set_generated()
+      ti_generated(ti_add(htree, MF.channel, hrange, p.channel))
+      ti_generated(ti_add(htree, MF.channel_name, hrange, cname))
     end
     packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
     return
   end
   local env = { major = 4, direction = e.direction, client_id = e.conv.client_id, direction_known = e.direction_known,
-                channel = p.channel, transfer = transfer, wire = p.wire }
-  if e.direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, e.client_id
-  else env.sender, env.receiver, env.sender_id = "client", 1, e.client_id end
+                channel = p.channel, transfer = transfer, wire = p.wire, sender = "client", receiver = 1,
+                sender_id = e.client_id, receiver_id = nil }
+  if e.direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, e.client_id end
   packet(ctx, 0, #p.data, tree, env, st, memo, pinfo)
 end
 
@@ -7449,11 +7748,12 @@ local function heur_ws_mp(tvb, pinfo, given)
     if pinfo.visited or not ws_detect(c, sender, raw) then c.kind = c.kind or "no"; return false end
   end
   if c.kind == "no" then return false end
-  if ws_msg_index.number ~= pinfo.number or ws_msg_index.visited ~= pinfo.visited then
-    ws_msg_index.number, ws_msg_index.visited, ws_msg_index.n = pinfo.number, pinfo.visited, 0
+  frame_number, frame_visited = pinfo.number, pinfo.visited
+  if ws_msg_index.number ~= frame_number or ws_msg_index.visited ~= frame_visited then
+    ws_msg_index.number, ws_msg_index.visited, ws_msg_index.n = frame_number, frame_visited, 0
   end
   ws_msg_index.n = ws_msg_index.n + 1
-  local mkey = "w" .. pinfo.number .. ":" .. ws_msg_index.n
+  local mkey = "w" .. frame_number .. ":" .. ws_msg_index.n
   local direction = sender == c.server and "s2c" or "c2s"
   local wsb = ws_frame_size(#raw, direction == "c2s")
   local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"],
@@ -7462,7 +7762,7 @@ local function heur_ws_mp(tvb, pinfo, given)
   local memo = memo_of(mkey)
   pinfo.conversation = godot_mp
   if c.kind == "ws4" then
-    if direction == "s2c" and (memo.peer_id or (not pinfo.visited and st.first_s2c)) then
+    if direction == "s2c" and (memo.peer_id or (not frame_visited and st.first_s2c)) then
       st.first_s2c = false
       memo.peer_id = true
       peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw,
@@ -7497,7 +7797,7 @@ local function heur_ws_mp(tvb, pinfo, given)
     local ps = peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw,
                             { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable",
                               ws_bytes = wsb })
-    if ps and ps.name == "SYS_ID" and not pinfo.visited then c.client_id = ps.v.peer end
+    if ps and ps.name == "SYS_ID" and not frame_visited then c.client_id = ps.v.peer end
     return true
   end
   local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, target = scope.v.to,
@@ -7519,8 +7819,13 @@ end
 local handed, mp_handle = nil, nil
 -- Returns whether the packets were read (every packet read writes the Info column; the godot_mp
 -- protocol may be disabled).
-MP.deliver = function(list, tvb, pinfo, top, enet_item)
-  handed = { list = list, top = top }
+-- `list`: the packets, each { tvb, data, channel, msg_key, ... }; `env`: what they share (conversation,
+-- direction); `number`, `visited`: the frame's (read by enet.lua already: each Pinfo read is a call)
+local job = { list = nil, env = nil, top = nil }
+MP.deliver = function(list, env, tvb, pinfo, top, enet_item, number, visited)
+  job.list, job.env, job.top = list, env, top
+  frame_number, frame_visited = number, visited
+  handed = job
   if top == NULL_ITEM then
     -- no tree, so no frame.protocols or io,phs to show the layer in: the call through the handle
     -- (a Tvb, a Pinfo, Lua's helper item) would cost without showing anything
@@ -7538,8 +7843,9 @@ function godot_mp.dissector(tvb, pinfo, tree)
   local job = handed
   handed = nil
   if job == nil then return 0 end -- not called by enet.lua (e.g. Decode As): nothing to read alone
-  local list = job.list
-  for i = 1, #list do MP.payload(list[i].p, pinfo, job.top, list[i].env) end
+  local list, env, top = job.list, job.env, job.top
+  job.list, job.env, job.top = nil, nil, nil
+  for i = 1, #list do MP.payload(list[i], pinfo, top, env) end
   return tvb:len()
 end
 

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from godot_dissect import DecodeError, decode, decode_prefix, encode
+from godot_dissect.errors import EncodeError
 from godot_dissect.spec import DIALECT_NAMES, get_dialect
 
 from .strategies import values
@@ -96,5 +97,7 @@ def test_deep_value_encodes_without_recursion() -> None:
     v: list = []
     for _ in range(200_000):
         v = [v]
-    data = encode(v, "godot4")
+    data = encode(v, "godot4", max_depth=None)  # past the engine's limit on purpose: the walker's own test
     assert len(data) == 200_000 * 8 + 8
+    with pytest.raises(EncodeError, match="nested deeper than 1024 levels"):  # and the depth check's
+        encode(v, "godot4")

@@ -317,3 +317,38 @@ def test_memory_of_a_connect_storm_is_flat() -> None:
 
     small, large = peak(2000), peak(8000)
     assert large < small * 1.25 + 100_000, (small, large)
+
+
+def test_lua_plugin_remembers_at_most_seen_total_commands_of_many_peers(tmp_path) -> None:  # noqa: ANN001
+    """The plugin's windows of recent commands share the capture's SEEN_TOTAL (as the reader's SeenBudget):
+    64 peers each sending a window's worth of never-repeated commands (4x SEEN_TOTAL in all) leave the Lua heap
+    (live, after a full collection at the end) what 16 peers sending 4x as many each leave (the same frames and
+    commands; 16 full windows are SEEN_TOTAL), give or take less than 48 windows' keys; every peer's whole
+    window once stayed (+11 MB live, +75 MB peak RSS)."""
+    import re
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from godot_dissect.fuzz import hostile
+    from godot_dissect.fuzz.harness import lua_script
+
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark not installed")
+    assert 16 * spec.SEEN_WINDOW == spec.SEEN_TOTAL
+    probe = tmp_path / "heap.lua"  # a second script shares the plugin's Lua state: its heap after the last frame
+    probe.write_text('local t = Listener.new("frame")\n'
+                     'function t.draw() collectgarbage("collect"); collectgarbage("collect")\n'
+                     '  io.stderr:write(string.format("LUA_HEAP_KB %d\\n", collectgarbage("count"))) end\n')
+    heap = {}
+    for name, peers, per_peer in (("flood", 64, spec.SEEN_WINDOW), ("few", 16, 4 * spec.SEEN_WINDOW)):
+        path = tmp_path / f"{name}.pcap"
+        hostile.enet_command_flood(peers, per_peer, path)
+        r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-X", f"lua_script:{probe}",
+                            "-o", f"enet.udp_ports:{hostile.ENET_PORT}", "-r", str(path)],
+                           capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0 and "Lua" not in r.stderr.replace("LUA_HEAP_KB", ""), r.stderr[-2000:]
+        heap[name] = int(re.search(r"LUA_HEAP_KB (\d+)", r.stderr).group(1))
+    # what 48 more full windows would hold: SEEN_WINDOW keys each, >= 40 bytes a key (set entry and ring slot)
+    assert heap["flood"] - heap["few"] < 48 * spec.SEEN_WINDOW * 40 // 1024 // 2, heap

@@ -154,3 +154,98 @@ def test_reversed_segments_without_out_of_order_reassembly(name: str, tmp_path: 
     py = [rec.frame for rec in read_pcap(str(path), ports=[hostile.PORT]) if rec.kind == "variant"]
     # (one message each; the reader dates it by its first frame in capture order, tshark by the last)
     assert len(frames) == len(py) == 1
+
+
+def _top_strings(rows: list[list[str]]) -> Counter:
+    """_lua_strings without the String inside the long PDU's Array (the reader's count has top-level ones)."""
+    return Counter({k: v for k, v in _lua_strings(rows).items() if k[1] != hostile.LONG_MARK})
+
+
+def _py_frames(path: Path) -> Counter:
+    """Frames of the reader's variant records, with their counts."""
+    return Counter(r.frame for r in read_pcap(str(path), ports=[hostile.PORT]) if r.kind == "variant")
+
+
+def _lua_frames(path: Path, *args: str) -> Counter:
+    """Frames of the messages the plugin decoded (one godot.type per top-level message)."""
+    r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path), *PORT_PREFS, *args,
+                        "-Y", "godot.type", "-T", "fields", "-e", "frame.number", "-e", "godot.string",
+                        "-E", "occurrence=a", "-E", "aggregator=|"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "Lua" not in r.stderr, r.stderr[-2000:]
+    return Counter(int(line.split("\t")[0]) for line in r.stdout.splitlines()
+                   for s in line.split("\t")[1].split("|") if s in ("hello", hostile.LONG_MARK))
+
+
+@pytest.mark.parametrize("passes", [(), ("-2",)], ids=["one-pass", "two-pass"])
+def test_long_pdu_right_after_a_skipped_run_is_decoded(passes: tuple, tmp_path: Path) -> None:
+    """The first PDU after a skipped run is 20 KB (past LUA_RESYNC_MAX and LUA_DESEGMENT_MAX): the plugin collects
+    it as a candidate and decodes it where the reader has it (it was skipped with the run); one expert item."""
+    path = tmp_path / "resync-long.pcap"
+    hostile.resync_long_pdu(20, path)
+    rows = _tshark(path, *passes)
+    py_strings, py_errors = _py(path)
+    assert len(_skipped(rows, path, *passes)) == 1
+    assert _top_strings(rows) == py_strings and sum(py_strings.values()) == 7
+    assert _lua_frames(path, *passes) == _py_frames(path)
+    (err,) = py_errors  # the same count of skipped bytes
+    size = re.search(r"(\d+) bytes skipped", err.error).group(1)
+    info = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path), *PORT_PREFS,
+                           *passes, "-Y", "godot.type", "-T", "fields", "-e", "_ws.col.Info"],
+                          capture_output=True, text=True).stdout
+    assert f"{size} bytes skipped" in info
+
+
+@pytest.mark.parametrize("passes", [(), ("-2",)], ids=["one-pass", "two-pass"])
+def test_stream_joined_part_way_with_a_long_claim_resynchronises_as_the_reader(passes: tuple, tmp_path: Path) -> None:
+    """No SYN, and the first bytes claim a plausible 1 MB PDU that never comes: the plugin no longer collects
+    the claim (and everything after it) but resynchronises from the first byte as the reader does: one
+    expert item, the good PDUs and a 16 KB PDU decoded in the reader's frames."""
+    path = tmp_path / "midway.pcap"
+    hostile.midway_long_claim(1, path)
+    rows = _tshark(path, *passes)
+    py_strings, py_errors = _py(path)
+    skipped = _skipped(rows, path, *passes)
+    assert len(skipped) == 1 and "joined part-way" in skipped[0][1], skipped
+    assert _top_strings(rows) == py_strings and sum(py_strings.values()) == 6
+    assert _lua_frames(path, *passes) == _py_frames(path)
+    assert len(py_errors) == 1 and "bytes skipped" in py_errors[0].error
+
+
+def test_stream_joined_part_way_where_every_word_claims_a_long_pdu(tmp_path: Path) -> None:
+    """hostile.resync: no SYN, every word claims a 4 MB PDU. The reader skips it all (one error record); the
+    plugin too, with one expert item (it once collected 4 MB claims one after another, silently), holding
+    little: twice the input costs about twice the time."""
+    from godot_dissect.fuzz.harness import run_tshark
+
+    outs = []
+    for n in (256, 512):
+        path = _build("resync", n, tmp_path)
+        rows = _tshark(path)
+        skipped = _skipped(rows, path)
+        assert len(skipped) == 1 and "joined part-way" in skipped[0][1], skipped
+        assert not _lua_strings(rows) and not _py(path)[0]
+        assert not any("Malformed" in row[2] for row in rows)
+        outs.append(run_tshark(path, extra=PORT_PREFS, tree=False))
+    small, large = outs
+    assert large.clean and large.cpu_seconds < 2.5 * small.cpu_seconds + 0.3, (small, large)
+    assert large.rss_mb < small.rss_mb + 16, (small.rss_mb, large.rss_mb)
+
+
+def test_held_pdu_of_a_closed_connection_is_reported_without_later_payload(tmp_path: Path) -> None:
+    """A long PDU cut by the client's FIN. Where the server answers, one pass puts the item on the answer (the
+    tap saw the FIN; a tap cannot add to a tree, and Wireshark calls no dissector for a FIN without payload).
+    Where nothing more is sent either way, a second pass (-2, or a click in Wireshark) shows it on the PDU's last
+    segment the plugin saw, as the reader has one error record per cut PDU at the end."""
+    path = tmp_path / "closed.pcap"
+    hostile.held_then_closed(16, path)
+    py_strings, py_errors = _py(path)
+    assert len(py_errors) == 2 and all("never completed" in e.error for e in py_errors)
+    one = _skipped(_tshark(path), path)
+    assert len(one) == 1 and "never completed: the connection was closed (FIN)" in one[0][1], one
+    assert one[0][0] == max(f for f, _ in py_strings)  # the server's answer
+    two = _skipped(_tshark(path, "-2"), path, "-2")
+    assert len(two) == 2 and all("never completed: no more of it in the capture" in m for _, m in two), two
+    for (frame, m), e in zip(two, py_errors, strict=True):  # the same PDU, on its side's last frames
+        size = re.search(r"of a PDU of (\d+) bytes", e.error).group(1)
+        assert f"of a PDU of {size} bytes" in m and frame <= e.frame
+    assert _lua_strings(_tshark(path)) == py_strings

@@ -195,3 +195,41 @@ def test_decode_cli_writes_a_lone_surrogate(fmt: str) -> None:
         assert out.strip() == '"\\ud800"'
     assert _cli("encode", "-d", "godot3", out.strip() if fmt == "text" else '"\\ud800"').stdout.decode().strip() \
         == hostile.SURROGATE.hex()
+
+
+# --- encode: no bytes the engine refuses for their depth ---------------------------------------------
+
+def test_encode_refuses_what_the_engine_refuses_for_depth() -> None:
+    """Godot 4.6 decodes Arrays whose elements sit at most 1024 levels deep (Variant MAX_RECURSION_DEPTH)
+    and refuses one level more; ``encode`` (and the CLI from text notation) refuses that value with an
+    error naming the limit, and writes the deepest the engine takes."""
+    from godot_dissect.codec import encode
+    from godot_dissect.engines import DecodeCase, EngineUnavailable, get_engine
+    from godot_dissect.errors import EncodeError
+
+    def nested(levels: int, inner: list) -> list:
+        v = inner
+        for _ in range(levels - 1):
+            v = [v]
+        return v
+
+    deepest, too_deep = nested(1024, [1]), nested(1025, [1])
+    ok_bytes = encode(deepest, "godot4")
+    bad_bytes = encode(too_deep, "godot4", max_depth=None)  # built on purpose, for the engine
+    try:
+        eng = get_engine("godot4")
+    except EngineUnavailable as e:
+        pytest.skip(f"Godot 4 engine unavailable: {e.reason}")
+    res = eng.probe(decode=[DecodeCase(ok_bytes), DecodeCase(bad_bytes)])
+    accepted, refused = res.decoded
+    assert accepted.ok and not refused.ok, (accepted, refused)
+    for dialect in ("godot4", "godot3"):
+        with pytest.raises(EncodeError, match="nested deeper than 1024 levels"):
+            encode(too_deep, dialect)
+        with pytest.raises(EncodeError, match="nested deeper than 1024 levels"):
+            encode({"k": [V.Object("Node", {"p": too_deep})]}, dialect, full_objects=True)
+        encode(nested(1025, []), dialect)  # the innermost empty: no element past the limit
+    text = "[" * 1025 + "1" + "]" * 1025
+    r = _cli("encode", text)
+    assert r.returncode == 1 and b"nested deeper than 1024 levels" in r.stderr and b"Traceback" not in r.stderr
+    assert _cli("encode", "[" * 1024 + "1" + "]" * 1024).stdout.strip().decode() == ok_bytes.hex()

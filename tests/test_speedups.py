@@ -147,7 +147,7 @@ def check_decode(data: Any, dialect: str, allow: bool = False, max_depth: int = 
 
 def _encode_outcome(v: Any, dialect: str) -> tuple:
     try:
-        return ("ok", encode(v, dialect))
+        return ("ok", encode(v, dialect, max_depth=None))  # the two encoders, at any depth
     except (EncodeError, OverflowError, struct.error) as e:
         return ("error", type(e), str(e))
 

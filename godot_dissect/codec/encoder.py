@@ -16,6 +16,7 @@ from ..spec import layouts as L
 from ..spec.conversions import OBJECT_AS_ID_CLASS
 from ..spec.dialects import Dialect, per_dialect
 from ..spec.kinds import count_code, kind_params
+from ..spec.transports import MAX_DEPTH
 from . import fast as _fast
 from .kinds import KINDS, Writer, write_string
 
@@ -70,12 +71,67 @@ def _container_type(c: CompiledEncoder, t: V.ContainerType, full_objects: bool, 
     return k
 
 
-def encode(value: Any, dialect: Dialect | str = "godot4", *, full_objects: bool = False) -> bytes:
-    """Encode ``value`` as the engine of ``dialect`` does (NodePath padding zeroed)."""
+#: the smallest encoding of one nesting level (a container's header and count): a value whose bytes are
+#: shorter cannot nest past the depth limit, so only longer ones are walked for their depth
+_LEVEL_BYTES = _U32.size + _CONTAINER_COUNT.size
+
+
+def depth_limit(dialect: Dialect | str) -> int:
+    """Nesting levels ``dialect``'s engine decodes: a container deeper than this must be empty. Godot 3.0-3.3.4
+    have no limit of their own (and crash instead): they get the later versions' MAX_DEPTH."""
+    d = dialect if isinstance(dialect, Dialect) else compiled(dialect).dialect
+    return d.engine_depth_limit or MAX_DEPTH
+
+
+def encode(value: Any, dialect: Dialect | str = "godot4", *, full_objects: bool = False,
+           max_depth: int | None = -1) -> bytes:
+    """Encode ``value`` as the engine of ``dialect`` does (NodePath padding zeroed).
+
+    A value nesting containers with elements deeper than the engine decodes (``depth_limit``, Variant
+    ``MAX_RECURSION_DEPTH``) is refused with an EncodeError: the engine would refuse its bytes. ``max_depth``
+    sets another limit; None builds any depth (malformed input for tests and the fuzzer)."""
+    limit = depth_limit(dialect) if max_depth == -1 else max_depth
     try:
-        return _encode(value, dialect, full_objects)
+        out = _encode(value, dialect, full_objects)
     except (struct.error, OverflowError) as e:  # a number that does not fit its wire field
         raise EncodeError(f"value does not fit its wire field: {e}") from None
+    if limit is not None and len(out) > _LEVEL_BYTES * limit:  # (the compiled encoder does not count levels)
+        _check_depth(value, dialect, limit)
+    return out
+
+
+def _too_deep(limit: int) -> EncodeError:
+    return EncodeError(f"containers nested deeper than {limit} levels: the engine refuses to decode them "
+                       f"(Variant MAX_RECURSION_DEPTH, spec.transports.MAX_DEPTH = {MAX_DEPTH})")
+
+
+def _check_depth(value: Any, dialect: Dialect | str, limit: int) -> None:
+    """Raise when a container below ``limit`` levels of containers holds an element (what the decoder
+    refuses: it reads no element deeper than that)."""
+    c = compiled(dialect)
+    opens, classes = c.opens, V.CLASS_KEYS
+    level: list[Any] = [iter((value,))]  # the elements still to look at, per open level
+    while level:
+        for v in level[-1]:
+            tv = type(v)
+            how = opens.get(classes.get(tv) or _key_of(v))
+            if how is None:
+                continue
+            kind = how[0]
+            if kind == "object":
+                if tv is V.ObjectID or not v.class_name or not v.properties:
+                    continue
+                items: Any = iter(v.properties.values())
+            elif not v:
+                continue
+            else:
+                items = iter(v) if kind == "array" else itertools.chain.from_iterable(v.items())
+            if len(level) > limit:
+                raise _too_deep(limit)
+            level.append(items)
+            break
+        else:
+            level.pop()
 
 
 def _encode(value: Any, dialect: Dialect | str, full_objects: bool) -> bytes:

@@ -159,7 +159,8 @@ def lua_script() -> Path:
     return Path(__file__).resolve().parents[2] / "lua" / "godot.lua"
 
 
-def run_tshark(path: Path, timeout: float = 300, extra: tuple[str, ...] = ()) -> Outcome:
-    """tshark -V with the plugin (the whole tree, so every field is dissected)."""
-    argv = ["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path), "-V", *extra]
+def run_tshark(path: Path, timeout: float = 300, extra: tuple[str, ...] = (), tree: bool = True) -> Outcome:
+    """tshark -V with the plugin (the whole tree, so every field is dissected; ``tree`` False: the summary
+    lines only, as a plain ``tshark -r``)."""
+    argv = ["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-r", str(path), *(("-V",) if tree else ()), *extra]
     return _run("tshark", argv, timeout)

@@ -227,6 +227,59 @@ def resync_junk(n: int, path: Path) -> None:
     w.close()
 
 
+LONG_MARK = "long message after the run"
+
+
+def _long_pdu(size: int) -> bytes:
+    """A length-prefixed Godot 3 Array [String LONG_MARK, PackedByteArray of ``size`` bytes]: past the plugin's
+    LUA_RESYNC_MAX / LUA_DESEGMENT_MAX when ``size`` is."""
+    body = _head(_GODOT3, "ARRAY", 2) + encode(LONG_MARK, _GODOT3) + _head(_GODOT3, "PACKED_BYTE_ARRAY", size)
+    body += bytes(range(256)) * (size // 256) + bytes(size % 256) + bytes(-size % 4)
+    return _U32.pack(len(body)) + body
+
+
+def resync_long_pdu(n: int, path: Path) -> None:
+    """A confirmed stream, an implausible length prefix, 3 KB of junk, then a PDU of n KB (the first after the
+    skipped run: longer than the plugin resynchronises on by its own bytes), then good PDUs."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, SERVER)
+    for _ in range(3):
+        tcp.send(GOOD_PDU)
+    data = IMPLAUSIBLE + b"\xee" * 3000 + _long_pdu(n * 1024) + GOOD_PDU * 4
+    for i in range(0, len(data), 1400):
+        tcp.send(data[i:i + 1400])
+    tcp.close()
+    w.close()
+
+
+def midway_long_claim(n: int, path: Path) -> None:
+    """A stream the capture joins part-way (no SYN) whose first bytes claim a plausible n MB PDU that never comes:
+    2 KB of junk, then good PDUs, a 16 KB PDU and good PDUs (the reader resynchronises on the first good PDU)."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, SERVER, handshake=False)
+    data = _long_claim(n << 20) + b"\xee" * 2048 + GOOD_PDU * 3 + _long_pdu(16 * 1024) + GOOD_PDU * 3
+    for i in range(0, len(data), 1400):
+        tcp.send(data[i:i + 1400])
+    tcp.close()
+    w.close()
+
+
+def held_then_closed(n: int, path: Path) -> None:
+    """Two connections whose long PDU (announcing 2n KB) stops after n KB and the client closes (FIN): on the
+    first nothing more is sent either way; on the second the server answers with a good PDU before closing."""
+    w = PcapWriter(path)
+    for port, answer in ((40000, False), (40001, True)):
+        tcp = _Tcp(w, (CLIENT[0], port), SERVER, t=port - 40000)
+        tcp.send(GOOD_PDU)
+        body = _long_claim(n * 2048) + bytes(n * 1024)
+        for i in range(0, len(body), 1000):
+            tcp.send(body[i:i + 1000])
+        tcp.close()
+        if answer:
+            tcp.send(GOOD_PDU, c2s=False)
+    w.close()
+
+
 def cut_connections(n: int, path: Path) -> None:
     """Long PDUs (announcing 2n KB) cut after n KB: one by a RST, one by a new SYN (new ISN) on the same
     addresses and ports; each then a new connection on the same 4-tuple with good PDUs."""
@@ -377,6 +430,26 @@ def enet_many_peers(n: int, path: Path) -> None:
             t += 1e-5
             cmd = enet.send_fragment(0, (k + 1) & 0xFFFF, 1, total // step, k, total, k * step, bytes(step))
             w.udp(t, ("10.0.1.1", 41000 + peer), server, enet.build_datagram(0, [cmd], sent_time=k & 0xFFFF))
+    w.close()
+
+
+def enet_command_flood(peers: int, per_peer: int, path: Path) -> None:
+    """``peers`` ENet peers, each sending ``per_peer`` reliable commands whose sequence numbers never repeat
+    (interleaved, MAX_PACKET_COMMANDS a datagram): every command is remembered to tell a retransmission, so
+    many peers together fill what the capture remembers (SEEN_TOTAL) many times over."""
+    w = PcapWriter(path)
+    server = ("10.0.0.2", ENET_PORT)
+    per = enet_spec.MAX_PACKET_COMMANDS
+    clients = [(f"10.1.{peer >> 8}.{peer & 255}", 41000) for peer in range(peers)]
+    for c in clients:
+        _enet_connect(w, c, server)
+    t = 0.0
+    for i in range(1, per_peer + 1, per):
+        cmds = [enet.send_reliable(1, seq & 0xFFFF, b"") for seq in range(i, min(i + per, per_peer + 1))]
+        datagram = enet.build_datagram(0, cmds, sent_time=i & 0xFFFF)
+        for c in clients:
+            t += 1e-5
+            w.udp(t, c, server, datagram)
     w.close()
 
 

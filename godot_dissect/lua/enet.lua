@@ -180,7 +180,10 @@ local function be_sum(first, n) -- Lua arithmetic of n big-endian bytes in local
 end
 local set_header_bits = (function()
   local lines = { "local floor = ...\nreturn function(dg, w)" }
-  for _, b in ipairs(HEADER) do lines[#lines + 1] = sfmt("dg[%q] = floor(w / %.17g) %% %.17g", b.name, b.div, b.mod) end
+  -- (w - w % div) / div is floor(w / div) for the word's whole numbers, without a call of floor
+  for _, b in ipairs(HEADER) do
+    lines[#lines + 1] = sfmt("dg[%q] = (w - w %% %.17g) / %.17g %% %.17g", b.name, b.div, b.div, b.mod)
+  end
   lines[#lines + 1] = "end"
   return compiled("header", tconcat(lines, "\n"), floor)
 end)()
@@ -345,17 +348,61 @@ local econvs, plans = {}, {}
 local MAX_GROUPS = ES.max_groups
 local SEEN_WINDOW = ES.seen_window
 
+local SEEN_TOTAL = ES.seen_total
+
 -- the last SEEN_WINDOW keys, in a ring: a key is in the set while its slot holds it (a list with its
 -- head cleared as it goes would have nils before its border, where # may answer any border: the window
--- then stopped forgetting, and after 65536 sequence numbers every new packet read as a repeat)
-local function recent() return { set = {}, ring = {}, pos = 0 } end
+-- then stopped forgetting, and after 65536 sequence numbers every new packet read as a repeat). n keys,
+-- the newest in slot pos, the oldest in slot (pos - n) % SEEN_WINDOW + 1.
+-- The windows of a capture together hold at most SEEN_TOTAL keys (the reader's SeenBudget): they are
+-- kept in a list, least recently added to first, and past the total the first forgets its oldest key
+-- (a window left empty is taken off the list, its tables let go), so a flood of peers stays bounded.
+local seen_total, seen_first, seen_last = 0, nil, nil
+local function recent() return { set = {}, ring = {}, pos = 0, n = 0 } end
+
+local function seen_unlink(r)
+  if r.prev then r.prev.next = r.next else seen_first = r.next end
+  if r.next then r.next.prev = r.prev else seen_last = r.prev end
+  r.prev, r.next, r.listed = nil, nil, false
+end
+
+local function recent_forget_oldest(r)
+  local slot = (r.pos - r.n) % SEEN_WINDOW + 1
+  r.set[r.ring[slot]], r.ring[slot] = nil, nil
+  r.n, seen_total = r.n - 1, seen_total - 1
+  if r.n == 0 then
+    seen_unlink(r)
+    r.set, r.ring = {}, {} -- (a table keeps the size it grew to)
+  end
+end
+
 local function recent_add(r, key)
   if r.set[key] then return false end
   local pos = r.pos % SEEN_WINDOW + 1
   local old = r.ring[pos]
-  if old ~= nil then r.set[old] = nil end
+  if old ~= nil then
+    r.set[old] = nil -- the window is full: its oldest key makes room
+  else
+    r.n, seen_total = r.n + 1, seen_total + 1
+  end
   r.set[key], r.ring[pos], r.pos = true, key, pos
+  if seen_last ~= r then -- (most recently added to: last in the list)
+    if r.listed then seen_unlink(r) end
+    r.prev, r.listed = seen_last, true
+    if seen_last then seen_last.next = r else seen_first = r end
+    seen_last = r
+  end
+  while seen_total > SEEN_TOTAL do recent_forget_oldest(seen_first) end
   return true
+end
+
+-- a window nobody reads any more (its direction began a new session): its keys no longer count
+local function recent_release(r)
+  if r.listed then
+    seen_total = seen_total - r.n
+    seen_unlink(r)
+  end
+  r.set, r.ring, r.n = {}, {}, 0
 end
 
 local function new_direction()
@@ -363,12 +410,24 @@ local function new_direction()
            dropped = recent(), channel_fragments = {} }
 end
 
+-- a frame's conversation and sender by its address texts and ports, looked up nested: the key texts
+-- are made once per direction of a conversation, not per frame (each text joined is a new string)
+local econv_at = {}
 local function econv_of(pinfo)
-  local a = tostring(pinfo.src) .. ":" .. PORT_TEXT[pinfo.src_port]
-  local b = tostring(pinfo.dst) .. ":" .. PORT_TEXT[pinfo.dst_port]
+  local src, dst = tostring(pinfo.src), tostring(pinfo.dst)
+  local sport, dport = pinfo.src_port, pinfo.dst_port
+  local by_dst = econv_at[src]
+  if by_dst == nil then by_dst = {}; econv_at[src] = by_dst end
+  local by_ports = by_dst[dst]
+  if by_ports == nil then by_ports = {}; by_dst[dst] = by_ports end
+  local hit = by_ports[sport * 65536 + dport]
+  if hit then return hit[1], hit[2] end
+  local a = src .. ":" .. PORT_TEXT[sport]
+  local b = dst .. ":" .. PORT_TEXT[dport]
   local key = a < b and (a .. " " .. b) or (b .. " " .. a)
   local c = econvs[key]
   if c == nil then c = { key = key, mp_key = "e " .. key, dirs = {} }; econvs[key] = c end
+  by_ports[sport * 65536 + dport] = { c, a }
   return c, a
 end
 
@@ -556,31 +615,35 @@ local function decide(conv, dir, cmd, frame, now, raw_data, share)
 end
 
 -- Showing --------------------------------------------------------------------------------------------
+-- Wireshark's TreeItem methods, called as functions where the tree is Wireshark's (not NULL_ITEM):
+-- item:add(...) looks the method up through the userdata's metatable on every call
+local ti_add, ti_generated, ti_append = TreeItem.add, TreeItem.set_generated, TreeItem.append_text
+
 local function show_command(ctree, ctvb, cmd)
   if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
   local d, v = cmd.def, cmd.values
   local whole = ctvb(cmd.off, cmd.size) -- the command's item and its generated fields share it
   local r = cmd.size == d.size and whole or ctvb(cmd.off, d.size) -- its header
-  local item = ctree:add(enet, whole, d.name)
+  local item = ti_add(ctree, enet, whole, d.name)
   -- (the label given to add() is the item's text)
   local byte_range = r(0, CH.command.size)
-  for i = 1, #CMD_BITS do item:add(CMD_BITS[i].f, byte_range) end -- (numeric loops: ipairs calls C per step)
-  item:add(F_CHANNEL, r(CH.command.size, CH.channel.size))
-  item:add(F_RELIABLE_SEQ, r(CH.command.size + CH.channel.size, CH.reliable_seq.size))
+  for i = 1, #CMD_BITS do ti_add(item, CMD_BITS[i].f, byte_range) end -- (numeric loops: ipairs calls C per step)
+  ti_add(item, F_CHANNEL, r(CH.command.size, CH.channel.size))
+  ti_add(item, F_RELIABLE_SEQ, r(CH.command.size + CH.channel.size, CH.reliable_seq.size))
   local q = ES.command_header_size
   local fields = d.fields
   for i = 1, #fields do
     local f = fields[i]
-    item:add(EF[f.abbrev], r(q, f.size))
+    ti_add(item, EF[f.abbrev], r(q, f.size))
     q = q + f.size
   end
-  if cmd.data_len and cmd.data_len > 0 then item:add(F_DATA, ctvb(cmd.data_off, cmd.data_len)) end
+  if cmd.data_len and cmd.data_len > 0 then ti_add(item, F_DATA, ctvb(cmd.data_off, cmd.data_len)) end
   if v.channel_count then
     local major = ES.godot_major_by_channel_count[v.channel_count]
-    if major then item:add(F_GODOT, r, major):set_generated() end
+    if major then ti_generated(ti_add(item, F_GODOT, r, major)) end
   end
-  if d.data_length then item:append_text(sfmt(" ch %d seq %d, %d bytes", v.channel, v.reliable_seq, cmd.data_len))
-  else item:append_text(sfmt(" ch %d seq %d", v.channel, v.reliable_seq)) end
+  if d.data_length then ti_append(item, sfmt(" ch %d seq %d, %d bytes", v.channel, v.reliable_seq, cmd.data_len))
+  else ti_append(item, sfmt(" ch %d seq %d", v.channel, v.reliable_seq)) end
   return item, whole
 end
 
@@ -618,10 +681,10 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local dg = body and parse(raw, body) or dg0
   if dg.word and not null then
     local hrange = tvb(0, HW.size)
-    for i = 1, #HEADER_BITS do root:add(HEADER_BITS[i].f, hrange) end
-    if dg.sent_time then root:add(F_SENT_TIME, tvb(HW.size, ES.sent_time.size)) end
+    for i = 1, #HEADER_BITS do ti_add(root, HEADER_BITS[i].f, hrange) end
+    if dg.sent_time then ti_add(root, F_SENT_TIME, tvb(HW.size, ES.sent_time.size)) end
   end
-  if not null then root:append_text(PEER_TEXT[dg.peer_id or "?"]) end
+  if not null then ti_append(root, PEER_TEXT[dg.peer_id or "?"]) end
   if body then
     ctvb = ByteArray.new(ssub(raw, 1, dg.header_size) .. body, true):tvb("Decompressed ENet datagram")
   end
@@ -645,6 +708,7 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
           local open = {}
           for _, g in pairs(dir.groups) do open[#open + 1] = g end
           for _, g in ipairs(open) do release(g) end -- a new connection: the old one's groups are gone
+          for _, w in ipairs({ dir.reliable, dir.unreliable, dir.unsequenced, dir.dropped }) do recent_release(w) end
           for k, x in pairs(new_direction()) do dir[k] = x end
         end
       end
@@ -683,14 +747,14 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
       end
       decided = true
       local p = plan[i]
-      if not null then item:add(F_DELIVERY, whole, c.def.delivery):set_generated() end
+      if not null then ti_generated(ti_add(item, F_DELIVERY, whole, c.def.delivery)) end
       if p.evicted then -- groups given up to bound memory when this fragment came
         for _, why in ipairs(p.evicted) do
           if why ~= p.why then item:add_proto_expert_info(EE.dropped, why) end
         end
       end
       if p.what == "duplicate" then
-        if not null then item:add(F_DUP, whole, true):set_generated() end
+        if not null then ti_generated(ti_add(item, F_DUP, whole, true)) end
       elseif p.what == "fragment" then
         if not null then
           item:add(F_FRAGMENTS, whole, sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
@@ -727,29 +791,26 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     info[#info + 1] = "malformed"
   end
   local major, evidence = conv_major(conv)
-  if major and not null then root:add(F_GODOT, tvb(0, 0), major):set_generated() end
+  if major and not null then ti_generated(ti_add(root, F_GODOT, tvb(0, 0), major)) end
   -- the Protocol and Info columns: the multiplayer layer's when it reads the frame's packets (it
   -- replaces the columns), else ENet's (each column write is a few calls into Wireshark)
   local written = false
   if #deliveries > 0 and MP.deliver then
-    local list = {}
-    for i = 1, #deliveries do
-      local p = deliveries[i]
-      -- (msg_key: a number, not a string, which costs a conversion of the frame number; a datagram of
-      -- at most 65,535 bytes has fewer data commands than 65,536)
-      list[i] = { p = p, env = { key = conv.mp_key, major = major, evidence = evidence, direction = direction,
-                                 client_id = conv.client_id, transport = "enet", conv = conv,
-                                 direction_known = conv.connect_seen or false,
-                                 msg_key = number * 65536 + i } }
-    end
-    written = MP.deliver(list, tvb, pinfo, tree, root ~= NULL_ITEM and root or given)
+    -- what the frame's packets share (one table per frame); each packet's message key is its own
+    -- (msg_key: a number, not a string, which costs a conversion of the frame number; a datagram of
+    -- at most 65,535 bytes has fewer data commands than 65,536)
+    for i = 1, #deliveries do deliveries[i].msg_key = number * 65536 + i end
+    local env = { key = conv.mp_key, major = major, evidence = evidence, direction = direction,
+                  client_id = conv.client_id, transport = "enet", conv = conv,
+                  direction_known = conv.connect_seen or false }
+    written = MP.deliver(deliveries, env, tvb, pinfo, tree, root ~= NULL_ITEM and root or given, number, visited)
   end
   if not written then
     local cols = pinfo.cols
     cols.protocol = "ENet"
     cols.info = "ENet " .. tconcat(info, ", ")
   end
-  return tvb:len()
+  return #raw -- (tvb:len() is a call into Wireshark)
 end
 
 -- Registration ---------------------------------------------------------------------------------------
@@ -783,7 +844,8 @@ end
 function enet.prefs_changed() read_enet_prefs(); register_enet_ports() end
 function enet.init()
   read_enet_prefs()
-  econvs, plans, held_total = {}, {}, 0
+  econvs, econv_at, plans, held_total = {}, {}, {}, 0
+  seen_total, seen_first, seen_last = 0, nil, nil
   lru_g, lru_s, lru_head, lru_tail, stamp, open_groups = {}, {}, 1, 0, 0, 0
   if MP.reset then MP.reset() end
 end

@@ -1487,11 +1487,12 @@ local last = { number = -1 } -- the conversation of the frame dissected last (TC
 -- see "Long PDUs", "Lost synchronisation" and "Connection ends" below
 local tcp_notes, tcp_starts, tcp_held, lost_notes, end_notes, tap_upto = {}, {}, 0, {}, {}, 0
 local tcp_collecting = 0 -- collected PDUs not finished (the tap that sees connection ends is on meanwhile)
+local tcp_upto = 0 -- the last frame tcp_pdus saw in the first pass
 local function reset_state()
   convs, frames, clear_verdicts = {}, {}, {}
   last = { number = -1 }
   tcp_notes, tcp_starts, tcp_held, lost_notes, end_notes, tap_upto = {}, {}, 0, {}, {}, 0
-  tcp_collecting = 0
+  tcp_collecting, tcp_upto = 0, 0
 end
 
 -- pinfo.number and pinfo.visited, read once per dissector call (each read of a Pinfo attribute is a
@@ -2022,6 +2023,15 @@ local function skipped_item(tree, tvb, text)
   root:add_tvb_expert_info(E.skipped, tvb, text)
 end
 
+-- dissected again (a second pass, a click in Wireshark): the last segment of a PDU that never completed says
+-- so, with the reason the first pass found (the end of the connection the tap saw), or none
+local function show_never_completed(tree, tvb, big, number)
+  if big.last == nil and big.latest == number and not big.shown then
+    skipped_item(tree, tvb(0, 0), big.cut or sfmt("%d bytes of a PDU of %d bytes (from frame %d), never completed: "
+                                                   .. "no more of it in the capture", big.n - big.need, big.n, big.first))
+  end
+end
+
 -- a collected PDU that ends unfinished (its stage never came, or the connection ended): its bytes go
 local function drop_big(side, why)
   local big = side.big
@@ -2030,11 +2040,13 @@ local function drop_big(side, why)
     tcp_held = tcp_held - big.n
     big.parts, big.chunks = nil, nil
   end
-  return sfmt("%d bytes of a PDU of %d bytes (from frame %d), never completed: %s", big.n - big.need, big.n,
-              big.first, why)
+  big.cut = sfmt("%d bytes of a PDU of %d bytes (from frame %d), never completed: %s", big.n - big.need, big.n,
+                 big.first, why)
+  return big.cut
 end
 
 local new_lost -- (below) synchronisation is lost: skip to the next plausible PDU
+local long_release -- (below) a long resync candidate is let go
 
 -- a collected PDU continues with this tvb: returns the bytes of it used (and true when Wireshark was asked
 -- for more)
@@ -2051,6 +2063,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
       local text = drop_big(side, "Wireshark's TCP delivered no more of it (a gap in the capture, or a new "
                                   .. "connection on the same addresses and ports)")
       end_notes[call_key(number, tvb, -1)] = text -- (re-dissection shows it as show_end does)
+      big.shown = true -- (not again on the PDU's last segment)
       skipped_item(tree, tvb(0, 0), text)
       set_info(pinfo, sfmt("%d-byte message cut short", big.n))
       side.lost = new_lost(number, 0)
@@ -2066,7 +2079,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
       return len, true
     end
     local take = len < big.need and len or big.need
-    big.need, big.segments = big.need - take, big.segments + 1
+    big.need, big.segments, big.latest = big.need - take, big.segments + 1, number
     if big.kept then
       local parts = big.parts
       parts[#parts + 1] = tvb:raw(0, take)
@@ -2095,6 +2108,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     dissect_pdu(rtvb, pinfo, tree)
   else
     collected_tree(tree, pinfo, take == len and tvb or tvb(0, take):tvb(), big, ends)
+    if visited then show_never_completed(tree, tvb, big, number) end
   end
   return take
 end
@@ -2111,9 +2125,10 @@ local end_tap = nil -- (tap_upto: the last frame the tap looked at)
 local function end_side(side, why)
   local text
   if side.big then
-    text = drop_big(side, why)
+    text = { drop_big(side, why) } -- (a table: a second pass shows it on the PDU's last segment instead)
   elseif side.lost then
     local lost = side.lost
+    long_release(lost)
     text = sfmt("%d bytes skipped since frame %d: no plausible PDU before %s", lost.skipped + #lost.tail,
                 lost.first, why)
   end
@@ -2125,7 +2140,9 @@ local function tap_packet(pinfo, _, th)
   -- (a tap runs after its frame is dissected, when pinfo.visited is already set: the first pass is told by
   -- frame numbers that grow; a retap starts again at frame 1)
   local number = pinfo.number
-  if type(th) ~= "table" or number <= tap_upto then return end
+  -- (and a frame before the last one the dissector saw in its first pass is a second pass: tshark -2 runs
+  -- taps only then, when a connection's SYN would end what the first pass left open at the capture's end)
+  if type(th) ~= "table" or number <= tap_upto or number < tcp_upto then return end
   tap_upto = number
   local flags = th.th_flags or 0
   local fin, syn, rst, ack = flags % 2 == 1, flags % 4 >= 2, flags % 8 >= 4, flags % 32 >= 16
@@ -2137,7 +2154,10 @@ local function tap_packet(pinfo, _, th)
               or syn and "a new connection (SYN) reused its addresses and ports"
               or "the connection was closed (FIN)"
   for who, side in pairs(conv.sides) do
-    if (side.big or side.lost) and (not fin or rst or syn or who == sender) then end_side(side, why) end
+    if (side.big or side.lost) and (not fin or rst or syn or who == sender) then
+      end_side(side, why)
+      conv.ended = true
+    end
   end
 end
 
@@ -2157,15 +2177,24 @@ local function unwatch_ends()
   end
 end
 
--- what ended on this side since the plugin last saw it (the tap), shown on this call
-local function show_end(tvb, tree, side, number, visited)
+-- what ended on the conversation since the plugin last saw it (the tap), shown on this call, on either side:
+-- a connection that ends with a FIN or RST may carry nothing more on the side that held the PDU
+local function show_end(tvb, tree, conv, number, visited)
   local key = call_key(number, tvb, -1)
   local text
   if visited then
     text = end_notes[key]
+    if type(text) == "table" then text = nil end -- (shown on the PDU's own last segment)
   else
-    text, side.ended = side.ended, nil
-    end_notes[key] = text
+    for _, s in pairs(conv.sides) do
+      if s.ended then
+        text, s.ended = s.ended, nil
+        end_notes[key] = text
+        if type(text) == "table" then text = text[1] end
+        skipped_item(tree, tvb(0, 0), text)
+      end
+    end
+    conv.ended, text = nil, nil
   end
   if text then skipped_item(tree, tvb(0, 0), text) end
 end
@@ -2198,13 +2227,40 @@ end
 
 function new_lost(number, skipped)
   -- (no tap for a skipped run alone: it holds at most LUA_RESYNC_MAX bytes, and a new connection's first
-  -- PDU ends it by itself; a tap listener costs Wireshark time on every TCP packet)
+  -- PDU ends it by itself; a tap listener costs Wireshark time on every TCP packet -- on only while a long
+  -- candidate is collected, below)
   -- base: stream position of tail's first byte; scanned: positions below it were looked at; cands: waiting
   -- candidates { position, end } in position order; skipped: bytes given up before tail
   return { first = number, base = 0, tail = "", scanned = 0, cands = {}, skipped = skipped }
 end
 
--- the first plausible PDU in tail .. data: its index in that window (1-based), or nil
+-- A candidate longer than LUA_RESYNC_MAX (a long PDU right after the run, as the reader finds it): one at a
+-- time is collected by itself, in pieces (its bytes counted in tcp_held, within MAX_HELD_BYTES), and decided
+-- when it has all arrived; like the reader's oldest candidate it is given up once MAX_RESYNC_CANDIDATES later
+-- candidates wait behind it (a stream where every word claims a long PDU stays linear and holds little).
+-- long: { pos, stop (stream positions), n (its bytes), parts, chunks, have, skipped (run bytes before it), later }
+function long_release(lost)
+  local long = lost.long
+  if long == nil then return end
+  lost.long, tcp_held, tcp_collecting = nil, tcp_held - long.n, tcp_collecting - 1
+end
+
+local function long_add(long, piece)
+  local parts = long.parts
+  parts[#parts + 1] = piece
+  long.have = long.have + #piece
+  if #parts >= PIECES_PER_CHUNK then long.chunks[#long.chunks + 1] = tconcat(parts); long.parts = {} end
+end
+
+local function long_bytes(long)
+  long.chunks[#long.chunks + 1] = tconcat(long.parts)
+  local data = tconcat(long.chunks)
+  long.parts, long.chunks = {}, { data }
+  return ssub(data, 1, long.n)
+end
+
+-- the first plausible PDU in tail .. data: its index in that window (1-based), or nil; or nil, nil, the long
+-- candidate that completed plausible (its bytes in .data)
 local function lost_scan(lost, data, first)
   local window = lost.tail .. data
   local wbase, wlen = lost.base, #lost.tail + #data
@@ -2218,8 +2274,21 @@ local function lost_scan(lost, data, first)
       kept[#kept + 1] = c
     end
   end
-  if found then return found, window end
+  if found then long_release(lost); return found, window end
   cands = kept
+  local long = lost.long
+  if long then
+    long_add(long, data)
+    if long.have >= long.n then -- all of it: the earliest waiting candidate that is plausible wins
+      local bytes = long_bytes(long)
+      long_release(lost)
+      if plausible_in(ssub(bytes, 5), long.n - 4, first) then
+        long.data = bytes
+        return nil, nil, long
+      end
+      long = nil
+    end
+  end
   local i = lost.scanned - wbase + 1
   while true do
     local p = sfind(window, CANDIDATE_AT, i)
@@ -2227,14 +2296,24 @@ local function lost_scan(lost, data, first)
     i = p + 1
     local b1, b2, b3 = sbyte(window, p, p + 2)
     local n = b1 + b2 * 256 + b3 * 65536
-    if n >= TR.MIN_BODY and n + 4 <= RESYNC_MAX then
+    if n >= TR.MIN_BODY then
       local stop = p + 3 + n
       if stop <= wlen then
-        if plausible_in(ssub(window, p + 4, stop), n, first) then return p, window end
-      else
+        if plausible_in(ssub(window, p + 4, stop), n, first) then long_release(lost); return p, window end
+      elseif n + 4 <= RESYNC_MAX then
         cands[#cands + 1] = { wbase + p - 1, wbase + stop }
         if #cands > RESYNC_CANDIDATES then table.remove(cands, 1) end
+        if long then long.later = long.later + 1 end
+      elseif long then
+        long.later = long.later + 1
+      elseif tcp_held + n + 4 <= SPEC.max_held_bytes then -- (else: counted as skipped, not collected)
+        long = { pos = wbase + p - 1, stop = wbase + stop, n = n + 4, parts = {}, chunks = {}, have = 0,
+                 skipped = lost.skipped + p - 1, later = 0 }
+        long_add(long, ssub(window, p))
+        lost.long, tcp_held, tcp_collecting = long, tcp_held + long.n, tcp_collecting + 1
+        watch_ends()
       end
+      if long and long.later + #cands > RESYNC_CANDIDATES then long_release(lost); long = nil end
     end
   end
   local scanned = wbase + wlen - 5 -- the last 5 offsets have fewer than 6 bytes: looked at again
@@ -2251,6 +2330,9 @@ local function lost_scan(lost, data, first)
   return nil
 end
 
+local UNCONFIRMED = "no plausible PDU where this side's stream starts in the capture (joined part-way?): bytes "
+                    .. "skipped up to the next plausible PDU"
+
 -- a call while synchronisation is lost, from `start`: returns where PDUs start again in tvb (nil: all skipped)
 local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
   -- (a frame has at most one call that starts in a skipped run, at 0: the plugin asks for no reassembly
@@ -2266,8 +2348,12 @@ local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
     local first = conv.verdict and conv.verdict.dialect
     if first ~= "godot4" and first ~= "godot3" then first = conv.plausible end
     local before = #lost.tail
-    local p, window = lost_scan(lost, start == 0 and tvb:raw() or tvb:raw(start), first)
-    if p then -- (p may be in the held bytes, before this tvb)
+    local data_at = lost.base + before -- stream position of this tvb's byte `start`
+    local p, window, long = lost_scan(lost, start == 0 and tvb:raw() or tvb:raw(start), first)
+    if long then -- a long candidate completed plausible: its bytes were collected, it ends in this tvb
+      note = { first = lost.first, skipped = long.skipped, pdu = long.data, resume = start + long.stop - data_at }
+      side.lost = nil
+    elseif p then -- (p may be in the held bytes, before this tvb)
       local stop = p + 3 + (sbyte(window, p) + sbyte(window, p + 1) * 256 + sbyte(window, p + 2) * 65536)
       note = { first = lost.first, skipped = lost.skipped + p - 1 }
       if p > before then
@@ -2276,10 +2362,31 @@ local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
         note.pdu, note.resume = ssub(window, p, stop), start + stop - before
       end
       side.lost = nil
+    end
+    if side.lost == nil then
+      side.synced = true
+      if lost.unconfirmed and not lost.told and note.skipped > 0 then note.expert = UNCONFIRMED end
+    elseif lost.unconfirmed and lost.long and lost.long.skipped == 0 then
+      -- a long first PDU where the side's stream starts, being collected: shown as a collected PDU's segments
+      note = { part = lost.long.n, from = lost.first }
     else
       note = lost.skipped + #lost.tail
+      if lost.unconfirmed and not lost.told and lost.skipped > 0 and (lost.long == nil or lost.long.skipped > 0) then
+        -- a side whose first bytes claimed a long PDU: nothing at its start is one (the item where that is
+        -- known, once; an implausible prefix has its own where the run begins)
+        lost.told = true
+        note = { so_far = note, expert = UNCONFIRMED }
+      end
     end
     lost_notes[key] = note
+  end
+  if type(note) == "table" and note.part then
+    set_info(pinfo, sfmt("[part of a %d-byte message from frame %d]", note.part, note.from))
+    return nil
+  end
+  if type(note) == "table" and note.so_far then
+    skipped_item(tree, tvb(start, len - start), note.expert)
+    note = note.so_far
   end
   if type(note) == "number" then
     local root = tree_of(tree):add(godot, tvb(start, len - start))
@@ -2293,6 +2400,7 @@ local function tcp_lost(tvb, pinfo, tree, conv, side, start, number, visited)
     root:set_text(sfmt("Godot Variant: %d bytes skipped since frame %d; resynchronised on the next plausible PDU",
                        note.skipped, note.first))
     set_info(pinfo, sfmt("%d bytes skipped", note.skipped))
+    if note.expert then root:add_tvb_expert_info(E.skipped, tvb(start, upto - start), note.expert) end
   end
   if note.pdu then
     dissect_pdu(ByteArray.new(note.pdu, true):tvb("Reassembled Godot message"), pinfo, tree)
@@ -2308,7 +2416,8 @@ local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
     if big == nil then return end
   else
     local have = tvb:len() - off
-    big = { n = n + 4, need = n + 4 - have, segments = 1, first = number, kept = true, parts = {}, chunks = {} }
+    big = { n = n + 4, need = n + 4 - have, segments = 1, first = number, latest = number, kept = true, parts = {},
+            chunks = {} }
     if tcp_held + big.n > SPEC.max_held_bytes then
       big.kept = false
       big.cause = sfmt("messages being collected hold %d bytes, the limit is %d (MAX_HELD_BYTES)", tcp_held,
@@ -2322,15 +2431,17 @@ local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
     watch_ends()
   end
   collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, false)
+  if visited then show_never_completed(tree, tvb, big, number) end
 end
 
 -- u32 length-prefixed PDUs of one TCP segment (or of a reassembly Wireshark was asked for)
 function tcp_pdus(tvb, pinfo, tree, conv)
   local number, visited = frame_of(pinfo)
+  if not visited and number > tcp_upto then tcp_upto = number end
   local side = side_of(conv, select(2, conv_of(pinfo, "tcp")))
   local len = tvb:len()
   local off = 0
-  if side.ended or visited then show_end(tvb, tree, side, number, visited) end
+  if conv.ended or visited then show_end(tvb, tree, conv, number, visited) end
   if end_tap and not visited then unwatch_ends() end
   local note = visited and tcp_notes[number]
   if note and note.last == number and tvb:offset() > note.last_off then
@@ -2377,11 +2488,24 @@ function tcp_pdus(tvb, pinfo, tree, conv)
       off = off + n + 4
     elseif n + 4 - avail <= SPEC.lua_desegment_max then
       pinfo.desegment_offset, pinfo.desegment_len = off, n + 4 - avail
+      side.synced = true
       return
+    elseif not side.synced and not visited or visited and lost_notes[off == 0 and number or call_key(number, tvb, off)] then
+      -- the first bytes of a side claim a long PDU: a stream the capture joined part-way (the reader, which
+      -- sees no SYN before them, resynchronises from its first byte; the plugin cannot see the SYN) or a long
+      -- first message. Resynchronise from here: a plausible long PDU is collected and decoded as a candidate
+      if not visited then
+        side.lost = new_lost(number, 0)
+        side.lost.unconfirmed = true
+      end
+      off = tcp_lost(tvb, pinfo, tree, conv, side, off, number, visited)
+      if off == nil then return end
+      goto continue
     else
       tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
       return
     end
+    side.synced = true
     ::continue::
   end
 end

@@ -101,6 +101,7 @@ def enet_data() -> dict[str, Any]:
         # the Python reassembler's bounds, so both give up on the same groups
         "max_groups": inspect.signature(reassembly.EnetReassembler).parameters["max_groups"].default,
         "seen_window": E.SEEN_WINDOW,
+        "seen_total": E.SEEN_TOTAL,
         "max_held_bytes": transports.MAX_HELD_BYTES,
         "reassembly_channel_fragments": E.REASSEMBLY_CHANNEL_FRAGMENTS,
         "reassembly_stale_seconds": E.REASSEMBLY_STALE_SECONDS,

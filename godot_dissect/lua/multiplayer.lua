@@ -157,6 +157,11 @@ local ME = {
 }
 godot_mp.experts = { ME.malformed, ME.unresolved }
 
+-- Wireshark's TreeItem methods, called as functions where the tree is Wireshark's (not NULL_ITEM):
+-- item:add(...) looks the method up through the userdata's metatable on every call
+local ti_add, ti_add_le, ti_generated, ti_hidden = TreeItem.add, TreeItem.add_le, TreeItem.set_generated, TreeItem.set_hidden
+local ti_append, ti_set_text = TreeItem.append_text, TreeItem.set_text
+
 -- Reading ---------------------------------------------------------------------------------------------
 local MPFAIL = {}
 local function mfail(ctx, off, reason) ctx.err_off, ctx.err = off, reason; error(MPFAIL, 0) end
@@ -250,59 +255,41 @@ local function read_text(ctx, it, pos, stop, scope, tree)
   local cut = sfind(raw, "\0", 1, true)
   if cut then raw = ssub(raw, 1, cut - 1) end
   scope.v[it.name], scope.at[it.name] = raw, start
-  if tree then tree:add(IF[it.name], rng(ctx, start, e), raw) end
+  if tree and tree ~= NULL_ITEM then ti_add(tree, IF[it.name], rng(ctx, start, e), raw) end
   if pos > e then return pos end
   return e
 end
 
-local function read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
-  if stop - pos < code.size then
-    mfail(ctx, pos, sfmt("%s: needs %d bytes, %d left", it.name, code.size, math.max(stop - pos, 0)))
-  end
-  local v = read_code(ctx.raw, pos, code)
-  scope.v[it.name], scope.at[it.name] = v, pos
+-- an Int's item and its bit fields in the tree (the value is read, and stored in the scope, by the
+-- code compile_items makes)
+local function show_int(ctx, it, code, bits, pos, v, tree)
+  if tree == NULL_ITEM then return end -- (its items would go nowhere)
   local item, r
-  if tree and IF[it.name] then
+  if IF[it.name] then
     local w = WIDE[it.name]
     r = rng(ctx, pos, pos + code.size) -- the item's bit fields share its TvbRange
-    item = tree:add(IF[it.name], r, w and w.new(v) or v)
+    item = ti_add(tree, IF[it.name], r, w and w.new(v) or v)
   end
+  if item == nil then return end
   bits = bits or NONE
   for i = 1, #bits do
     local b = bits[i]
-    local bv = floor(v / 2 ^ b.shift) % 2 ^ b.width
-    scope.v[b.name] = bv
-    if item and BF[b.name] then
+    if BF[b.name] then
       if BF_MASKED[b.name] then
-        if code.le then item:add_le(BF[b.name], r)
-        else item:add(BF[b.name], r) end
+        if code.le then ti_add_le(item, BF[b.name], r)
+        else ti_add(item, BF[b.name], r) end
       else
-        item:add(BF[b.name], r, bv)
+        ti_add(item, BF[b.name], r, floor(v / 2 ^ b.shift) % 2 ^ b.width)
       end
     end
   end
-  if item and it.values and it.values[v] then item:append_text(" (" .. it.values[v] .. ")") end
-  return pos + code.size
+  if it.values and it.values[v] then ti_append(item, " (" .. it.values[v] .. ")") end
 end
 
-local function read_item(ctx, it, pos, stop, scope, tree)
-  local k = it.kind
-  if k == "when" then
-    if holds(it.conds, scope) then return read_item(ctx, it.item, pos, stop, scope, tree) end
-    return pos
-  elseif k == "int" then
-    return read_int_item(ctx, it, it.code, it.bits, pos, stop, scope, tree)
-  elseif k == "choice" then
-    local sel = get(scope, it.selector)
-    local code = sel ~= nil and it.codes[sel]
-    if not code then mfail(ctx, pos, sfmt("%s: no width for %s = %s", it.name, it.selector, tostring(sel))) end
-    local bits
-    local all = it.bits
-    for i = 1, #all do if all[i].size == code.size then bits = all[i].bits end end
-    return read_int_item(ctx, it, code, bits, pos, stop, scope, tree)
-  elseif k == "text" then
-    return read_text(ctx, it, pos, stop, scope, tree)
-  elseif k == "blob" then
+-- the kinds read by a function of their own (int, choice and when are code compile_items writes)
+local READ = {}
+READ.text = read_text
+READ.blob = function(ctx, it, pos, stop, scope, tree)
     local e = stop
     if it.size then
       local n = get(scope, it.size)
@@ -318,17 +305,20 @@ local function read_item(ctx, it, pos, stop, scope, tree)
     end
     scope.v[it.name], scope.at[it.name] = ssub(ctx.raw, pos + 1, e), pos
     local item
-    if tree and TEXT_BLOB[it.name] then
+    if tree == NULL_ITEM then
+      item = NULL_ITEM
+    elseif tree and TEXT_BLOB[it.name] then
       local text = ssub(ctx.raw, pos + 1, e)
       local cut = sfind(text, "\0", 1, true)
-      item = tree:add(IF[it.name], rng(ctx, pos, e), cut and ssub(text, 1, cut - 1) or text)
+      item = ti_add(tree, IF[it.name], rng(ctx, pos, e), cut and ssub(text, 1, cut - 1) or text)
     elseif tree then
-      item = tree:add(IF[it.name], rng(ctx, pos, e))
+      item = ti_add(tree, IF[it.name], rng(ctx, pos, e))
     end
     local show_blob = BLOB[it.content]
     if show_blob then show_blob(ctx, it, pos, e, scope, item) end
     return e
-  elseif k == "repeat" then
+end
+READ["repeat"] = function(ctx, it, pos, stop, scope, tree)
     local groups = {}
     if it.count then
       local n = get(scope, it.count)
@@ -358,7 +348,8 @@ local function read_item(ctx, it, pos, stop, scope, tree)
     end
     scope.v[it.name] = groups
     return pos
-  elseif k == "switch" then
+end
+READ.switch = function(ctx, it, pos, stop, scope, tree)
     local sel = get(scope, it.selector)
     local form = sel ~= nil and it.cases[sel]
     if not form then mfail(ctx, pos - 1, sfmt("unknown %s %s", it.selector, tostring(sel))) end
@@ -366,13 +357,115 @@ local function read_item(ctx, it, pos, stop, scope, tree)
     scope.v[it.selector .. ":case"] = form.name
     scope.form_name = form.name
     return read_items(ctx, form.items, pos, stop, scope, tree)
+end
+
+-- A list of layout items as one Lua function, made once (on first use) from the spec's items: each
+-- Int read with one string.byte call and arithmetic into the scope, a When's conditions tested in
+-- place, a Choice's widths as branches; the other kinds are calls of READ[kind] with the item. The
+-- function is what the list means: the same values, the same tree items in the same order, the same
+-- failures (mfail) at the same offsets.
+local COMPILED = setmetatable({}, { __mode = "k" }) -- item list -> its function
+local function num(x) return sfmt("%.17g", x) end
+
+local function int_code(lines, consts, ind, k, it, code, bits, known)
+  local n, name = code.size, it.name
+  lines[#lines + 1] = sfmt("%sif stop - pos < %d then mfail(ctx, pos, sfmt(%q, math.max(stop - pos, 0))) end", ind, n,
+                           name:gsub("%%", "%%%%") .. ": needs " .. n .. " bytes, %d left")
+  if n == 1 then
+    lines[#lines + 1] = ind .. "local x = sbyte(raw, pos + 1)"
+  else
+    local bs = {}
+    for i = 1, n do bs[i] = "b" .. i end
+    lines[#lines + 1] = sfmt("%slocal %s = sbyte(raw, pos + 1, pos + %d)", ind, tconcat(bs, ", "), n)
+    local order = {}
+    for i = 1, n do order[i] = code.le and bs[n + 1 - i] or bs[i] end
+    local e = order[1]
+    for i = 2, n do e = "(" .. e .. ") * 256 + " .. order[i] end
+    lines[#lines + 1] = ind .. "local x = " .. e
   end
-  error("not a layout item: " .. tostring(k))
+  if code.signed then
+    lines[#lines + 1] = sfmt("%sif x >= %s then x = x - %s end", ind, num(2 ^ (8 * n - 1)), num(2 ^ (8 * n)))
+  end
+  lines[#lines + 1] = sfmt("%sV[%q], AT[%q] = x, pos", ind, name, name)
+  for _, b in ipairs(bits or NONE) do
+    lines[#lines + 1] = sfmt("%sV[%q] = floor(x / %s) %% %s", ind, b.name, num(2 ^ b.shift), num(2 ^ b.width))
+    if known then known[b.name] = true end
+  end
+  lines[#lines + 1] = sfmt("%sif tree then show_int(ctx, K[%d], %s, %s, pos, x, tree) end", ind, k,
+                           consts.ref(code), bits and consts.ref(bits) or "nil")
+  lines[#lines + 1] = sfmt("%spos = pos + %d", ind, n)
+  if known then known[name] = true end
+end
+
+local function item_code(lines, ind, it, consts, known)
+  consts[#consts + 1] = it
+  local k = #consts
+  local function value(name) -- get(scope, name), read in place when this list set it already
+    if known and known[name] then return sfmt("V[%q]", name) end
+    return sfmt("get(scope, %q)", name)
+  end
+  local kind = it.kind
+  if kind == "int" then
+    lines[#lines + 1] = ind .. "do"
+    int_code(lines, consts, ind .. "  ", k, it, it.code, it.bits, known)
+    lines[#lines + 1] = ind .. "end"
+  elseif kind == "when" then
+    lines[#lines + 1] = ind .. "do"
+    local tests = {}
+    for i, c in ipairs(it.conds or NONE) do
+      lines[#lines + 1] = sfmt("%slocal c%d_%d = %s", ind, k, i, value(c.name))
+      local x = sfmt("c%d_%d", k, i)
+      local t = sfmt("type(%s) == \"number\"", x)
+      if c.op == "==" then t = sfmt("%s and %s == %s", t, x, num(c.operand))
+      elseif c.op == "!=" then t = sfmt("%s and %s ~= %s", t, x, num(c.operand))
+      elseif c.op == "&" then t = sfmt("%s and band(%s, %s) ~= 0", t, x, num(c.operand)) end
+      tests[#tests + 1] = "(" .. t .. ")"
+    end
+    lines[#lines + 1] = ind .. "if " .. (#tests > 0 and tconcat(tests, " and ") or "true") .. " then"
+    item_code(lines, ind .. "  ", it.item, consts, nil) -- (what it sets is not set for sure)
+    lines[#lines + 1] = ind .. "end end"
+  elseif kind == "choice" then
+    lines[#lines + 1] = sfmt("%sdo local sel = %s", ind, value(it.selector))
+    local first = true
+    for sel, code in pairs(it.codes) do
+      local bits
+      for _, bb in ipairs(it.bits) do if bb.size == code.size then bits = bb.bits end end
+      lines[#lines + 1] = sfmt("%s%sif sel == %s then", ind, first and "" or "else", type(sel) == "number" and num(sel) or sfmt("%q", sel))
+      int_code(lines, consts, ind .. "    ", k, it, code, bits, nil)
+      first = false
+    end
+    if not first then lines[#lines + 1] = ind .. "  else" end
+    lines[#lines + 1] = sfmt("%s    mfail(ctx, pos, sfmt(%q, tostring(sel)))", ind,
+                             it.name:gsub("%%", "%%%%") .. ": no width for " .. it.selector:gsub("%%", "%%%%") .. " = %s")
+    if not first then lines[#lines + 1] = ind .. "  end" end
+    lines[#lines + 1] = ind .. "end"
+    if known then known[it.name] = true end -- (set, or failed)
+  elseif READ[kind] then
+    lines[#lines + 1] = sfmt("%spos = READ[%q](ctx, K[%d], pos, stop, scope, tree)", ind, kind, k)
+  else
+    lines[#lines + 1] = sfmt("%serror(%q)", ind, "not a layout item: " .. tostring(kind))
+  end
+end
+
+local function compile_items(items)
+  local lines, consts, known = {}, {}, {}
+  local index = {}
+  consts.ref = function(v) -- K[i] of a constant table (codes and bit lists are shared between items)
+    if index[v] == nil then consts[#consts + 1] = v; index[v] = #consts end
+    return sfmt("K[%d]", index[v])
+  end
+  for i = 1, #items do item_code(lines, "  ", items[i], consts, known) end
+  local src = "local K, READ, show_int, mfail, get, sbyte, sfmt, floor, band = ...\n"
+    .. "return function(ctx, pos, stop, scope, tree)\n"
+    .. "  local raw, V, AT = ctx.raw, scope.v, scope.at\n"
+    .. tconcat(lines, "\n") .. "\n  return pos\nend\n"
+  return assert(load(src, "=godot_mp layout"))(consts, READ, show_int, mfail, get, sbyte, sfmt, floor, band)
 end
 
 read_items = function(ctx, items, pos, stop, scope, tree)
-  for i = 1, #items do pos = read_item(ctx, items[i], pos, stop, scope, tree) end
-  return pos
+  local f = COMPILED[items]
+  if f == nil then f = compile_items(items); COMPILED[items] = f end
+  return f(ctx, pos, stop, scope, tree)
 end
 
 -- a form of `size` bytes (checked as `what` at `at`) read from [s, e) into scope (pcall'd by the callers)
@@ -436,7 +529,7 @@ local function show_args(ctx, it, s, e, scope, tree, count, reader)
   while (count and i < count) or (not count and pos < e) do
     if pos >= e then mfail(ctx, pos, sfmt("argument %d of %d: no bytes left", i, count)) end
     local text
-    pos, text = reader(ctx, pos, e, tree, tree and sfmt("[%d] ", i) or "") -- (no tree: no label)
+    pos, text = reader(ctx, pos, e, tree, tree and INDEX[i] or "") -- (no tree: no label)
     texts[#texts + 1] = text
     i = i + 1
   end
@@ -629,37 +722,50 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   local proto = PROTOCOLS[env.major]
   ctx.base = base
   local whole = rng(ctx, base, stop)
-  local msg = { args = nil, base = base, whole = whole }
-  local null = ctx.null
-  local root = tree:add(godot_mp, env.start ~= nil and env.start ~= base and rng(ctx, env.start, stop) or whole)
+  -- (every key a message may get, named so that Lua sizes its table once: each rehash as it grows is
+  -- an allocation, and there is a message per packet)
+  local msg = { args = nil, base = base, whole = whole, root = nil, command = nil, kind = nil, scope = nil, form = nil,
+                node = nil, node_id = nil, method = nil, method_id = nil, method_verified = nil, unresolved = nil,
+                name = nil, entries = nil, err = nil, err_off = nil }
+  local null = ctx.null -- (no tree: every item below would go to NULL_ITEM; the calls are skipped)
+  local root = NULL_ITEM
+  if not null then
+    root = ti_add(tree, godot_mp, env.start ~= nil and env.start ~= base and rng(ctx, env.start, stop) or whole)
+    ti_set_text(root, "Godot multiplayer, " .. proto.name)
+    if env.header then env.header(root) end
+    ti_generated(ti_add(root, MF.protocol, whole, proto.name))
+  end
   msg.root, ctx.root = root, root
-  if not null then root:set_text("Godot multiplayer, " .. proto.name) end
-  if env.header then env.header(root) end
-  root:add(MF.protocol, whole, proto.name):set_generated()
   if stop - base < 1 then
-    root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)")
+    if not null then root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)") end
     mfail(ctx, base, "empty packet")
   end
   local byte = sbyte(ctx.raw, base + 1)
   local c, n = command_of(proto, byte)
-  local first = rng(ctx, base, base + 1) -- the command byte: its items share one TvbRange
-  root:add(MF.command_id, first, n):set_hidden() -- the number is in Command's label
+  local first, citem
+  if not null then
+    first = rng(ctx, base, base + 1) -- the command byte: its items share one TvbRange
+    ti_hidden(ti_add(root, MF.command_id, first, n)) -- the number is in Command's label
+  end
   if c == nil then
-    root:add(MF.command, first, ""):append_text("(unknown)")
+    if not null then root:add(MF.command, first, ""):append_text("(unknown)") end
     mfail(ctx, base, sfmt("unknown command %d (byte 0x%02x)", n, byte))
   end
   msg.command, msg.kind = c.name, c.kind
-  local citem = root:add(MF.command, first, c.name)
-  if not null then citem:append_text(sfmt(" (%d)", n)) end
-  root:add(MF.kind, first, c.kind):set_generated()
+  if not null then
+    citem = ti_add(root, MF.command, first, c.name)
+    ti_append(citem, sfmt(" (%d)", n))
+    ti_generated(ti_add(root, MF.kind, first, c.kind))
+  end
   local scope = scope_new(nil)
   local flags = c.flags or NONE
   for i = 1, #flags do
     local b = flags[i]
     local v = bits_get(b, byte)
     scope.v[b.name] = v
-    if BF_MASKED[b.name] then citem:add(BF[b.name], first)
-    elseif BF[b.name] then citem:add(BF[b.name], first, v) end
+    if null then
+    elseif BF_MASKED[b.name] then ti_add(citem, BF[b.name], first)
+    elseif BF[b.name] then ti_add(citem, BF[b.name], first, v) end
   end
   msg.scope = scope
   local form = pick_form(c, scope, stop - base, ctx.hint)
@@ -795,34 +901,34 @@ end
 -- filters and pyshark (their Variants are the items shown)
 local function show_resolved(msg, whole)
   local root = msg.root
-  if msg.node and not read_as(msg, msg.node, "node_path") then root:add(MF.node, whole, msg.node):set_generated() end
+  if msg.node and not read_as(msg, msg.node, "node_path") then ti_generated(ti_add(root, MF.node, whole, msg.node)) end
   if msg.node_id and not read_as(msg, msg.node_id, "node_id", "path_id", "cache_id") then
-    root:add(MF.node_id, whole, msg.node_id):set_generated()
+    ti_generated(ti_add(root, MF.node_id, whole, msg.node_id))
   end
   if msg.kind == "rpc" then
     if msg.method and not read_as(msg, msg.method, "method") then
-      local it = root:add(MF.method, whole, msg.method)
-      it:set_generated()
-      if msg.method_verified == false then it:append_text(" (not verified: no SIMPLIFY_PATH md5 in the capture)") end
+      local it = ti_add(root, MF.method, whole, msg.method)
+      ti_generated(it)
+      if msg.method_verified == false then ti_append(it, " (not verified: no SIMPLIFY_PATH md5 in the capture)") end
     end
     if msg.method_id and not read_as(msg, msg.method_id, "method_id") then
-      root:add(MF.method_id, whole, msg.method_id):set_generated()
+      ti_generated(ti_add(root, MF.method_id, whole, msg.method_id))
     end
   elseif msg.kind == "rset" and msg.method and not read_as(msg, msg.method, "property") then
-    root:add(MF.property, whole, msg.method):set_generated()
+    ti_generated(ti_add(root, MF.property, whole, msg.method))
   end
   if msg.unresolved then
-    root:add(MF.unresolved, whole, msg.unresolved):set_generated()
+    ti_generated(ti_add(root, MF.unresolved, whole, msg.unresolved))
     root:add_proto_expert_info(ME.unresolved, msg.unresolved)
   end
   if msg.kind == "rpc" or msg.kind == "rset" then
-    local it = root:add(MF.argc, whole, #(msg.args or {}))
-    it:set_generated()
-    it:set_hidden()
+    local it = ti_add(root, MF.argc, whole, #(msg.args or {}))
+    ti_generated(it)
+    ti_hidden(it)
     for _, a in ipairs(msg.args or {}) do
-      it = root:add(MF.arg, whole, a)
-      it:set_generated()
-      it:set_hidden()
+      it = ti_add(root, MF.arg, whole, a)
+      ti_generated(it)
+      ti_hidden(it)
     end
   end
 end
@@ -830,8 +936,11 @@ end
 -- the Info column: the frame's first message replaces what ENet or WebSocket wrote, the next ones are
 -- appended (the rule of engine.lua's set_info), so every dissection of a frame writes the same text
 local info_last = { number = -1, visited = false, text = "" }
+-- the frame being read: set where a frame enters this layer (MP.deliver, heur_ws_mp), so a packet
+-- reads no Pinfo attribute for them (each is a call into Wireshark)
+local frame_number, frame_visited = -1, false
 local function add_info(pinfo, text)
-  local number, visited = pinfo.number, pinfo.visited
+  local number, visited = frame_number, frame_visited
   local st = info_last
   local cols = pinfo.cols
   -- (the column may hold a fenced prefix, e.g. a TCP segment's earlier PDUs: compare its end)
@@ -895,7 +1004,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     count(pinfo, env, "error", nil, stop - base)
     return
   end
-  if msg.command == "CONFIRM_PATH" and not env.relay and st.confirm_form == nil and not pinfo.visited then
+  if msg.command == "CONFIRM_PATH" and not env.relay and st.confirm_form == nil and not frame_visited then
     st.confirm_form = msg.form -- the conversation's CONFIRM_PATH form (4.0-4.2 path / 4.3+ id)
   end
   resolve(msg, st, env, memo)
@@ -907,14 +1016,15 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   if not ctx.null then -- (no tree: the generated fields and labels would go nowhere)
     local sender, receiver, relayed = route(env)
     local whole = msg.whole -- one TvbRange for the generated fields (each costs an allocation)
-    if sender then msg.root:add(MF.sender, whole, sender):set_generated() end
-    if receiver then msg.root:add(MF.receiver, whole, receiver):set_generated() end
-    if relayed then msg.root:add(MF.relayed, whole, true):set_generated() end
-    msg.root:add(MF.app_bytes, whole, env.app_bytes or (stop - base)):set_generated()
-    if env.transfer then msg.root:add(MF.transfer, whole, env.transfer):set_generated() end
-    if env.relay then msg.root:add(MF.relay, whole, env.relay):set_generated() end
+    local root = msg.root
+    if sender then ti_generated(ti_add(root, MF.sender, whole, sender)) end
+    if receiver then ti_generated(ti_add(root, MF.receiver, whole, receiver)) end
+    if relayed then ti_generated(ti_add(root, MF.relayed, whole, true)) end
+    ti_generated(ti_add(root, MF.app_bytes, whole, env.app_bytes or (stop - base)))
+    if env.transfer then ti_generated(ti_add(root, MF.transfer, whole, env.transfer)) end
+    if env.relay then ti_generated(ti_add(root, MF.relay, whole, env.relay)) end
     show_resolved(msg, whole)
-    msg.root:append_text(": " .. text)
+    ti_append(root, ": " .. text)
   end
   local inner = ctx.inner
   if inner and msg.command == "SYS" then
@@ -992,9 +1102,10 @@ MP.payload = function(p, pinfo, tree, e)
   local proto = PROTOCOLS[major]
   if not proto then return end
   local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"],
-                null = tree == NULL_ITEM }
+                null = tree == NULL_ITEM, base = nil, root = nil, hint = nil, args = nil, inner = nil, err = nil,
+                err_off = nil } -- (sized once: see msg)
   local st = state_of(e.key)
-  local memo = memo_of(e.msg_key)
+  local memo = memo_of(p.msg_key)
   local transfer = MS.transfer_of_delivery[p.delivery]
   if major == 3 then
     if p.channel == 0 then
@@ -1029,31 +1140,32 @@ MP.payload = function(p, pinfo, tree, e)
       return
     end
     local hsize = form.header_size
-    if e.direction == "c2s" and e.conv.client_id == nil and not pinfo.visited then
+    if e.direction == "c2s" and e.conv.client_id == nil and not frame_visited then
       e.conv.client_id = scope.v.src -- no CONNECT in the capture: the header says who the client is
     end
-    local env = { major = 3, sender = scope.v.src, receiver = scope.v.dst, sender_id = scope.v.src, target = scope.v.dst,
+    local v = scope.v
+    -- (start: the packet's item covers the peer header, shown inside it)
+    local env = { major = 3, sender = v.src, receiver = v.dst, sender_id = v.src, target = v.dst,
                   direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer,
-                  wire = p.wire }
-    env.start = 0 -- the packet's item covers the peer header, shown inside it
+                  wire = p.wire, start = 0, header = false }
     env.header = not ctx.null and function(root)
       local cmap = MS.enet_channels[major]
       local cname
       for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
       cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
       local hrange = rng(ctx, 0, hsize)
-      local htree = root:add(MF.peer_header, hrange)
+      local htree = ti_add(root, MF.peer_header, hrange)
       read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
-      htree:add(MF.channel, hrange, p.channel):set_generated()
-      htree:add(MF.channel_name, hrange, cname):set_generated()
+      ti_generated(ti_add(htree, MF.channel, hrange, p.channel))
+      ti_generated(ti_add(htree, MF.channel_name, hrange, cname))
     end
     packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
     return
   end
   local env = { major = 4, direction = e.direction, client_id = e.conv.client_id, direction_known = e.direction_known,
-                channel = p.channel, transfer = transfer, wire = p.wire }
-  if e.direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, e.client_id
-  else env.sender, env.receiver, env.sender_id = "client", 1, e.client_id end
+                channel = p.channel, transfer = transfer, wire = p.wire, sender = "client", receiver = 1,
+                sender_id = e.client_id, receiver_id = nil }
+  if e.direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, e.client_id end
   packet(ctx, 0, #p.data, tree, env, st, memo, pinfo)
 end
 
@@ -1110,11 +1222,12 @@ local function heur_ws_mp(tvb, pinfo, given)
     if pinfo.visited or not ws_detect(c, sender, raw) then c.kind = c.kind or "no"; return false end
   end
   if c.kind == "no" then return false end
-  if ws_msg_index.number ~= pinfo.number or ws_msg_index.visited ~= pinfo.visited then
-    ws_msg_index.number, ws_msg_index.visited, ws_msg_index.n = pinfo.number, pinfo.visited, 0
+  frame_number, frame_visited = pinfo.number, pinfo.visited
+  if ws_msg_index.number ~= frame_number or ws_msg_index.visited ~= frame_visited then
+    ws_msg_index.number, ws_msg_index.visited, ws_msg_index.n = frame_number, frame_visited, 0
   end
   ws_msg_index.n = ws_msg_index.n + 1
-  local mkey = "w" .. pinfo.number .. ":" .. ws_msg_index.n
+  local mkey = "w" .. frame_number .. ":" .. ws_msg_index.n
   local direction = sender == c.server and "s2c" or "c2s"
   local wsb = ws_frame_size(#raw, direction == "c2s")
   local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"],
@@ -1123,7 +1236,7 @@ local function heur_ws_mp(tvb, pinfo, given)
   local memo = memo_of(mkey)
   pinfo.conversation = godot_mp
   if c.kind == "ws4" then
-    if direction == "s2c" and (memo.peer_id or (not pinfo.visited and st.first_s2c)) then
+    if direction == "s2c" and (memo.peer_id or (not frame_visited and st.first_s2c)) then
       st.first_s2c = false
       memo.peer_id = true
       peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw,
@@ -1158,7 +1271,7 @@ local function heur_ws_mp(tvb, pinfo, given)
     local ps = peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw,
                             { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable",
                               ws_bytes = wsb })
-    if ps and ps.name == "SYS_ID" and not pinfo.visited then c.client_id = ps.v.peer end
+    if ps and ps.name == "SYS_ID" and not frame_visited then c.client_id = ps.v.peer end
     return true
   end
   local env = { major = 3, sender = scope.v.from, receiver = scope.v.to, sender_id = scope.v.from, target = scope.v.to,
@@ -1180,8 +1293,13 @@ end
 local handed, mp_handle = nil, nil
 -- Returns whether the packets were read (every packet read writes the Info column; the godot_mp
 -- protocol may be disabled).
-MP.deliver = function(list, tvb, pinfo, top, enet_item)
-  handed = { list = list, top = top }
+-- `list`: the packets, each { tvb, data, channel, msg_key, ... }; `env`: what they share (conversation,
+-- direction); `number`, `visited`: the frame's (read by enet.lua already: each Pinfo read is a call)
+local job = { list = nil, env = nil, top = nil }
+MP.deliver = function(list, env, tvb, pinfo, top, enet_item, number, visited)
+  job.list, job.env, job.top = list, env, top
+  frame_number, frame_visited = number, visited
+  handed = job
   if top == NULL_ITEM then
     -- no tree, so no frame.protocols or io,phs to show the layer in: the call through the handle
     -- (a Tvb, a Pinfo, Lua's helper item) would cost without showing anything
@@ -1199,8 +1317,9 @@ function godot_mp.dissector(tvb, pinfo, tree)
   local job = handed
   handed = nil
   if job == nil then return 0 end -- not called by enet.lua (e.g. Decode As): nothing to read alone
-  local list = job.list
-  for i = 1, #list do MP.payload(list[i].p, pinfo, job.top, list[i].env) end
+  local list, env, top = job.list, job.env, job.top
+  job.list, job.env, job.top = nil, nil, nil
+  for i = 1, #list do MP.payload(list[i], pinfo, top, env) end
   return tvb:len()
 end
 
