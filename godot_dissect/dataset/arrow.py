@@ -1,11 +1,16 @@
 """Records as Arrow RecordBatches of :data:`~.schema.SCHEMA`, streamed: memory is bounded by the
-batch size, not the capture."""
+batch size, not the capture.
+
+A row is a tuple: the head ``PcapReader.lines`` hands a line writer (frame ... wire bytes), the
+message's bytes, its type name, text and JSON value, then the columns only other records fill (None
+for a plain Variant message). A capture's plain Variant messages become rows straight from their bytes
+(:func:`variant_row_writer`: no Record made); every other record through :func:`record_row`."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from operator import attrgetter
 from typing import Any
 
@@ -13,27 +18,32 @@ import pyarrow as pa
 
 from .. import jsonform
 from ..codec import fast as _fast
-from ..records import HEX_KINDS, TIME_DECIMALS, WIRE_DECIMALS, Record, compiled_text_writer
-from .schema import BATCH_ROWS, BATCH_TEXT_BYTES, COLUMNS, FILE_SCHEMA, RENAMED, SCHEMA, TIME_TYPE
+from ..records import _TYPE_NAMES, HEX_KINDS, TIME_DECIMALS, WIRE_DECIMALS, Record, compiled_text_writer
+from .schema import BATCH_ROWS, BATCH_TEXT_BYTES, COLUMNS, FILE_SCHEMA, RENAMED, SCHEMA
+
+#: the head of a row: what ``PcapReader.lines`` hands a line writer, in its order (wire_bytes: unrounded)
+_HEAD = ("frame", "time", "src", "sport", "dst", "dport", "transport", "direction", "dialect", "offset", "wire_bytes")
+#: then the message's bytes (the length column, app_bytes by default), its type name, text and JSON value
+_RAW, _TYPE, _TEXT, _VALUE, _EXTRA = range(len(_HEAD), len(_HEAD) + 5)
+#: columns computed from the row, not held by it
+_DERIVED = ("length", "type", "text", "value", "capture")
+#: record attributes held as they are in the row's last item (a plain Variant message has none: None there)
+_EXTRA_ATTRS = tuple(c.name for c in COLUMNS if c.name not in _HEAD and c.name not in _DERIVED
+                     and c.name not in ("hex", "fields") and c.name in Record.__slots__)
+#: the row's last item: those attributes, then the renamed keys' columns and the JSON texts the record computes
+_EXTRAS = (*_EXTRA_ATTRS, *sorted({col for keys in RENAMED.values() for col in keys.values()}), "hex", "fields")
+assert set(_HEAD) | set(_EXTRAS) | set(_DERIVED) == {c.name for c in COLUMNS}, "a column no row holds"
+assert all(c.key == c.name for c in COLUMNS if c.name in _EXTRA_ATTRS), "a record attribute named unlike its key"
+_EXTRA_AT = {name: i for i, name in enumerate(_EXTRAS)}
+#: the last item of a plain Variant message's row, spelled out (records of other kinds need it)
+_VARIANT_EXTRAS = tuple("variant" if name == "kind" else None for name in _EXTRAS)
+#: record kind -> [(index of the JSON key's attribute, index of its column)] where they differ
+_RENAMED_AT = {kind: [(_EXTRA_AT[key], _EXTRA_AT[col]) for key, col in keys.items()] for kind, keys in RENAMED.items()}
+_row_head = attrgetter(*_HEAD, "raw")
+_row_extras = attrgetter(*_EXTRA_ATTRS)
+_N_PADDING = len(_EXTRAS) - len(_EXTRA_ATTRS)
 
 _TEXT_KINDS = ("text",)  # kinds whose value is already its JSON form (WebSocket text frames)
-#: columns holding a value the record computes (the rest hold the record attribute of their name as is)
-_COMPUTED = ("time", "type", "length", "app_bytes", "wire_bytes", "hex", "fields", "text", "value", "capture")
-#: record attributes whose JSON key is another column in some kinds (rset's method is `name`), and those columns
-_RENAMED_KEYS = tuple({key for keys in RENAMED.values() for key in keys})
-_RENAMED_COLUMNS = tuple({col for keys in RENAMED.values() for col in keys.values()})
-_PLAIN = tuple(c.name for c in COLUMNS
-               if c.name not in _COMPUTED and c.name not in _RENAMED_KEYS and c.name not in _RENAMED_COLUMNS)
-assert all(c.key == c.name for c in COLUMNS if c.name in _PLAIN), "a plain column named unlike its key"
-assert set(_PLAIN) <= set(Record.__slots__), "a plain column that is no record attribute"
-
-
-#: what a row takes from its record as is: the plain columns, the renamed keys, then what the computed
-#: columns are made of (one C-level call per record; the row keeps no reference to the record's value,
-#: so a batch of rows holds no containers for the garbage collector to walk)
-_ATTRS = (*_PLAIN, *_RENAMED_KEYS, "time", "raw", "wire_bytes", "app_bytes")
-_row_attrs = attrgetter(*_ATTRS)
-_COLUMN_OF = {name: i for i, name in enumerate(_ATTRS)}
 #: ``jsonform.json_text`` of packet fields, minus its guard for deep data: fields nest a few levels (a value in
 #: them is in its JSON form, at most jsonform.VALUE_MAX_DEPTH deep), and ENet records all carry some
 _fields_json = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
@@ -69,129 +79,178 @@ def _json_writer() -> Any:
 _JSON_WRITER: list[Any] = []
 
 
+class _RecordRows:
+    """``record_row``'s state: the compiled writers and type names it has looked up (bounded: one per dialect,
+    and per (kind, dialect, value class))."""
+
+    def __init__(self) -> None:
+        self.type_names: dict[tuple[str, str, type], str] = {}
+        self.text_writers: dict[str, Any] = {}  # dialect -> its compiled text writer (None: not built)
+        self.json_writer = _json_writer()
+
+    def __call__(self, rec: Record) -> tuple:
+        """The row of a record (the ``line_of`` of ``PcapReader.lines``; a row it hands on as it is)."""
+        if type(rec) is tuple:
+            return rec
+        kind = rec.kind
+        value = rec.value
+        error = rec.error
+        if error is None:
+            text = None
+            if kind in _VALUE_TEXT_KINDS:  # Record.text, straight from the compiled writer
+                dialect = rec.dialect
+                if (w := self.text_writers.get(dialect, False)) is False:
+                    w = self.text_writers[dialect] = compiled_text_writer(dialect)
+                if w is not None:
+                    text = w.render(value)
+            if text is None:
+                text = rec.text()
+            if kind in _TEXT_KINDS:
+                js = jsonform.json_text(value)
+            elif self.json_writer is None or (js := self.json_writer.render(value)) is None:
+                js = jsonform.dumps(value)
+        else:
+            text = js = None
+        fields_text = hexed = None
+        f = rec.fields
+        if f or error is not None or kind in HEX_KINDS:  # as the record's JSON has them
+            if error is None and kind not in HEX_KINDS and _PLAIN_FIELD_TYPES.issuperset(map(type, f.values())):
+                fields_text = jsonform.escape_surrogates(_fields_json(f))
+            else:
+                head = rec.json_head()
+                fields = head.get("fields")
+                fields_text = None if fields is None else jsonform.escape_surrogates(_fields_json(fields))
+                hexed = head.get("hex")
+        key = (kind, rec.dialect, type(value))
+        if (type_name := self.type_names.get(key)) is None:
+            type_name = self.type_names[key] = rec.type
+        extras = (*_row_extras(rec), *(None,) * (_N_PADDING - 2), hexed, fields_text)
+        if (renamed := _RENAMED_AT.get(kind)) is not None:  # e.g. an rset's `method` (a property) is `name`
+            moved = list(extras)
+            for key_at, col_at in renamed:
+                moved[col_at], moved[key_at] = moved[key_at], None
+            extras = tuple(moved)
+        return (*_row_head(rec), type_name, text, js, extras)
+
+
+def variant_row_writer(dialect: str, max_depth: int) -> Callable[..., tuple | None] | None:
+    """The writer of the row of the Variant record ``PcapReader._variant`` would make of a message body of
+    ``dialect`` (a ``writer_of`` of ``PcapReader.lines``), straight from the body: decoded by the dialect's
+    compiled table, written by the compiled text and JSON writers, no Record made. The writer returns None
+    for a body it does not write (malformed, a value the compiled writers leave to Python, a class whose type
+    name ``Record.type`` has not named yet): the reader makes the record. None: no compiled writers."""
+    text_writer = compiled_text_writer(dialect)
+    json_writer = _json_writer()
+    table = _fast.table(dialect) if _fast.fast_decode_prefix is not None else None
+    if text_writer is None or json_writer is None or table is None:
+        return None
+    names = _TYPE_NAMES.setdefault(dialect, {})  # a name get_dialect knows (it has a table): bounded
+    decode, render_text, render_json = table.decode, text_writer.render, json_writer.render
+
+    def write(body: bytes, frame: int, time: float, src: str, sport: int, dst: str, dport: int, transport: str,
+              direction: str, dialect: str, offset: int, wire: float) -> tuple | None:
+        try:
+            res = decode(body, True, max_depth, 0, None)
+        except Exception:  # noqa: BLE001 - the reader decodes it again and reports what is wrong
+            return None
+        if res is None or (name := names.get(type(value := res[0]))) is None \
+                or (text := render_text(value)) is None or (js := render_json(value)) is None:
+            return None
+        return (frame, time, src, sport, dst, dport, transport, direction, dialect, offset, wire, body, name, text,
+                js, None)
+
+    return write
+
+
 class _Builder:
-    """Rows as tuples (a C-level attribute fetch per record; the JSON head only for the rows that carry
-    an error or packet fields that are not plain), turned into columns once per batch."""
+    """Rows, turned into columns once per batch."""
 
     def __init__(self, schema: pa.Schema, capture: str | None) -> None:
         self.schema = schema
         self.capture = capture
         self.rows: list[tuple] = []
-        self.types: list[str] = []
-        self.texts: list[str | None] = []
-        self.values: list[str | None] = []
-        self.extra: dict[int, tuple[str | None, str | None]] = {}  # row -> (fields, hex), where the row has them
-        self.text_bytes = 0
-        # the type name is the dialect's name for the value's Python class, per kind: computed once
-        self.type_names: dict[tuple[str, str, type], str] = {}
-        self.text_writers: dict[str, Any] = {}  # dialect -> its compiled text writer (None: not built)
-        self.json_writer = _json_writer()
 
-    def fill(self, records: Iterator[Record], batch_rows: int) -> bool:
-        """Take records until the batch is full (``batch_rows``, or BATCH_TEXT_BYTES of text and value) or
-        they run out; True when the batch holds rows. One loop with everything in locals: it runs per message."""
-        rows, texts, values, types, extra = self.rows, self.texts, self.values, self.types, self.extra
-        type_names, text_writers, json_writer = self.type_names, self.text_writers, self.json_writer
-        text_bytes, text_limit = self.text_bytes, BATCH_TEXT_BYTES
-        for rec in records:
-            kind = rec.kind
-            value = rec.value
-            error = rec.error
-            if error is None:
-                text = None
-                if kind in _VALUE_TEXT_KINDS:  # Record.text, straight from the compiled writer
-                    dialect = rec.dialect
-                    if (w := text_writers.get(dialect, False)) is False:
-                        w = text_writers[dialect] = compiled_text_writer(dialect)
-                    if w is not None:
-                        text = w.render(value)
-                if text is None:
-                    text = rec.text()
-                if kind in _TEXT_KINDS:
-                    js = jsonform.json_text(value)
-                elif json_writer is None or (js := json_writer.render(value)) is None:
-                    js = jsonform.dumps(value)
-                texts.append(text)
-                values.append(js)
-                text_bytes += len(text) + len(js)
-            else:
-                texts.append(None)
-                values.append(None)
-            f = rec.fields
-            if f or error is not None or kind in HEX_KINDS:  # as the record's JSON has them
-                if error is None and kind not in HEX_KINDS and _PLAIN_FIELD_TYPES.issuperset(map(type, f.values())):
-                    extra[len(rows)] = (jsonform.escape_surrogates(_fields_json(f)), None)
-                else:
-                    head = rec.json_head()
-                    fields = head.get("fields")
-                    fields_text = None if fields is None else jsonform.escape_surrogates(_fields_json(fields))
-                    extra[len(rows)] = (fields_text, head.get("hex"))
-            key = (kind, rec.dialect, type(value))
-            if (type_name := type_names.get(key)) is None:
-                type_name = type_names[key] = rec.type
-            types.append(type_name)
-            rows.append(_row_attrs(rec))
-            if len(rows) >= batch_rows or text_bytes >= text_limit:
+    def fill(self, rows: Iterator[tuple], batch_rows: int) -> bool:
+        """Take rows until the batch is full (``batch_rows``, or BATCH_TEXT_BYTES of text and value) or
+        they run out; True when the batch holds rows."""
+        batch = self.rows
+        text_bytes, text_limit = 0, BATCH_TEXT_BYTES
+        for row in rows:
+            batch.append(row)
+            if (text := row[_TEXT]) is not None:
+                text_bytes += len(text) + len(row[_VALUE])
+            if len(batch) >= batch_rows or text_bytes >= text_limit:
                 break
-        self.text_bytes = text_bytes
-        return bool(rows)
+        return bool(batch)
 
     def batch(self) -> pa.RecordBatch:
         n = len(self.rows)
         at = list(zip(*self.rows, strict=True))
-        cols: dict[str, Any] = {name: at[i] for name, i in _COLUMN_OF.items() if name in _PLAIN}
-        for key in _RENAMED_KEYS:
-            cols[key] = list(at[_COLUMN_OF[key]])
-        for col in _RENAMED_COLUMNS:
-            cols[col] = [None] * n
-        if any(kind in RENAMED for kind in set(cols["kind"])):  # e.g. an rset's `method` (a property) is `name`
-            for i, kind in enumerate(cols["kind"]):
-                if (renamed := RENAMED.get(kind)) is not None:
-                    for key, col in renamed.items():
-                        cols[col][i], cols[key][i] = cols[key][i], None
-        raw = at[_COLUMN_OF["raw"]]
-        cols["length"] = list(map(len, raw))
-        # records.app_size: the application's size, by default the message's
-        cols["app_bytes"] = [len(r) if a is None else a for r, a in zip(raw, at[_COLUMN_OF["app_bytes"]], strict=True)]
-        cols["wire_bytes"] = [round(w, WIRE_DECIMALS) for w in at[_COLUMN_OF["wire_bytes"]]]
-        cols["type"], cols["text"], cols["value"] = self.types, self.texts, self.values
-        fields: list[str | None] = [None] * n
-        hexed: list[str | None] = [None] * n
-        for i, (f, h) in self.extra.items():
-            fields[i], hexed[i] = f, h
-        cols["fields"], cols["hex"] = fields, hexed
+        self.rows = []
+        cols: dict[str, Any] = dict(zip(_HEAD, at, strict=False))
+        raw = at[_RAW]
+        cols["length"] = length = list(map(len, raw))
+        cols["type"], cols["text"], cols["value"] = at[_TYPE], at[_TEXT], at[_VALUE]
+        cols["wire_bytes"] = [round(w, WIRE_DECIMALS) for w in cols["wire_bytes"]]
+        cols["time"] = _micros(cols["time"])
+        extras = at[_EXTRA]
+        if extras.count(None) == n:  # plain Variant messages only
+            extra_cols = None
+            cols["app_bytes"] = length
+        else:
+            extra_cols = dict(zip(_EXTRAS, zip(*[_VARIANT_EXTRAS if e is None else e for e in extras],
+                                              strict=True), strict=True))
+            # records.app_size: the application's size, by default the message's
+            cols["app_bytes"] = [m if a is None else a for m, a in zip(length, extra_cols["app_bytes"], strict=True)]
         arrays = []
         for f in self.schema:
-            if f.name == "capture":
+            name = f.name
+            if name == "capture":
                 arrays.append(pa.array([self.capture] * n, type=f.type))
-            elif f.type == TIME_TYPE:  # the JSON's seconds with 6 decimals, as exact microseconds
-                arrays.append(pa.array(_micros(at[_COLUMN_OF[f.name]]), type=TIME_TYPE))
+            elif name in cols:
+                arrays.append(pa.array(cols[name], type=f.type))
+            elif extra_cols is not None:
+                arrays.append(pa.array(extra_cols[name], type=f.type))
+            elif name == "kind":
+                arrays.append(pa.array(["variant"] * n, type=f.type))
             else:
-                arrays.append(pa.array(cols[f.name], type=f.type))
-        self.rows, self.types, self.texts, self.values, self.extra = [], [], [], [], {}
-        self.text_bytes = 0
+                arrays.append(pa.nulls(n, type=f.type))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def row_batches(rows: Iterable[tuple], capture: str | None = None, *, batch_rows: int = BATCH_ROWS,
+                schema: pa.Schema = SCHEMA) -> Iterator[pa.RecordBatch]:
+    """Rows (of ``variant_row_writer`` and ``record_row``) as RecordBatches of ``schema`` (SCHEMA, or
+    FILE_SCHEMA without ``capture``)."""
+    if batch_rows < 1:
+        raise ValueError("batch_rows must be at least 1")
+    b = _Builder(schema, capture)
+    rows = iter(rows)
+    while b.fill(rows, batch_rows):
+        yield b.batch()
 
 
 def record_batches(records: Iterable[Record], capture: str | None = None, *, batch_rows: int = BATCH_ROWS,
                    schema: pa.Schema = SCHEMA) -> Iterator[pa.RecordBatch]:
     """``records`` as RecordBatches of ``schema`` (SCHEMA, or FILE_SCHEMA without ``capture``)."""
-    if batch_rows < 1:
-        raise ValueError("batch_rows must be at least 1")
-    b = _Builder(schema, capture)
-    records = iter(records)
-    while b.fill(records, batch_rows):
-        yield b.batch()
+    return row_batches(map(_RecordRows(), records), capture, batch_rows=batch_rows, schema=schema)
+
+
+def capture_rows(path: Any, **read_options: Any) -> Iterator[tuple]:
+    """The rows of a capture's records (``read_options`` are ``read_pcap``'s), as ``read_pcap`` reads them."""
+    from ..pcap.reader import PcapReader
+
+    return PcapReader(path, **read_options).lines(variant_row_writer, _RecordRows())  # type: ignore[arg-type]
 
 
 def to_arrow(path: str, *, batch_rows: int = BATCH_ROWS, capture: str | None = None,
              **read_options: Any) -> Iterator[pa.RecordBatch]:
     """Every Godot message of a capture as RecordBatches of :data:`SCHEMA` (``read_options`` are
     ``read_pcap``'s: dialect, ports, enet_ports, rpc_names ...). ``capture`` defaults to the file name."""
-    from ..pcap.reader import read_pcap
-
+    if batch_rows < 1:
+        raise ValueError("batch_rows must be at least 1")
     name = capture if capture is not None else os.path.basename(path)
-    return record_batches(read_pcap(path, **read_options), name, batch_rows=batch_rows)
+    return row_batches(capture_rows(path, **read_options), name, batch_rows=batch_rows)
 
 
 def reader(paths: str | Iterable[str], *, batch_rows: int = BATCH_ROWS, **read_options: Any) -> pa.RecordBatchReader:
@@ -205,4 +264,5 @@ def reader(paths: str | Iterable[str], *, batch_rows: int = BATCH_ROWS, **read_o
     return pa.RecordBatchReader.from_batches(SCHEMA, batches())
 
 
-__all__ = ["FILE_SCHEMA", "SCHEMA", "reader", "record_batches", "to_arrow"]
+__all__ = ["FILE_SCHEMA", "SCHEMA", "capture_rows", "reader", "record_batches", "row_batches", "to_arrow",
+           "variant_row_writer"]

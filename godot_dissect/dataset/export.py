@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .arrow import record_batches
+from .arrow import capture_rows, row_batches
 from .layout import other_parts, part_path, temp_path
 from .schema import BATCH_ROWS, FILE_SCHEMA
 
@@ -70,11 +70,11 @@ def convert(path: str, out: str, fmt: str = "parquet", *, capture: str | None = 
 
 def _write(path: str, tmp: str, fmt: str, batch_rows: int, read_options: dict[str, Any],
            on_batch: Callable[[int], None] | None) -> int:
-    from ..pcap.reader import read_pcap
-
-    records = read_pcap(path, **read_options)
     rows = 0
     if fmt == "jsonl":  # the project's JSON lines, as `read --format jsonl` writes them
+        from ..pcap.reader import read_pcap
+
+        records = read_pcap(path, **read_options)
         with open(tmp, "w", encoding="utf-8") as f:
             lines: list[str] = []
             for rec in records:
@@ -89,7 +89,7 @@ def _write(path: str, tmp: str, fmt: str, batch_rows: int, read_options: dict[st
                 rows += len(lines)
                 _tell(on_batch, len(lines))
         return rows
-    batches = record_batches(records, batch_rows=batch_rows, schema=FILE_SCHEMA)
+    batches = row_batches(capture_rows(path, **read_options), batch_rows=batch_rows, schema=FILE_SCHEMA)
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
