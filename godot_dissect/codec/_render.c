@@ -2593,6 +2593,52 @@ static PyObject *JsonWriter_variant_line(JsonWriter *self, PyObject *const *args
     return s;
 }
 
+/* JsonWriter.variant_row(table, text_writer, type_names, max_depth, body, frame, time, src, sport, dst,
+ * dport, transport, direction, dialect, offset, wire) -> (frame, time, src, sport, dst, dport, transport,
+ * direction, dialect, offset, wire, len(body), type name, text, JSON value, None): the dataset row
+ * (dataset/arrow.py) of the record PcapReader._variant makes of a message body, made as variant_line
+ * writes its line, with no record. None (nothing decoded or written, no exception): the reader makes
+ * the record. */
+#define VARIANT_ROW (VARIANT_HEAD + 5)
+static PyObject *JsonWriter_variant_row(JsonWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *value = NULL, *type, *text, *js = NULL, *length = NULL, *row;
+    Py_ssize_t i;
+    if (nargs != 5 + VARIANT_HEAD) {
+        PyErr_SetString(PyExc_TypeError, "variant_row(table, text_writer, type_names, max_depth, body, frame, "
+                                         "time, src, sport, dst, dport, transport, direction, dialect, offset, "
+                                         "wire)");
+        return NULL;
+    }
+    if (Py_TYPE(args[1]) != &TextWriterType || decode_named(args[0], args[2], args[3], args[4], &value, &type) < 0) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    Py_INCREF(type); /* held by type_names, which the writers below do not touch; held here all the same */
+    text = TextWriter_render((TextWriter *)args[1], value);
+    if (text != NULL && text != Py_None)
+        js = JsonWriter_render(self, value);
+    Py_DECREF(value);
+    if (js != NULL && js != Py_None)
+        length = PyLong_FromSsize_t(PyBytes_GET_SIZE(args[4]));
+    if (length == NULL || (row = PyTuple_New(VARIANT_ROW)) == NULL) {
+        Py_DECREF(type);
+        Py_XDECREF(text);
+        Py_XDECREF(js);
+        Py_XDECREF(length);
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    for (i = 0; i < VARIANT_HEAD; i++)
+        PyTuple_SET_ITEM(row, i, Py_NewRef(args[5 + i]));
+    PyTuple_SET_ITEM(row, VARIANT_HEAD, length);
+    PyTuple_SET_ITEM(row, VARIANT_HEAD + 1, type);
+    PyTuple_SET_ITEM(row, VARIANT_HEAD + 2, text);
+    PyTuple_SET_ITEM(row, VARIANT_HEAD + 3, js);
+    PyTuple_SET_ITEM(row, VARIANT_HEAD + 4, Py_NewRef(Py_None));
+    return row;
+}
+
 static void JsonWriter_dealloc(JsonWriter *self)
 {
     Py_ssize_t i;
@@ -2658,6 +2704,9 @@ static PyMethodDef JsonWriter_methods[] = {
     {"variant_line", (PyCFunction)(void (*)(void))JsonWriter_variant_line, METH_FASTCALL,
      "variant_line(table, text_writer, type_names, max_depth, body, frame, time, src, sport, dst, dport, "
      "transport, direction, dialect, offset, wire) -> to_jsonl() of a message body's Variant record, or None"},
+    {"variant_row", (PyCFunction)(void (*)(void))JsonWriter_variant_row, METH_FASTCALL,
+     "variant_row(table, text_writer, type_names, max_depth, body, frame, time, src, sport, dst, dport, "
+     "transport, direction, dialect, offset, wire) -> a message body's Variant record as a dataset row, or None"},
     {NULL, NULL, 0, NULL},
 };
 
