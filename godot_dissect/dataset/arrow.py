@@ -2,15 +2,16 @@
 batch size, not the capture.
 
 A row is a tuple: the head ``PcapReader.lines`` hands a line writer (frame ... wire bytes), the
-message's bytes, its type name, text and JSON value, then the columns only other records fill (None
+message's length, its type name, text and JSON value, then the columns only other records fill (None
 for a plain Variant message). A capture's plain Variant messages become rows straight from their bytes
-(:func:`variant_row_writer`: no Record made); every other record through :func:`record_row`."""
+(:func:`variant_row_writer`: no Record made); every other record through :func:`record_rows`."""
 
 from __future__ import annotations
 
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from operator import attrgetter
 from typing import Any
 
@@ -23,8 +24,8 @@ from .schema import BATCH_ROWS, BATCH_TEXT_BYTES, COLUMNS, FILE_SCHEMA, RENAMED,
 
 #: the head of a row: what ``PcapReader.lines`` hands a line writer, in its order (wire_bytes: unrounded)
 _HEAD = ("frame", "time", "src", "sport", "dst", "dport", "transport", "direction", "dialect", "offset", "wire_bytes")
-#: then the message's bytes (the length column, app_bytes by default), its type name, text and JSON value
-_RAW, _TYPE, _TEXT, _VALUE, _EXTRA = range(len(_HEAD), len(_HEAD) + 5)
+#: then the message's length in bytes (app_bytes by default), its type name, text and JSON value
+_LENGTH, _TYPE, _TEXT, _VALUE, _EXTRA = range(len(_HEAD), len(_HEAD) + 5)
 #: columns computed from the row, not held by it
 _DERIVED = ("length", "type", "text", "value", "capture")
 #: record attributes held as they are in the row's last item (a plain Variant message has none: None there)
@@ -39,9 +40,9 @@ _EXTRA_AT = {name: i for i, name in enumerate(_EXTRAS)}
 _VARIANT_EXTRAS = tuple("variant" if name == "kind" else None for name in _EXTRAS)
 #: record kind -> [(index of the JSON key's attribute, index of its column)] where they differ
 _RENAMED_AT = {kind: [(_EXTRA_AT[key], _EXTRA_AT[col]) for key, col in keys.items()] for kind, keys in RENAMED.items()}
-_row_head = attrgetter(*_HEAD, "raw")
+_row_head = attrgetter(*_HEAD)
 _row_extras = attrgetter(*_EXTRA_ATTRS)
-_N_PADDING = len(_EXTRAS) - len(_EXTRA_ATTRS)
+_RENAMED_NONE = (None,) * (len(_EXTRAS) - len(_EXTRA_ATTRS) - 2)  # the renamed keys' columns, before hex and fields
 
 _TEXT_KINDS = ("text",)  # kinds whose value is already its JSON form (WebSocket text frames)
 #: ``jsonform.json_text`` of packet fields, minus its guard for deep data: fields nest a few levels (a value in
@@ -79,17 +80,15 @@ def _json_writer() -> Any:
 _JSON_WRITER: list[Any] = []
 
 
-class _RecordRows:
-    """``record_row``'s state: the compiled writers and type names it has looked up (bounded: one per dialect,
+def record_rows() -> Callable[[Record | tuple], tuple]:
+    """A function giving the row of a record (the ``line_of`` of ``PcapReader.lines``: a row it is handed it
+    hands on as it is). It keeps the compiled writers and type names it looked up (bounded: one per dialect,
     and per (kind, dialect, value class))."""
+    type_names: dict[tuple[str, str, type], str] = {}
+    text_writers: dict[str, Any] = {}  # dialect -> its compiled text writer (None: not built)
+    json_writer = _json_writer()
 
-    def __init__(self) -> None:
-        self.type_names: dict[tuple[str, str, type], str] = {}
-        self.text_writers: dict[str, Any] = {}  # dialect -> its compiled text writer (None: not built)
-        self.json_writer = _json_writer()
-
-    def __call__(self, rec: Record) -> tuple:
-        """The row of a record (the ``line_of`` of ``PcapReader.lines``; a row it hands on as it is)."""
+    def row(rec: Record | tuple) -> tuple:
         if type(rec) is tuple:
             return rec
         kind = rec.kind
@@ -99,15 +98,15 @@ class _RecordRows:
             text = None
             if kind in _VALUE_TEXT_KINDS:  # Record.text, straight from the compiled writer
                 dialect = rec.dialect
-                if (w := self.text_writers.get(dialect, False)) is False:
-                    w = self.text_writers[dialect] = compiled_text_writer(dialect)
+                if (w := text_writers.get(dialect, False)) is False:
+                    w = text_writers[dialect] = compiled_text_writer(dialect)
                 if w is not None:
                     text = w.render(value)
             if text is None:
                 text = rec.text()
             if kind in _TEXT_KINDS:
                 js = jsonform.json_text(value)
-            elif self.json_writer is None or (js := self.json_writer.render(value)) is None:
+            elif json_writer is None or (js := json_writer.render(value)) is None:
                 js = jsonform.dumps(value)
         else:
             text = js = None
@@ -122,44 +121,33 @@ class _RecordRows:
                 fields_text = None if fields is None else jsonform.escape_surrogates(_fields_json(fields))
                 hexed = head.get("hex")
         key = (kind, rec.dialect, type(value))
-        if (type_name := self.type_names.get(key)) is None:
-            type_name = self.type_names[key] = rec.type
-        extras = (*_row_extras(rec), *(None,) * (_N_PADDING - 2), hexed, fields_text)
+        if (type_name := type_names.get(key)) is None:
+            type_name = type_names[key] = rec.type
+        extras = _row_extras(rec) + (*_RENAMED_NONE, hexed, fields_text)
         if (renamed := _RENAMED_AT.get(kind)) is not None:  # e.g. an rset's `method` (a property) is `name`
             moved = list(extras)
             for key_at, col_at in renamed:
                 moved[col_at], moved[key_at] = moved[key_at], None
             extras = tuple(moved)
-        return (*_row_head(rec), type_name, text, js, extras)
+        return _row_head(rec) + (len(rec.raw), type_name, text, js, extras)
+
+    return row
 
 
 def variant_row_writer(dialect: str, max_depth: int) -> Callable[..., tuple | None] | None:
     """The writer of the row of the Variant record ``PcapReader._variant`` would make of a message body of
-    ``dialect`` (a ``writer_of`` of ``PcapReader.lines``), straight from the body: decoded by the dialect's
-    compiled table, written by the compiled text and JSON writers, no Record made. The writer returns None
-    for a body it does not write (malformed, a value the compiled writers leave to Python, a class whose type
-    name ``Record.type`` has not named yet): the reader makes the record. None: no compiled writers."""
+    ``dialect`` (a ``writer_of`` of ``PcapReader.lines``), straight from the body as ``read``'s line writer
+    (``records.variant_line_writer``) writes its line: the compiled ``JsonWriter.variant_row`` decodes the body
+    and writes its text and JSON value, no Record made, or returns None (a body it does not write: malformed,
+    a value the compiled writers leave to Python, a class whose type name ``Record.type`` has not named yet),
+    and the reader makes the record. None: no compiled writers."""
     text_writer = compiled_text_writer(dialect)
     json_writer = _json_writer()
     table = _fast.table(dialect) if _fast.fast_decode_prefix is not None else None
-    if text_writer is None or json_writer is None or table is None:
+    if text_writer is None or json_writer is None or table is None or not hasattr(json_writer, "variant_row"):
         return None
     names = _TYPE_NAMES.setdefault(dialect, {})  # a name get_dialect knows (it has a table): bounded
-    decode, render_text, render_json = table.decode, text_writer.render, json_writer.render
-
-    def write(body: bytes, frame: int, time: float, src: str, sport: int, dst: str, dport: int, transport: str,
-              direction: str, dialect: str, offset: int, wire: float) -> tuple | None:
-        try:
-            res = decode(body, True, max_depth, 0, None)
-        except Exception:  # noqa: BLE001 - the reader decodes it again and reports what is wrong
-            return None
-        if res is None or (name := names.get(type(value := res[0]))) is None \
-                or (text := render_text(value)) is None or (js := render_json(value)) is None:
-            return None
-        return (frame, time, src, sport, dst, dport, transport, direction, dialect, offset, wire, body, name, text,
-                js, None)
-
-    return write
+    return partial(json_writer.variant_row, table, text_writer, names, max_depth)
 
 
 class _Builder:
@@ -188,18 +176,19 @@ class _Builder:
         at = list(zip(*self.rows, strict=True))
         self.rows = []
         cols: dict[str, Any] = dict(zip(_HEAD, at, strict=False))
-        raw = at[_RAW]
-        cols["length"] = length = list(map(len, raw))
+        cols["length"] = length = at[_LENGTH]
         cols["type"], cols["text"], cols["value"] = at[_TYPE], at[_TEXT], at[_VALUE]
         cols["wire_bytes"] = [round(w, WIRE_DECIMALS) for w in cols["wire_bytes"]]
         cols["time"] = _micros(cols["time"])
         extras = at[_EXTRA]
-        if extras.count(None) == n:  # plain Variant messages only
+        plain = extras.count(None)  # rows of plain Variant messages
+        if plain == n:
             extra_cols = None
             cols["app_bytes"] = length
         else:
-            extra_cols = dict(zip(_EXTRAS, zip(*[_VARIANT_EXTRAS if e is None else e for e in extras],
-                                              strict=True), strict=True))
+            if plain:
+                extras = [_VARIANT_EXTRAS if e is None else e for e in extras]
+            extra_cols = dict(zip(_EXTRAS, zip(*extras, strict=True), strict=True))
             # records.app_size: the application's size, by default the message's
             cols["app_bytes"] = [m if a is None else a for m, a in zip(length, extra_cols["app_bytes"], strict=True)]
         arrays = []
@@ -220,7 +209,7 @@ class _Builder:
 
 def row_batches(rows: Iterable[tuple], capture: str | None = None, *, batch_rows: int = BATCH_ROWS,
                 schema: pa.Schema = SCHEMA) -> Iterator[pa.RecordBatch]:
-    """Rows (of ``variant_row_writer`` and ``record_row``) as RecordBatches of ``schema`` (SCHEMA, or
+    """Rows (of ``variant_row_writer`` and ``record_rows``) as RecordBatches of ``schema`` (SCHEMA, or
     FILE_SCHEMA without ``capture``)."""
     if batch_rows < 1:
         raise ValueError("batch_rows must be at least 1")
@@ -233,14 +222,14 @@ def row_batches(rows: Iterable[tuple], capture: str | None = None, *, batch_rows
 def record_batches(records: Iterable[Record], capture: str | None = None, *, batch_rows: int = BATCH_ROWS,
                    schema: pa.Schema = SCHEMA) -> Iterator[pa.RecordBatch]:
     """``records`` as RecordBatches of ``schema`` (SCHEMA, or FILE_SCHEMA without ``capture``)."""
-    return row_batches(map(_RecordRows(), records), capture, batch_rows=batch_rows, schema=schema)
+    return row_batches(map(record_rows(), records), capture, batch_rows=batch_rows, schema=schema)
 
 
 def capture_rows(path: Any, **read_options: Any) -> Iterator[tuple]:
     """The rows of a capture's records (``read_options`` are ``read_pcap``'s), as ``read_pcap`` reads them."""
     from ..pcap.reader import PcapReader
 
-    return PcapReader(path, **read_options).lines(variant_row_writer, _RecordRows())  # type: ignore[arg-type]
+    return PcapReader(path, **read_options).lines(variant_row_writer, record_rows())  # type: ignore[arg-type]
 
 
 def to_arrow(path: str, *, batch_rows: int = BATCH_ROWS, capture: str | None = None,
