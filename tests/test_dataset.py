@@ -147,6 +147,19 @@ def test_csv_and_jsonl_exports(tmp_path: Path) -> None:
     assert list(csv["message"]) == [json.loads(line)["message"] for line in read.splitlines()]
 
 
+def test_parquet_compression_is_an_option(exported: Path, tmp_path: Path) -> None:
+    """``--compression``: the file's column chunks use that codec (snappy by default), the rows are the same."""
+    cap = ROOT / "captures" / "godot3-udp-all-types.pcapng"
+    part = f"capture={cap.name}/part-0.parquet"
+    r = cli("export", str(cap), "-o", str(tmp_path), "--compression", "zstd")
+    assert r.returncode == 0, r.stderr
+    for folder, codec in ((exported, "SNAPPY"), (tmp_path, "ZSTD")):
+        meta = pq.ParquetFile(folder / part).metadata
+        assert {meta.row_group(g).column(c).compression for g in range(meta.num_row_groups)
+                for c in range(meta.num_columns)} == {codec}
+    assert pq.read_table(tmp_path / part).equals(pq.read_table(exported / part))
+
+
 def test_query_reads_csv_jsonl_and_mixed_datasets(exported: Path, tmp_path: Path) -> None:
     """`query` over a dataset exported as CSV or JSONL gives the Parquet dataset's rows, and sources of
     every kind mix: a dataset folder, a lone part file, a capture read on the fly."""
