@@ -178,7 +178,8 @@ class _Builder:
         cols: dict[str, Any] = dict(zip(_HEAD, at, strict=False))
         cols["length"] = length = at[_LENGTH]
         cols["type"], cols["text"], cols["value"] = at[_TYPE], at[_TEXT], at[_VALUE]
-        cols["wire_bytes"] = [round(w, WIRE_DECIMALS) for w in cols["wire_bytes"]]
+        # a whole frame's length (an int: most datagrams) is its own rounding
+        cols["wire_bytes"] = [w if type(w) is int else round(w, WIRE_DECIMALS) for w in cols["wire_bytes"]]
         cols["time"] = _micros(cols["time"])
         extras = at[_EXTRA]
         plain = extras.count(None)  # rows of plain Variant messages
