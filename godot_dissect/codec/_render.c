@@ -2593,48 +2593,82 @@ static PyObject *JsonWriter_variant_line(JsonWriter *self, PyObject *const *args
     return s;
 }
 
-/* JsonWriter.variant_row(table, text_writer, type_names, max_depth, body, frame, time, src, sport, dst,
- * dport, transport, direction, dialect, offset, wire) -> (frame, time, src, sport, dst, dport, transport,
- * direction, dialect, offset, wire, len(body), type name, text, JSON value, None): the dataset row
- * (dataset/arrow.py) of the record PcapReader._variant makes of a message body, made as variant_line
- * writes its line, with no record. None (nothing decoded or written, no exception): the reader makes
- * the record. */
+/* Append a rendered text (UTF-8, checked as buf_str checks it) to a bytearray: 0, or -1 with an exception. */
+static int buf_append_to(Buf *b, PyObject *sink)
+{
+    Py_ssize_t at = PyByteArray_GET_SIZE(sink);
+    if (!b->ascii) {
+        PyObject *s = PyUnicode_DecodeUTF8(b->p, b->len, NULL);
+        if (s == NULL)
+            return -1;
+        Py_DECREF(s);
+    }
+    if (PyByteArray_Resize(sink, at + b->len) < 0)
+        return -1;
+    memcpy(PyByteArray_AS_STRING(sink) + at, b->p, (size_t)b->len);
+    return 0;
+}
+
+/* JsonWriter.variant_row(sink, table, text_writer, type_names, max_depth, body, frame, time, src, sport,
+ * dst, dport, transport, direction, dialect, offset, wire) -> (frame, time, src, sport, dst, dport,
+ * transport, direction, dialect, offset, wire, len(body), type name, text bytes, JSON value bytes, None):
+ * the dataset row (dataset/arrow.py) of the record PcapReader._variant makes of a message body, made as
+ * variant_line writes its line, with no record: its text and JSON value are appended (UTF-8) to the
+ * bytearrays sink[0] and sink[1], the row holds their sizes. None (nothing decoded or written, the sinks
+ * as they were, no exception): the reader makes the record. */
 #define VARIANT_ROW (VARIANT_HEAD + 5)
 static PyObject *JsonWriter_variant_row(JsonWriter *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *value = NULL, *type, *text, *js = NULL, *length = NULL, *row;
-    Py_ssize_t i;
-    if (nargs != 5 + VARIANT_HEAD) {
-        PyErr_SetString(PyExc_TypeError, "variant_row(table, text_writer, type_names, max_depth, body, frame, "
-                                         "time, src, sport, dst, dport, transport, direction, dialect, offset, "
-                                         "wire)");
+    PyObject *value = NULL, *type, *texts, *values, *row = NULL, *length = NULL, *tn = NULL, *jn = NULL;
+    Py_ssize_t i, text_at, value_at;
+    Buf bt, bj;
+    int rc;
+    if (nargs != 6 + VARIANT_HEAD || !PyList_CheckExact(args[0]) || PyList_GET_SIZE(args[0]) != 2
+            || !PyByteArray_CheckExact(PyList_GET_ITEM(args[0], 0))
+            || !PyByteArray_CheckExact(PyList_GET_ITEM(args[0], 1))) {
+        PyErr_SetString(PyExc_TypeError, "variant_row(sink: [bytearray, bytearray], table, text_writer, type_names, "
+                                         "max_depth, body, frame, time, src, sport, dst, dport, transport, "
+                                         "direction, dialect, offset, wire)");
         return NULL;
     }
-    if (Py_TYPE(args[1]) != &TextWriterType || decode_named(args[0], args[2], args[3], args[4], &value, &type) < 0) {
+    texts = PyList_GET_ITEM(args[0], 0);
+    values = PyList_GET_ITEM(args[0], 1);
+    text_at = PyByteArray_GET_SIZE(texts);
+    value_at = PyByteArray_GET_SIZE(values);
+    if (Py_TYPE(args[2]) != &TextWriterType || decode_named(args[1], args[3], args[4], args[5], &value, &type) < 0) {
         PyErr_Clear();
         Py_RETURN_NONE;
     }
     Py_INCREF(type); /* held by type_names, which the writers below do not touch; held here all the same */
-    text = TextWriter_render((TextWriter *)args[1], value);
-    if (text != NULL && text != Py_None)
-        js = JsonWriter_render(self, value);
+    buf_init(&bt);
+    buf_init(&bj);
+    rc = text_value((TextWriter *)args[2], &bt, value, 0) == 0 && json_value(self, &bj, value, 0) == 0
+         && buf_append_to(&bt, texts) == 0 && buf_append_to(&bj, values) == 0;
     Py_DECREF(value);
-    if (js != NULL && js != Py_None)
-        length = PyLong_FromSsize_t(PyBytes_GET_SIZE(args[4]));
-    if (length == NULL || (row = PyTuple_New(VARIANT_ROW)) == NULL) {
+    if (rc && (length = PyLong_FromSsize_t(PyBytes_GET_SIZE(args[5]))) != NULL
+            && (tn = PyLong_FromSsize_t(bt.len)) != NULL && (jn = PyLong_FromSsize_t(bj.len)) != NULL)
+        row = PyTuple_New(VARIANT_ROW);
+    buf_free(&bt);
+    buf_free(&bj);
+    if (row == NULL) {
         Py_DECREF(type);
-        Py_XDECREF(text);
-        Py_XDECREF(js);
         Py_XDECREF(length);
+        Py_XDECREF(tn);
+        Py_XDECREF(jn);
         PyErr_Clear();
+        /* the sinks as they were (shrinking a bytearray cannot fail) */
+        if (PyByteArray_GET_SIZE(texts) > text_at)
+            PyByteArray_Resize(texts, text_at);
+        if (PyByteArray_GET_SIZE(values) > value_at)
+            PyByteArray_Resize(values, value_at);
         Py_RETURN_NONE;
     }
     for (i = 0; i < VARIANT_HEAD; i++)
-        PyTuple_SET_ITEM(row, i, Py_NewRef(args[5 + i]));
+        PyTuple_SET_ITEM(row, i, Py_NewRef(args[6 + i]));
     PyTuple_SET_ITEM(row, VARIANT_HEAD, length);
     PyTuple_SET_ITEM(row, VARIANT_HEAD + 1, type);
-    PyTuple_SET_ITEM(row, VARIANT_HEAD + 2, text);
-    PyTuple_SET_ITEM(row, VARIANT_HEAD + 3, js);
+    PyTuple_SET_ITEM(row, VARIANT_HEAD + 2, tn);
+    PyTuple_SET_ITEM(row, VARIANT_HEAD + 3, jn);
     PyTuple_SET_ITEM(row, VARIANT_HEAD + 4, Py_NewRef(Py_None));
     return row;
 }
@@ -2705,8 +2739,9 @@ static PyMethodDef JsonWriter_methods[] = {
      "variant_line(table, text_writer, type_names, max_depth, body, frame, time, src, sport, dst, dport, "
      "transport, direction, dialect, offset, wire) -> to_jsonl() of a message body's Variant record, or None"},
     {"variant_row", (PyCFunction)(void (*)(void))JsonWriter_variant_row, METH_FASTCALL,
-     "variant_row(table, text_writer, type_names, max_depth, body, frame, time, src, sport, dst, dport, "
-     "transport, direction, dialect, offset, wire) -> a message body's Variant record as a dataset row, or None"},
+     "variant_row(sink, table, text_writer, type_names, max_depth, body, frame, time, src, sport, dst, dport, "
+     "transport, direction, dialect, offset, wire) -> a message body's Variant record as a dataset row (its "
+     "text and JSON value appended to the bytearrays sink[0] and sink[1]), or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -2,9 +2,11 @@
 batch size, not the capture.
 
 A row is a tuple: the head ``PcapReader.lines`` hands a line writer (frame ... wire bytes), the
-message's length, its type name, text and JSON value, then the columns only other records fill (None
-for a plain Variant message). A capture's plain Variant messages become rows straight from their bytes
-(:func:`variant_row_writer`: no Record made); every other record through :func:`record_rows`."""
+message's length, its type name, the UTF-8 sizes of its text and JSON value (appended to a sink of two
+bytearrays: a batch's text and value columns are made of them at once), then the columns only other
+records fill (None for a plain Variant message). A capture's plain Variant messages become rows straight
+from their bytes (:func:`variant_row_writer`: no Record made); every other record through
+:func:`record_rows`."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
+from itertools import accumulate
 from operator import attrgetter
 from typing import Any
 
@@ -24,7 +27,8 @@ from .schema import BATCH_ROWS, BATCH_TEXT_BYTES, COLUMNS, FILE_SCHEMA, RENAMED,
 
 #: the head of a row: what ``PcapReader.lines`` hands a line writer, in its order (wire_bytes: unrounded)
 _HEAD = ("frame", "time", "src", "sport", "dst", "dport", "transport", "direction", "dialect", "offset", "wire_bytes")
-#: then the message's length in bytes (app_bytes by default), its type name, text and JSON value
+#: then the message's length in bytes (app_bytes by default), its type name, and the UTF-8 bytes of its text and
+#: JSON value in the sink (None: an error record has neither)
 _LENGTH, _TYPE, _TEXT, _VALUE, _EXTRA = range(len(_HEAD), len(_HEAD) + 5)
 #: columns computed from the row, not held by it
 _DERIVED = ("length", "type", "text", "value", "capture")
@@ -80,10 +84,18 @@ def _json_writer() -> Any:
 _JSON_WRITER: list[Any] = []
 
 
-def record_rows() -> Callable[[Record | tuple], tuple]:
-    """A function giving the row of a record (the ``line_of`` of ``PcapReader.lines``: a row it is handed it
-    hands on as it is). It keeps the compiled writers and type names it looked up (bounded: one per dialect,
-    and per (kind, dialect, value class))."""
+#: where rows put their text and value: [text bytes, value bytes], both UTF-8, row after row
+Sink = list[bytearray]
+
+
+def new_sink() -> Sink:
+    return [bytearray(), bytearray()]
+
+
+def record_rows(sink: Sink) -> Callable[[Record | tuple], tuple]:
+    """A function giving the row of a record, its text and value appended to ``sink`` (the ``line_of`` of
+    ``PcapReader.lines``: a row it is handed it hands on as it is). It keeps the compiled writers and type
+    names it looked up (bounded: one per dialect, and per (kind, dialect, value class))."""
     type_names: dict[tuple[str, str, type], str] = {}
     text_writers: dict[str, Any] = {}  # dialect -> its compiled text writer (None: not built)
     json_writer = _json_writer()
@@ -108,8 +120,13 @@ def record_rows() -> Callable[[Record | tuple], tuple]:
                 js = jsonform.json_text(value)
             elif json_writer is None or (js := json_writer.render(value)) is None:
                 js = jsonform.dumps(value)
+            text_bytes = text.encode()
+            value_bytes = js.encode()
+            sink[0] += text_bytes
+            sink[1] += value_bytes
+            text_size, value_size = len(text_bytes), len(value_bytes)
         else:
-            text = js = None
+            text_size = value_size = None
         fields_text = hexed = None
         f = rec.fields
         if f or error is not None or kind in HEX_KINDS:  # as the record's JSON has them
@@ -129,14 +146,15 @@ def record_rows() -> Callable[[Record | tuple], tuple]:
             for key_at, col_at in renamed:
                 moved[col_at], moved[key_at] = moved[key_at], None
             extras = tuple(moved)
-        return _row_head(rec) + (len(rec.raw), type_name, text, js, extras)
+        return _row_head(rec) + (len(rec.raw), type_name, text_size, value_size, extras)
 
     return row
 
 
-def variant_row_writer(dialect: str, max_depth: int) -> Callable[..., tuple | None] | None:
+def variant_row_writer(sink: Sink, dialect: str, max_depth: int) -> Callable[..., tuple | None] | None:
     """The writer of the row of the Variant record ``PcapReader._variant`` would make of a message body of
-    ``dialect`` (a ``writer_of`` of ``PcapReader.lines``), straight from the body as ``read``'s line writer
+    ``dialect``, its text and value appended to ``sink`` (with the sink bound: a ``writer_of`` of
+    ``PcapReader.lines``), straight from the body as ``read``'s line writer
     (``records.variant_line_writer``) writes its line: the compiled ``JsonWriter.variant_row`` decodes the body
     and writes its text and JSON value, no Record made, or returns None (a body it does not write: malformed,
     a value the compiled writers leave to Python, a class whose type name ``Record.type`` has not named yet),
@@ -147,15 +165,16 @@ def variant_row_writer(dialect: str, max_depth: int) -> Callable[..., tuple | No
     if text_writer is None or json_writer is None or table is None or not hasattr(json_writer, "variant_row"):
         return None
     names = _TYPE_NAMES.setdefault(dialect, {})  # a name get_dialect knows (it has a table): bounded
-    return partial(json_writer.variant_row, table, text_writer, names, max_depth)
+    return partial(json_writer.variant_row, sink, table, text_writer, names, max_depth)
 
 
 class _Builder:
     """Rows, turned into columns once per batch."""
 
-    def __init__(self, schema: pa.Schema, capture: str | None) -> None:
+    def __init__(self, schema: pa.Schema, capture: str | None, sink: Sink) -> None:
         self.schema = schema
         self.capture = capture
+        self.sink = sink
         self.rows: list[tuple] = []
 
     def fill(self, rows: Iterator[tuple], batch_rows: int) -> bool:
@@ -166,7 +185,7 @@ class _Builder:
         for row in rows:
             batch.append(row)
             if (text := row[_TEXT]) is not None:
-                text_bytes += len(text) + len(row[_VALUE])
+                text_bytes += text + row[_VALUE]
             if len(batch) >= batch_rows or text_bytes >= text_limit:
                 break
         return bool(batch)
@@ -177,7 +196,10 @@ class _Builder:
         self.rows = []
         cols: dict[str, Any] = dict(zip(_HEAD, at, strict=False))
         cols["length"] = length = at[_LENGTH]
-        cols["type"], cols["text"], cols["value"] = at[_TYPE], at[_TEXT], at[_VALUE]
+        cols["type"] = at[_TYPE]
+        sink = self.sink
+        texts, values = sink
+        sink[:] = bytearray(), bytearray()  # the columns keep these
         # a whole frame's length (an int: most datagrams) is its own rounding
         cols["wire_bytes"] = [w if type(w) is int else round(w, WIRE_DECIMALS) for w in cols["wire_bytes"]]
         cols["time"] = _micros(cols["time"])
@@ -197,6 +219,10 @@ class _Builder:
             name = f.name
             if name == "capture":
                 arrays.append(pa.array([self.capture] * n, type=f.type))
+            elif name == "text":
+                arrays.append(_utf8_column(texts, at[_TEXT], f.type))
+            elif name == "value":
+                arrays.append(_utf8_column(values, at[_VALUE], f.type))
             elif name in cols:
                 arrays.append(pa.array(cols[name], type=f.type))
             elif extra_cols is not None:
@@ -208,13 +234,27 @@ class _Builder:
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
-def row_batches(rows: Iterable[tuple], capture: str | None = None, *, batch_rows: int = BATCH_ROWS,
+def _utf8_column(data: bytearray, sizes: tuple[int | None, ...], type: pa.DataType) -> pa.Array:
+    """The string column of rows whose texts are ``data``, one after another, ``sizes`` bytes each (None: null)."""
+    n = len(sizes)
+    validity, nulls = None, sizes.count(None)
+    if nulls:
+        validity = pa.array([size is not None for size in sizes], type=pa.bool_()).buffers()[1]
+        sizes = tuple(size or 0 for size in sizes)
+    offsets = list(accumulate(sizes, initial=0))
+    if offsets[-1] != len(data):
+        raise AssertionError(f"rows account for {offsets[-1]} bytes of text, the sink holds {len(data)}")
+    return pa.Array.from_buffers(type, n, [validity, pa.array(offsets, type=pa.int64()).buffers()[1],
+                                           pa.py_buffer(data)], null_count=nulls)
+
+
+def row_batches(rows: Iterable[tuple], sink: Sink, capture: str | None = None, *, batch_rows: int = BATCH_ROWS,
                 schema: pa.Schema = SCHEMA) -> Iterator[pa.RecordBatch]:
-    """Rows (of ``variant_row_writer`` and ``record_rows``) as RecordBatches of ``schema`` (SCHEMA, or
-    FILE_SCHEMA without ``capture``)."""
+    """Rows (of ``variant_row_writer`` and ``record_rows``, their texts and values in ``sink``) as
+    RecordBatches of ``schema`` (SCHEMA, or FILE_SCHEMA without ``capture``)."""
     if batch_rows < 1:
         raise ValueError("batch_rows must be at least 1")
-    b = _Builder(schema, capture)
+    b = _Builder(schema, capture, sink)
     rows = iter(rows)
     while b.fill(rows, batch_rows):
         yield b.batch()
@@ -223,24 +263,29 @@ def row_batches(rows: Iterable[tuple], capture: str | None = None, *, batch_rows
 def record_batches(records: Iterable[Record], capture: str | None = None, *, batch_rows: int = BATCH_ROWS,
                    schema: pa.Schema = SCHEMA) -> Iterator[pa.RecordBatch]:
     """``records`` as RecordBatches of ``schema`` (SCHEMA, or FILE_SCHEMA without ``capture``)."""
-    return row_batches(map(record_rows(), records), capture, batch_rows=batch_rows, schema=schema)
+    sink = new_sink()
+    return row_batches(map(record_rows(sink), records), sink, capture, batch_rows=batch_rows, schema=schema)
 
 
-def capture_rows(path: Any, **read_options: Any) -> Iterator[tuple]:
-    """The rows of a capture's records (``read_options`` are ``read_pcap``'s), as ``read_pcap`` reads them."""
+def capture_batches(path: Any, capture: str | None = None, *, batch_rows: int = BATCH_ROWS, schema: pa.Schema = SCHEMA,
+                    **read_options: Any) -> Iterator[pa.RecordBatch]:
+    """A capture's records (``read_options`` are ``read_pcap``'s) as RecordBatches of ``schema``, as
+    ``read_pcap`` reads them."""
     from ..pcap.reader import PcapReader
 
-    return PcapReader(path, **read_options).lines(variant_row_writer, record_rows())  # type: ignore[arg-type]
+    if batch_rows < 1:
+        raise ValueError("batch_rows must be at least 1")
+    sink = new_sink()
+    rows = PcapReader(path, **read_options).lines(partial(variant_row_writer, sink), record_rows(sink))
+    return row_batches(rows, sink, capture, batch_rows=batch_rows, schema=schema)  # type: ignore[arg-type]
 
 
 def to_arrow(path: str, *, batch_rows: int = BATCH_ROWS, capture: str | None = None,
              **read_options: Any) -> Iterator[pa.RecordBatch]:
     """Every Godot message of a capture as RecordBatches of :data:`SCHEMA` (``read_options`` are
     ``read_pcap``'s: dialect, ports, enet_ports, rpc_names ...). ``capture`` defaults to the file name."""
-    if batch_rows < 1:
-        raise ValueError("batch_rows must be at least 1")
     name = capture if capture is not None else os.path.basename(path)
-    return row_batches(capture_rows(path, **read_options), name, batch_rows=batch_rows)
+    return capture_batches(path, name, batch_rows=batch_rows, **read_options)
 
 
 def reader(paths: str | Iterable[str], *, batch_rows: int = BATCH_ROWS, **read_options: Any) -> pa.RecordBatchReader:
@@ -254,5 +299,5 @@ def reader(paths: str | Iterable[str], *, batch_rows: int = BATCH_ROWS, **read_o
     return pa.RecordBatchReader.from_batches(SCHEMA, batches())
 
 
-__all__ = ["FILE_SCHEMA", "SCHEMA", "capture_rows", "reader", "record_batches", "row_batches", "to_arrow",
+__all__ = ["FILE_SCHEMA", "SCHEMA", "capture_batches", "reader", "record_batches", "row_batches", "to_arrow",
            "variant_row_writer"]

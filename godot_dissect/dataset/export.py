@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .arrow import capture_rows, row_batches
+from .arrow import capture_batches
 from .layout import PARQUET_COMPRESSION, other_parts, part_path, temp_path
 from .schema import BATCH_ROWS, FILE_SCHEMA
 
@@ -89,7 +89,7 @@ def _write(path: str, tmp: str, fmt: str, batch_rows: int, read_options: dict[st
                 rows += len(lines)
                 _tell(on_batch, len(lines))
         return rows
-    batches = row_batches(capture_rows(path, **read_options), batch_rows=batch_rows, schema=FILE_SCHEMA)
+    batches = capture_batches(path, batch_rows=batch_rows, schema=FILE_SCHEMA, **read_options)
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
