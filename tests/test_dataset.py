@@ -348,8 +348,8 @@ def test_batches_are_cut_by_text_bytes_too(monkeypatch: pytest.MonkeyPatch) -> N
     batches = list(to_arrow(cap, batch_rows=10_000))
     assert len(batches) > 1 and sum(b.num_rows for b in batches) == sum(1 for _ in read_pcap(cap))
     for b in batches[:-1]:  # each batch stops at the first row that passes the bound
-        sizes = [len(t or "") + len(v or "") for t, v in zip(b.column("text").to_pylist(),
-                                                             b.column("value").to_pylist(), strict=True)]
+        sizes = [len((t or "").encode()) + len((v or "").encode())  # UTF-8 bytes, as the columns hold them
+                 for t, v in zip(b.column("text").to_pylist(), b.column("value").to_pylist(), strict=True)]
         assert sum(sizes) >= 20_000 > sum(sizes[:-1])
 
 
