@@ -393,6 +393,25 @@ def test_time_column_is_the_json_time(times: list[float]) -> None:
     assert [row_to_json(row)["time"] for row in batch.to_pylist()] == [r.to_json()["time"] for r in recs]
 
 
+def test_error_records_have_null_text_and_value_beside_rows_that_have_them() -> None:
+    """Error records (no text, no value) between Variant records, non-ASCII text too: each row's text and
+    value are its own, the error rows' are null."""
+    from godot_dissect.dataset import record_batches
+    from godot_dissect.records import Record
+
+    def rec(i: int, **kw: object) -> Record:
+        return Record(frame=i, time=1.0 + i, src="127.0.0.1", sport=1, dst="127.0.0.1", dport=2, transport="udp",
+                      direction="c2s", dialect="godot3", **kw)
+
+    recs = [rec(1, kind="error", raw=b"\x05", error="offset 0: truncated"),
+            rec(2, kind="variant", value="grüße ☃"), rec(3, kind="error", raw=b"\xff\xff", error="offset 1: bad type"),
+            rec(4, kind="variant", value=[1, "x"]), rec(5, kind="error", raw=b"", error="offset 0: empty")]
+    for batch_rows in (1, 2, 5):
+        rows = pa.Table.from_batches(list(record_batches(recs, "x", batch_rows=batch_rows))).to_pylist()
+        assert [row_to_json(row) for row in rows] == [r.to_json() for r in recs]
+        assert [row["text"] is None for row in rows] == [True, False, True, False, True]
+
+
 @pytest.mark.parametrize("fields", [
     {"peer_id": 7, "header": "3.2+", "ratio": 0.5, "ok": True, "none": None},  # plain: written as it is
     {"name": "lone \udc80 surrogate", "n": 1},
