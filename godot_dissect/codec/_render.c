@@ -2610,29 +2610,32 @@ static int buf_append_to(Buf *b, PyObject *sink)
 }
 
 /* JsonWriter.variant_row(sink, table, text_writer, type_names, max_depth, body, frame, time, src, sport,
- * dst, dport, transport, direction, dialect, offset, wire) -> (frame, time, src, sport, dst, dport,
- * transport, direction, dialect, offset, wire, len(body), type name, text bytes, JSON value bytes, None):
- * the dataset row (dataset/arrow.py) of the record PcapReader._variant makes of a message body, made as
- * variant_line writes its line, with no record: its text and JSON value are appended (UTF-8) to the
- * bytearrays sink[0] and sink[1], the row holds their sizes. None (nothing decoded or written, the sinks
- * as they were, no exception): the reader makes the record. */
+ * dst, dport, transport, direction, dialect, offset, wire) -> "": the dataset row (dataset/arrow.py) of
+ * the record PcapReader._variant makes of a message body, made as variant_line writes its line, with no
+ * record: its text and JSON value are appended (UTF-8) to the bytearrays sink[0] and sink[1], and the row
+ * (frame, time, src, sport, dst, dport, transport, direction, dialect, offset, wire, len(body), type name,
+ * text bytes, JSON value bytes, None) to the list sink[2]; the empty line stands for it where the reader
+ * hands lines on. None (nothing decoded or written, the sink as it was, no exception): the reader makes
+ * the record. */
 #define VARIANT_ROW (VARIANT_HEAD + 5)
 static PyObject *JsonWriter_variant_row(JsonWriter *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *value = NULL, *type, *texts, *values, *row = NULL, *length = NULL, *tn = NULL, *jn = NULL;
+    PyObject *value = NULL, *type, *texts, *values, *rows, *row = NULL, *length = NULL, *tn = NULL, *jn = NULL;
     Py_ssize_t i, text_at, value_at;
     Buf bt, bj;
     int rc;
-    if (nargs != 6 + VARIANT_HEAD || !PyList_CheckExact(args[0]) || PyList_GET_SIZE(args[0]) != 2
+    if (nargs != 6 + VARIANT_HEAD || !PyList_CheckExact(args[0]) || PyList_GET_SIZE(args[0]) != 3
             || !PyByteArray_CheckExact(PyList_GET_ITEM(args[0], 0))
-            || !PyByteArray_CheckExact(PyList_GET_ITEM(args[0], 1))) {
-        PyErr_SetString(PyExc_TypeError, "variant_row(sink: [bytearray, bytearray], table, text_writer, type_names, "
-                                         "max_depth, body, frame, time, src, sport, dst, dport, transport, "
-                                         "direction, dialect, offset, wire)");
+            || !PyByteArray_CheckExact(PyList_GET_ITEM(args[0], 1))
+            || !PyList_CheckExact(PyList_GET_ITEM(args[0], 2))) {
+        PyErr_SetString(PyExc_TypeError, "variant_row(sink: [bytearray, bytearray, list], table, text_writer, "
+                                         "type_names, max_depth, body, frame, time, src, sport, dst, dport, "
+                                         "transport, direction, dialect, offset, wire)");
         return NULL;
     }
     texts = PyList_GET_ITEM(args[0], 0);
     values = PyList_GET_ITEM(args[0], 1);
+    rows = PyList_GET_ITEM(args[0], 2);
     text_at = PyByteArray_GET_SIZE(texts);
     value_at = PyByteArray_GET_SIZE(values);
     if (Py_TYPE(args[2]) != &TextWriterType || decode_named(args[1], args[3], args[4], args[5], &value, &type) < 0) {
@@ -2650,27 +2653,31 @@ static PyObject *JsonWriter_variant_row(JsonWriter *self, PyObject *const *args,
         row = PyTuple_New(VARIANT_ROW);
     buf_free(&bt);
     buf_free(&bj);
-    if (row == NULL) {
-        Py_DECREF(type);
-        Py_XDECREF(length);
-        Py_XDECREF(tn);
-        Py_XDECREF(jn);
-        PyErr_Clear();
-        /* the sinks as they were (shrinking a bytearray cannot fail) */
-        if (PyByteArray_GET_SIZE(texts) > text_at)
-            PyByteArray_Resize(texts, text_at);
-        if (PyByteArray_GET_SIZE(values) > value_at)
-            PyByteArray_Resize(values, value_at);
-        Py_RETURN_NONE;
+    if (row != NULL) {
+        for (i = 0; i < VARIANT_HEAD; i++)
+            PyTuple_SET_ITEM(row, i, Py_NewRef(args[6 + i]));
+        PyTuple_SET_ITEM(row, VARIANT_HEAD, length);
+        PyTuple_SET_ITEM(row, VARIANT_HEAD + 1, type);
+        PyTuple_SET_ITEM(row, VARIANT_HEAD + 2, tn);
+        PyTuple_SET_ITEM(row, VARIANT_HEAD + 3, jn);
+        PyTuple_SET_ITEM(row, VARIANT_HEAD + 4, Py_NewRef(Py_None));
+        rc = PyList_Append(rows, row);
+        Py_DECREF(row);
+        if (rc == 0)
+            return PyUnicode_FromStringAndSize("", 0);
+        length = tn = jn = type = NULL; /* the row held them */
     }
-    for (i = 0; i < VARIANT_HEAD; i++)
-        PyTuple_SET_ITEM(row, i, Py_NewRef(args[6 + i]));
-    PyTuple_SET_ITEM(row, VARIANT_HEAD, length);
-    PyTuple_SET_ITEM(row, VARIANT_HEAD + 1, type);
-    PyTuple_SET_ITEM(row, VARIANT_HEAD + 2, tn);
-    PyTuple_SET_ITEM(row, VARIANT_HEAD + 3, jn);
-    PyTuple_SET_ITEM(row, VARIANT_HEAD + 4, Py_NewRef(Py_None));
-    return row;
+    Py_XDECREF(type);
+    Py_XDECREF(length);
+    Py_XDECREF(tn);
+    Py_XDECREF(jn);
+    PyErr_Clear();
+    /* the sink as it was (shrinking a bytearray cannot fail) */
+    if (PyByteArray_GET_SIZE(texts) > text_at)
+        PyByteArray_Resize(texts, text_at);
+    if (PyByteArray_GET_SIZE(values) > value_at)
+        PyByteArray_Resize(values, value_at);
+    Py_RETURN_NONE;
 }
 
 static void JsonWriter_dealloc(JsonWriter *self)
@@ -2740,8 +2747,8 @@ static PyMethodDef JsonWriter_methods[] = {
      "transport, direction, dialect, offset, wire) -> to_jsonl() of a message body's Variant record, or None"},
     {"variant_row", (PyCFunction)(void (*)(void))JsonWriter_variant_row, METH_FASTCALL,
      "variant_row(sink, table, text_writer, type_names, max_depth, body, frame, time, src, sport, dst, dport, "
-     "transport, direction, dialect, offset, wire) -> a message body's Variant record as a dataset row (its "
-     "text and JSON value appended to the bytearrays sink[0] and sink[1]), or None"},
+     "transport, direction, dialect, offset, wire) -> '' (a message body's Variant record as a dataset row: its "
+     "text and JSON value appended to the bytearrays sink[0] and sink[1], the row to the list sink[2]), or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -2,11 +2,12 @@
 batch size, not the capture.
 
 A row is a tuple: the head ``PcapReader.lines`` hands a line writer (frame ... wire bytes), the
-message's length, its type name, the UTF-8 sizes of its text and JSON value (appended to a sink of two
-bytearrays: a batch's text and value columns are made of them at once), then the columns only other
-records fill (None for a plain Variant message). A capture's plain Variant messages become rows straight
-from their bytes (:func:`variant_row_writer`: no Record made); every other record through
-:func:`record_rows`."""
+message's length, its type name, the UTF-8 sizes of its text and JSON value, then the columns only other
+records fill (None for a plain Variant message). Rows go to a sink, in the reader's order: a list of
+them, and two bytearrays their texts and values are appended to (a batch's text and value columns are
+made of those at once). A capture's plain Variant messages become rows straight from their bytes
+(:func:`variant_row_writer`: no Record made); every other record through :func:`record_rows`. Both hand
+the reader an empty line in the row's place (``PcapReader.lines`` hands lines on as they are)."""
 
 from __future__ import annotations
 
@@ -84,25 +85,25 @@ def _json_writer() -> Any:
 _JSON_WRITER: list[Any] = []
 
 
-#: where rows put their text and value: [text bytes, value bytes], both UTF-8, row after row
-Sink = list[bytearray]
+#: where rows go: [text bytes, value bytes (both UTF-8, row after row), the rows], in the reader's order
+Sink = list[Any]
+_TEXTS, _VALUES, _ROWS = range(3)
 
 
 def new_sink() -> Sink:
-    return [bytearray(), bytearray()]
+    return [bytearray(), bytearray(), []]
 
 
-def record_rows(sink: Sink) -> Callable[[Record | tuple], tuple]:
-    """A function giving the row of a record, its text and value appended to ``sink`` (the ``line_of`` of
-    ``PcapReader.lines``: a row it is handed it hands on as it is). It keeps the compiled writers and type
-    names it looked up (bounded: one per dialect, and per (kind, dialect, value class))."""
+def record_rows(sink: Sink) -> Callable[[Record], str]:
+    """A function putting the row of a record into ``sink`` (its text and value too) and returning an empty
+    line (the ``line_of`` of ``PcapReader.lines``). It keeps the compiled writers and type names it looked up
+    (bounded: one per dialect, and per (kind, dialect, value class))."""
     type_names: dict[tuple[str, str, type], str] = {}
     text_writers: dict[str, Any] = {}  # dialect -> its compiled text writer (None: not built)
     json_writer = _json_writer()
+    rows = sink[_ROWS]
 
-    def row(rec: Record | tuple) -> tuple:
-        if type(rec) is tuple:
-            return rec
+    def row(rec: Record) -> str:
         kind = rec.kind
         value = rec.value
         error = rec.error
@@ -122,8 +123,8 @@ def record_rows(sink: Sink) -> Callable[[Record | tuple], tuple]:
                 js = jsonform.dumps(value)
             text_bytes = text.encode()
             value_bytes = js.encode()
-            sink[0] += text_bytes
-            sink[1] += value_bytes
+            sink[_TEXTS] += text_bytes
+            sink[_VALUES] += value_bytes
             text_size, value_size = len(text_bytes), len(value_bytes)
         else:
             text_size = value_size = None
@@ -146,17 +147,18 @@ def record_rows(sink: Sink) -> Callable[[Record | tuple], tuple]:
             for key_at, col_at in renamed:
                 moved[col_at], moved[key_at] = moved[key_at], None
             extras = tuple(moved)
-        return _row_head(rec) + (len(rec.raw), type_name, text_size, value_size, extras)
+        rows.append(_row_head(rec) + (len(rec.raw), type_name, text_size, value_size, extras))
+        return ""
 
     return row
 
 
-def variant_row_writer(sink: Sink, dialect: str, max_depth: int) -> Callable[..., tuple | None] | None:
-    """The writer of the row of the Variant record ``PcapReader._variant`` would make of a message body of
-    ``dialect``, its text and value appended to ``sink`` (with the sink bound: a ``writer_of`` of
-    ``PcapReader.lines``), straight from the body as ``read``'s line writer
-    (``records.variant_line_writer``) writes its line: the compiled ``JsonWriter.variant_row`` decodes the body
-    and writes its text and JSON value, no Record made, or returns None (a body it does not write: malformed,
+def variant_row_writer(sink: Sink, dialect: str, max_depth: int) -> Callable[..., str | None] | None:
+    """The writer putting into ``sink`` the row of the Variant record ``PcapReader._variant`` would make of a
+    message body of ``dialect`` (with the sink bound: a ``writer_of`` of ``PcapReader.lines``), straight from
+    the body as ``read``'s line writer (``records.variant_line_writer``) writes its line: the compiled
+    ``JsonWriter.variant_row`` decodes the body, writes its text and JSON value, no Record made, and returns an
+    empty line, or returns None (a body it does not write: malformed,
     a value the compiled writers leave to Python, a class whose type name ``Record.type`` has not named yet),
     and the reader makes the record. None: no compiled writers."""
     text_writer = compiled_text_writer(dialect)
@@ -175,31 +177,34 @@ class _Builder:
         self.schema = schema
         self.capture = capture
         self.sink = sink
-        self.rows: list[tuple] = []
+        self.n = 0  # rows in the batch: the first n of the sink's (it may hold the next ones already)
 
-    def fill(self, rows: Iterator[tuple], batch_rows: int) -> bool:
-        """Take rows until the batch is full (``batch_rows``, or BATCH_TEXT_BYTES of text and value) or
-        they run out; True when the batch holds rows."""
-        batch = self.rows
-        text_bytes, text_limit = 0, BATCH_TEXT_BYTES
-        for row in rows:
-            batch.append(row)
+    def fill(self, lines: Iterator[str], batch_rows: int) -> bool:
+        """Take rows (a line each, in their order) until the batch is full (``batch_rows``, or
+        BATCH_TEXT_BYTES of text and value) or they run out; True when the batch holds rows."""
+        rows = self.sink[_ROWS]
+        n = text_bytes = 0
+        text_limit = BATCH_TEXT_BYTES
+        for _ in lines:
+            row = rows[n]
+            n += 1
             if (text := row[_TEXT]) is not None:
                 text_bytes += text + row[_VALUE]
-            if len(batch) >= batch_rows or text_bytes >= text_limit:
+            if n >= batch_rows or text_bytes >= text_limit:
                 break
-        return bool(batch)
+        self.n = n
+        return n > 0
 
     def batch(self) -> pa.RecordBatch:
-        n = len(self.rows)
-        at = list(zip(*self.rows, strict=True))
-        self.rows = []
+        n, sink = self.n, self.sink
+        rows = sink[_ROWS]
+        at = list(zip(*rows[:n], strict=True))
+        del rows[:n]
         cols: dict[str, Any] = dict(zip(_HEAD, at, strict=False))
         cols["length"] = length = at[_LENGTH]
         cols["type"] = at[_TYPE]
-        sink = self.sink
-        texts, values = sink
-        sink[:] = bytearray(), bytearray()  # the columns keep these
+        texts = _take(sink, _TEXTS, sum(filter(None, at[_TEXT])))  # the columns keep these
+        values = _take(sink, _VALUES, sum(filter(None, at[_VALUE])))
         # a whole frame's length (an int: most datagrams) is its own rounding
         cols["wire_bytes"] = [w if type(w) is int else round(w, WIRE_DECIMALS) for w in cols["wire_bytes"]]
         cols["time"] = _micros(cols["time"])
@@ -234,6 +239,17 @@ class _Builder:
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
+def _take(sink: Sink, at: int, size: int) -> bytearray:
+    """The first ``size`` bytes of a bytearray of the sink, which keeps the rest in a new one."""
+    data = sink[at]
+    if len(data) == size:
+        sink[at] = bytearray()
+    else:
+        sink[at] = data[size:]
+        del data[size:]
+    return data
+
+
 def _utf8_column(data: bytearray, sizes: tuple[int | None, ...], type: pa.DataType) -> pa.Array:
     """The string column of rows whose texts are ``data``, one after another, ``sizes`` bytes each (None: null)."""
     n = len(sizes)
@@ -248,15 +264,15 @@ def _utf8_column(data: bytearray, sizes: tuple[int | None, ...], type: pa.DataTy
                                            pa.py_buffer(data)], null_count=nulls)
 
 
-def row_batches(rows: Iterable[tuple], sink: Sink, capture: str | None = None, *, batch_rows: int = BATCH_ROWS,
+def row_batches(lines: Iterable[str], sink: Sink, capture: str | None = None, *, batch_rows: int = BATCH_ROWS,
                 schema: pa.Schema = SCHEMA) -> Iterator[pa.RecordBatch]:
-    """Rows (of ``variant_row_writer`` and ``record_rows``, their texts and values in ``sink``) as
-    RecordBatches of ``schema`` (SCHEMA, or FILE_SCHEMA without ``capture``)."""
+    """The rows ``variant_row_writer`` and ``record_rows`` put in ``sink`` (a line each in ``lines``, in
+    their order) as RecordBatches of ``schema`` (SCHEMA, or FILE_SCHEMA without ``capture``)."""
     if batch_rows < 1:
         raise ValueError("batch_rows must be at least 1")
     b = _Builder(schema, capture, sink)
-    rows = iter(rows)
-    while b.fill(rows, batch_rows):
+    lines = iter(lines)
+    while b.fill(lines, batch_rows):
         yield b.batch()
 
 
@@ -276,8 +292,8 @@ def capture_batches(path: Any, capture: str | None = None, *, batch_rows: int = 
     if batch_rows < 1:
         raise ValueError("batch_rows must be at least 1")
     sink = new_sink()
-    rows = PcapReader(path, **read_options).lines(partial(variant_row_writer, sink), record_rows(sink))
-    return row_batches(rows, sink, capture, batch_rows=batch_rows, schema=schema)  # type: ignore[arg-type]
+    lines = PcapReader(path, **read_options).lines(partial(variant_row_writer, sink), record_rows(sink))
+    return row_batches(lines, sink, capture, batch_rows=batch_rows, schema=schema)
 
 
 def to_arrow(path: str, *, batch_rows: int = BATCH_ROWS, capture: str | None = None,
