@@ -141,7 +141,7 @@ def record_rows(sink: Sink) -> Callable[[Record], str]:
         key = (kind, rec.dialect, type(value))
         if (type_name := type_names.get(key)) is None:
             type_name = type_names[key] = rec.type
-        extras = _row_extras(rec) + (*_RENAMED_NONE, hexed, fields_text)
+        extras = _row_extras(rec) + _RENAMED_NONE + (hexed, fields_text)
         if (renamed := _RENAMED_AT.get(kind)) is not None:  # e.g. an rset's `method` (a property) is `name`
             moved = list(extras)
             for key_at, col_at in renamed:
