@@ -393,6 +393,37 @@ def test_time_column_is_the_json_time(times: list[float]) -> None:
     assert [row_to_json(row)["time"] for row in batch.to_pylist()] == [r.to_json()["time"] for r in recs]
 
 
+@pytest.mark.parametrize("capture", ["godot3-udp-all-types.pcapng", "godot4-websocket-put-var.pcapng"])
+def test_a_body_row_is_the_row_of_its_record(capture: str) -> None:
+    """``JsonWriter.variant_row`` (a Variant message's row from its bytes, no record) puts into its sink what
+    makes the record's row, text and value bytes included; a body it does not write (cut inside its header)
+    leaves the sink as it was and gets None (the reader then makes the record)."""
+    from godot_dissect.dataset import arrow
+    from godot_dissect.spec.transports import MAX_DEPTH
+
+    recs = [r for r in read_pcap(str(ROOT / "captures" / capture)) if r.kind == "variant"]
+    assert recs
+    written = 0
+    for rec in recs:
+        by_body, by_record = arrow.new_sink(), arrow.new_sink()
+        write = arrow.variant_row_writer(by_body, rec.dialect, MAX_DEPTH)
+        assert write is not None
+        arrow.record_rows(by_record)(rec)
+        head = (rec.frame, rec.time, rec.src, rec.sport, rec.dst, rec.dport, rec.transport, rec.direction,
+                rec.dialect, rec.offset, rec.wire_bytes)
+        line = write(rec.raw, *head)
+        if line is None:  # left to the record (a class not yet named, a value for the pure writers)
+            assert by_body == arrow.new_sink()
+            continue
+        written += 1
+        assert line == "" and by_body[:2] == by_record[:2] and len(by_body[2]) == 1
+        assert write(rec.raw[:3], *head) is None and len(by_body[2]) == 1  # cut inside its header: nothing added
+        assert by_body[:2] == by_record[:2]
+        batches = [next(arrow.row_batches([""], sink, "x")) for sink in (by_body, by_record)]
+        assert batches[0].equals(batches[1])
+    assert written > len(recs) // 2
+
+
 def test_error_records_have_null_text_and_value_beside_rows_that_have_them() -> None:
     """Error records (no text, no value) between Variant records, non-ASCII text too: each row's text and
     value are its own, the error rows' are null."""
