@@ -2600,6 +2600,93 @@ static PyObject *JsonWriter_variant_line(JsonWriter *self, PyObject *const *args
     return s;
 }
 
+/* Append a rendered text (UTF-8, checked as buf_str checks it) to a bytearray: 0, or -1 with an exception. */
+static int buf_append_to(Buf *b, PyObject *sink)
+{
+    Py_ssize_t at = PyByteArray_GET_SIZE(sink);
+    if (!b->ascii) {
+        PyObject *s = PyUnicode_DecodeUTF8(b->p, b->len, NULL);
+        if (s == NULL)
+            return -1;
+        Py_DECREF(s);
+    }
+    if (PyByteArray_Resize(sink, at + b->len) < 0)
+        return -1;
+    memcpy(PyByteArray_AS_STRING(sink) + at, b->p, (size_t)b->len);
+    return 0;
+}
+
+/* JsonWriter.variant_row(sink, table, text_writer, type_names, max_depth, body, frame, time, src, sport,
+ * dst, dport, transport, direction, dialect, offset, wire) -> "": the dataset row (dataset/arrow.py) of
+ * the record PcapReader._variant makes of a message body, made as variant_line writes its line, with no
+ * record: its text and JSON value are appended (UTF-8) to the bytearrays sink[0] and sink[1], and the row
+ * (frame, time, src, sport, dst, dport, transport, direction, dialect, offset, wire, len(body), type name,
+ * text bytes, JSON value bytes, None) to the list sink[2]; the empty line stands for it where the reader
+ * hands lines on. None (nothing decoded or written, the sink as it was, no exception): the reader makes
+ * the record. */
+#define VARIANT_ROW (VARIANT_HEAD + 5)
+static PyObject *JsonWriter_variant_row(JsonWriter *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *value = NULL, *type, *texts, *values, *rows, *row = NULL, *length = NULL, *tn = NULL, *jn = NULL;
+    Py_ssize_t i, text_at, value_at;
+    Buf bt, bj;
+    int rc;
+    if (nargs != 6 + VARIANT_HEAD || !PyList_CheckExact(args[0]) || PyList_GET_SIZE(args[0]) != 3
+            || !PyByteArray_CheckExact(PyList_GET_ITEM(args[0], 0))
+            || !PyByteArray_CheckExact(PyList_GET_ITEM(args[0], 1))
+            || !PyList_CheckExact(PyList_GET_ITEM(args[0], 2))) {
+        PyErr_SetString(PyExc_TypeError, "variant_row(sink: [bytearray, bytearray, list], table, text_writer, "
+                                         "type_names, max_depth, body, frame, time, src, sport, dst, dport, "
+                                         "transport, direction, dialect, offset, wire)");
+        return NULL;
+    }
+    texts = PyList_GET_ITEM(args[0], 0);
+    values = PyList_GET_ITEM(args[0], 1);
+    rows = PyList_GET_ITEM(args[0], 2);
+    text_at = PyByteArray_GET_SIZE(texts);
+    value_at = PyByteArray_GET_SIZE(values);
+    if (Py_TYPE(args[2]) != &TextWriterType || decode_named(args[1], args[3], args[4], args[5], &value, &type) < 0) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    Py_INCREF(type); /* held by type_names, which the writers below do not touch; held here all the same */
+    buf_init(&bt);
+    buf_init(&bj);
+    rc = text_value((TextWriter *)args[2], &bt, value, 0) == 0 && json_value(self, &bj, value, 0) == 0
+         && buf_append_to(&bt, texts) == 0 && buf_append_to(&bj, values) == 0;
+    Py_DECREF(value);
+    if (rc && (length = PyLong_FromSsize_t(PyBytes_GET_SIZE(args[5]))) != NULL
+            && (tn = PyLong_FromSsize_t(bt.len)) != NULL && (jn = PyLong_FromSsize_t(bj.len)) != NULL)
+        row = PyTuple_New(VARIANT_ROW);
+    buf_free(&bt);
+    buf_free(&bj);
+    if (row != NULL) {
+        for (i = 0; i < VARIANT_HEAD; i++)
+            PyTuple_SET_ITEM(row, i, Py_NewRef(args[6 + i]));
+        PyTuple_SET_ITEM(row, VARIANT_HEAD, length);
+        PyTuple_SET_ITEM(row, VARIANT_HEAD + 1, type);
+        PyTuple_SET_ITEM(row, VARIANT_HEAD + 2, tn);
+        PyTuple_SET_ITEM(row, VARIANT_HEAD + 3, jn);
+        PyTuple_SET_ITEM(row, VARIANT_HEAD + 4, Py_NewRef(Py_None));
+        rc = PyList_Append(rows, row);
+        Py_DECREF(row);
+        if (rc == 0)
+            return PyUnicode_FromStringAndSize("", 0);
+        length = tn = jn = type = NULL; /* the row held them */
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(length);
+    Py_XDECREF(tn);
+    Py_XDECREF(jn);
+    PyErr_Clear();
+    /* the sink as it was (shrinking a bytearray cannot fail) */
+    if (PyByteArray_GET_SIZE(texts) > text_at)
+        PyByteArray_Resize(texts, text_at);
+    if (PyByteArray_GET_SIZE(values) > value_at)
+        PyByteArray_Resize(values, value_at);
+    Py_RETURN_NONE;
+}
+
 static void JsonWriter_dealloc(JsonWriter *self)
 {
     Py_ssize_t i;
@@ -2665,6 +2752,10 @@ static PyMethodDef JsonWriter_methods[] = {
     {"variant_line", (PyCFunction)(void (*)(void))JsonWriter_variant_line, METH_FASTCALL,
      "variant_line(table, text_writer, type_names, max_depth, body, frame, time, src, sport, dst, dport, "
      "transport, direction, dialect, offset, wire) -> to_jsonl() of a message body's Variant record, or None"},
+    {"variant_row", (PyCFunction)(void (*)(void))JsonWriter_variant_row, METH_FASTCALL,
+     "variant_row(sink, table, text_writer, type_names, max_depth, body, frame, time, src, sport, dst, dport, "
+     "transport, direction, dialect, offset, wire) -> '' (a message body's Variant record as a dataset row: its "
+     "text and JSON value appended to the bytearrays sink[0] and sink[1], the row to the list sink[2]), or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .export import FileResult, convert
-from .layout import FORMATS, remove_temps
+from .layout import FORMATS, PARQUET_COMPRESSION, remove_temps
 from .schema import BATCH_ROWS
 
 if TYPE_CHECKING:
@@ -23,7 +23,8 @@ OnMessages = Callable[[int], None]
 
 def export(paths: Sequence[str], out: str, fmt: str = "parquet", *, workers: int | None = None,
            scheduler: str | None = None, batch_rows: int = BATCH_ROWS, read_options: dict[str, Any] | None = None,
-           on_file: OnFile | None = None, on_messages: OnMessages | None = None) -> list[FileResult]:
+           on_file: OnFile | None = None, on_messages: OnMessages | None = None,
+           compression: str = PARQUET_COMPRESSION) -> list[FileResult]:
     """Convert every capture in ``paths`` to ``out``; one result per path, in the order given.
     ``scheduler`` (``tcp://HOST:8786``) sends the tasks to a Dask cluster; else ``workers``
     processes (default: this machine's cores; 1: in this process)."""
@@ -32,7 +33,7 @@ def export(paths: Sequence[str], out: str, fmt: str = "parquet", *, workers: int
     os.makedirs(out, exist_ok=True)
     out = os.path.abspath(out)  # Dask workers and pool processes may not share our working directory
     tasks, results = _named(paths)
-    kw = {"fmt": fmt, "batch_rows": batch_rows, "read_options": read_options or {}}
+    kw = {"fmt": fmt, "batch_rows": batch_rows, "read_options": read_options or {}, "compression": compression}
     in_process = scheduler is None and (workers == 1 or len(tasks) <= 1)
 
     def done(i: int, r: FileResult) -> None:

@@ -9,6 +9,11 @@ import os
 from urllib.parse import quote, unquote
 
 FORMATS = ("parquet", "csv", "jsonl")
+#: Parquet compression codecs ``export --compression`` offers, and its default: snappy (pyarrow's own default,
+#: read everywhere) encodes the load capture in two thirds of zstd's CPU time for a file twice as big (6.8 MB
+#: against 3.4 MB of a 24 MB capture); zstd when size matters more than time
+PARQUET_COMPRESSIONS = ("snappy", "zstd", "lz4", "gzip", "none")
+PARQUET_COMPRESSION = "snappy"
 PARTITION = "capture"
 PART = "part-0"
 #: temporary files start with a dot (readers skip them) and carry this marker
