@@ -194,34 +194,42 @@ static int span_ok(PyObject *span)
 }
 
 /* WireLedger.take(a, b): the wire bytes of stream bytes [a, b) as a float, or NULL with an error set (its
- * own method when a span is not what add and _cut_chunk write) */
+ * own method when a span is not what add and _cut_chunk write). The deque is walked by an iterator, as
+ * take's for loop walks it: indexing a deque costs up to len/64 steps, and a PDU held over a million
+ * 1-byte segments has a million spans. */
 static PyObject *ledger_take(PyObject *ledger, PyObject *spans, long long a, long long b)
 {
-    Py_ssize_t n = PyObject_Size(spans), i, drop = 0;
+    PyObject *it, *span;
+    Py_ssize_t i, drop = 0;
     double total = 0.0;
-    if (n < 0)
+    if ((it = PyObject_GetIter(spans)) == NULL)
         return NULL;
-    for (i = 0; i < n; i++) {  /* every span checked before any is changed */
-        PyObject *span = PySequence_GetItem(spans, i);
-        int ok;
-        if (span == NULL)
-            return NULL;
-        ok = span_ok(span);
+    while ((span = PyIter_Next(it)) != NULL) {  /* every span take reads checked before any is changed */
+        long long s0 = 0;
+        int ok = span_ok(span);
+        if (ok)
+            span_ll(span, 0, &s0);
         Py_DECREF(span);
         if (!ok) {
             PyObject *pa = PyLong_FromLongLong(a), *pb = PyLong_FromLongLong(b), *w;
+            Py_DECREF(it);
             w = pa != NULL && pb != NULL ? PyObject_CallMethodObjArgs(ledger, s_take, pa, pb, NULL) : NULL;
             Py_XDECREF(pa);
             Py_XDECREF(pb);
             return w;
         }
+        if (s0 >= b)
+            break;
     }
-    for (i = 0; i < n; i++) {
-        PyObject *span = PySequence_GetItem(spans, i), *rate;
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        return NULL;
+    if ((it = PyObject_GetIter(spans)) == NULL)
+        return NULL;
+    for (i = 0; (span = PyIter_Next(it)) != NULL; i++) {
+        PyObject *rate;
         long long s0 = 0, s1 = 0, flen = 0, count = 0, ov;
         double r;
-        if (span == NULL)
-            return NULL;
         span_ll(span, 0, &s0);
         span_ll(span, 1, &s1);
         span_ll(span, 2, &flen);
@@ -238,6 +246,7 @@ static PyObject *ledger_take(PyObject *ledger, PyObject *spans, long long a, lon
                 r = count > 0 ? (double)flen / (double)count : 0.0;
                 if ((rate = PyFloat_FromDouble(r)) == NULL) {
                     Py_DECREF(span);
+                    Py_DECREF(it);
                     return NULL;
                 }
                 PyList_SetItem(span, 4, rate);  /* steals rate */
@@ -246,6 +255,9 @@ static PyObject *ledger_take(PyObject *ledger, PyObject *spans, long long a, lon
         }
         Py_DECREF(span);
     }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        return NULL;
     for (i = 0; i < drop; i++) {
         PyObject *v = PyObject_CallMethod(spans, "popleft", NULL);
         if (v == NULL)
