@@ -15,7 +15,8 @@
  * For anything else it returns None having changed nothing, and the caller takes the Python path.
  * line: None, or (write, head) with head the 7-tuple (src, sport, dst, dport, transport, direction,
  * dialect): each whole PDU is then written as write(body, frame, time, *head, offset, wire) (a
- * records.variant_line_writer) and its line is the item instead of the Pdu; from the first PDU the
+ * records.variant_line_writer, or export's dataset.arrow.variant_row_writer) and what it returns (a
+ * line, or a row) is the item instead of the Pdu; from the first PDU the
  * writer leaves to the reader (it returns None) on, the items are Pdus again, in order, since the
  * reader's record of that PDU may change the conversation's dialect.
  * framing.py stays the one reference: the ledger's spans are read and written as WireLedger.add and
@@ -89,7 +90,7 @@ typedef struct {
 
 #define HEAD_ARGS 7
 
-/* the line of Pdu(frame, time, offset, body, opcode, wire), or the Pdu, appended to the sink's list
+/* the line (or row) of Pdu(frame, time, offset, body, opcode, wire), or the Pdu, appended to the sink's list
  * (steals body): 0 or -1 */
 static int add_pdu(InOrder *self, Sink *sink, PyObject *frame, PyObject *time, long long offset, PyObject *body,
                    PyObject *wire)
@@ -113,7 +114,7 @@ static int add_pdu(InOrder *self, Sink *sink, PyObject *frame, PyObject *time, l
             Py_DECREF(body);
             return -1;
         }
-        if (PyUnicode_CheckExact(line)) {
+        if (line != Py_None) {  /* the line (read's str, or export's row tuple) */
             Py_DECREF(body);
             if (PyList_Append(sink->out, line) < 0) {
                 Py_DECREF(line);
@@ -121,12 +122,6 @@ static int add_pdu(InOrder *self, Sink *sink, PyObject *frame, PyObject *time, l
             }
             Py_DECREF(line);
             return 0;
-        }
-        if (line != Py_None) {
-            Py_DECREF(line);
-            Py_DECREF(body);
-            PyErr_SetString(PyExc_TypeError, "a line writer returns a str or None");
-            return -1;
         }
         Py_DECREF(line);
         sink->write = NULL;  /* the reader makes this PDU's record, and writes the rest */

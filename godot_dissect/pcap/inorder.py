@@ -7,9 +7,10 @@ as they would, or None, having changed nothing, for every other case (out-of-ord
 bytes, held segments, a framer resynchronising or skipping, a WebSocket framer, a length past
 ``MAX_PDU``): the caller then takes the Python path, which stays the one reference.
 
-``line``: None, or ``(write, head)``: a ``records.variant_line_writer`` and its seven head arguments
-(src, sport, dst, dport, transport, direction, dialect); each PDU is then written by
-``write(body, frame, time, *head, offset, wire)`` and its line (a str) is the item in its place, until
+``line``: None, or ``(write, head)``: a ``records.variant_line_writer`` (or export's
+``dataset.arrow.variant_row_writer``) and its seven head arguments (src, sport, dst, dport, transport,
+direction, dialect); each PDU is then written by ``write(body, frame, time, *head, offset, wire)`` and what
+it returns (a line, a str; or a row, a tuple) is the item in its place, until
 the writer leaves one to the reader (returns None): that PDU and the rest of the segment's are Pdus.
 """
 
@@ -27,7 +28,7 @@ from .tcp import TcpDirection
 __all__ = ["in_order"]
 
 
-def _compiled() -> Callable[[TcpDirection, LengthPrefixFramer, Segment, Any], list[Pdu | str] | None] | None:
+def _compiled() -> Callable[[TcpDirection, LengthPrefixFramer, Segment, Any], list[Any] | None] | None:
     """The compiled step, or None when not built, when ``GODOT_DISSECT_PURE`` is set, or when the
     spec's length prefix is not the u32 little-endian word the C reads."""
     if os.environ.get("GODOT_DISSECT_PURE", "") not in ("", "0") or LENGTH_PREFIX.format != "<I":

@@ -211,12 +211,12 @@ class PcapReader:
                                 w = side.line = (conv.verdict, writer(conv, d))
                             pdus = in_order(side.tcp, framer, seg, w[1])
                         if pdus is not None:  # in order, whole PDUs (compiled: what the loop below does)
-                            if not pdus or type(pdus[-1]) is str:  # all lines (the Pdus, if any, come last)
+                            if not pdus or type(pdus[-1]) is not Pdu:  # all written (the Pdus, if any, come last)
                                 yield from pdus
                             else:
-                                for item in pdus:
-                                    yield item if type(item) is str else variant(conv, d, item.frame, item.time,
-                                                                                 item.data, item.wire, item.offset)
+                                for item in pdus:  # a Pdu, or what the line writer wrote (a line, or a row)
+                                    yield variant(conv, d, item.frame, item.time, item.data, item.wire,
+                                                  item.offset) if type(item) is Pdu else item
                         else:
                             for chunk in side.tcp.add(seg):
                                 for item in framer.feed(chunk):
