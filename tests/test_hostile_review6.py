@@ -121,3 +121,38 @@ def test_export_rows_are_the_same_with_the_compiled_step(tmp_path: Path, size: i
 
 def _table(rows: list[tuple]) -> list[dict]:
     return [r for b in row_batches(rows, "engine") for r in b.to_pylist()]
+
+
+def _compressed_bodies() -> list[bytes]:
+    """The range-coded bodies of Godot 3's compressed ENet capture (the header's compressed flag set)."""
+    from godot_dissect.pcap.packets import segments
+    from godot_dissect.spec import enet as spec
+
+    out = []
+    for s in segments(str(ROOT / "captures" / "godot3-enet-compressed.pcapng")):
+        if s.proto == "udp" and len(s.payload) >= 4:
+            word = struct.unpack_from(">H", s.payload)[0]
+            if (word >> spec.FLAG_COMPRESSED.shift) & 1:
+                out.append(s.payload[4 if (word >> spec.FLAG_SENT_TIME.shift) & 1 else 2:])
+    return out
+
+
+def test_the_compiled_range_coder_takes_any_output_limit() -> None:
+    """``decompress(data, limit)``: the limit is a bound, not a size. The compiled port allocated all of it up
+    front (MemoryError for 2^62, gigabytes for 2^33, where the pure port returns the bytes); it grows its
+    output as it comes."""
+    from godot_dissect.enet import rangecoder
+
+    if rangecoder._rangecoder is None:
+        pytest.skip("the compiled range coder is not built")
+    decoded = 0
+    for body in _compressed_bodies():
+        try:
+            want = rangecoder.decompress_pure(body, 1 << 62)
+        except rangecoder.RangeCoderError as e:
+            assert rangecoder._rangecoder.decompress(body, 1 << 62) == (e.offset, e.reason)
+            continue
+        assert rangecoder._rangecoder.decompress(body, 1 << 62) == want
+        assert rangecoder._rangecoder.decompress(body, len(want)) == want
+        decoded += 1
+    assert decoded >= 20

@@ -299,8 +299,9 @@ static int root_decode(Coder *c, int ctx, int code, int *value, int *under, int 
     }
 }
 
-/* the decompression loop; output into out (at most limit bytes); returns its length or -1 */
-static Py_ssize_t run(Coder *c, unsigned char *out, Py_ssize_t limit)
+/* the decompression loop; output into *out (capacity *cap, grown up to limit bytes: a caller's limit may be
+ * far more than the input decodes to); returns its length or -1 (c->err unset: out of memory) */
+static Py_ssize_t run(Coder *c, unsigned char **out, Py_ssize_t *cap, Py_ssize_t limit)
 {
     Py_ssize_t n = 0;
     int shift, root, predicted = 0, order = 0;
@@ -401,7 +402,15 @@ static Py_ssize_t run(Coder *c, unsigned char *out, Py_ssize_t limit)
             PyOS_snprintf(c->err_buf, sizeof c->err_buf, "decompressed data exceeds %zd bytes", limit);
             return fail(c, c->err_buf);
         }
-        out[n++] = (unsigned char)value;
+        if (n >= *cap) {
+            Py_ssize_t grown = *cap > limit / 2 ? limit : 2 * *cap;
+            unsigned char *more = PyMem_Realloc(*out, (size_t)grown);
+            if (more == NULL)
+                return -1;
+            *out = more;
+            *cap = grown;
+        }
+        (*out)[n++] = (unsigned char)value;
         if (order >= SUBCONTEXT_ORDER)
             predicted = c->parent[predicted];
         else
@@ -421,7 +430,7 @@ static Py_ssize_t run(Coder *c, unsigned char *out, Py_ssize_t limit)
 static PyObject *decompress(PyObject *self, PyObject *args)
 {
     Py_buffer buf;
-    Py_ssize_t limit, n;
+    Py_ssize_t limit, n, cap;
     Coder *c;
     unsigned char *out;
     PyObject *result;
@@ -434,8 +443,9 @@ static PyObject *decompress(PyObject *self, PyObject *args)
     }
     if (limit < 0)
         limit = 0;
+    cap = limit < 4096 ? (limit > 0 ? limit : 1) : 4096;  /* grown as the output comes (up to limit) */
     c = PyMem_Malloc(sizeof(Coder)); /* (create() sets every field of a symbol it hands out) */
-    out = PyMem_Malloc(limit > 0 ? (size_t)limit : 1);
+    out = PyMem_Malloc((size_t)cap);
     if (c == NULL || out == NULL) {
         PyMem_Free(c);
         PyMem_Free(out);
@@ -448,9 +458,9 @@ static PyObject *decompress(PyObject *self, PyObject *args)
     c->err_pos = 0;
     c->data = buf.buf;
     c->end = buf.len;
-    n = run(c, out, limit);
+    n = run(c, &out, &cap, limit);
     if (n < 0)
-        result = Py_BuildValue("(ns)", c->err_pos, c->err);
+        result = c->err != NULL ? Py_BuildValue("(ns)", c->err_pos, c->err) : PyErr_NoMemory();
     else
         result = PyBytes_FromStringAndSize((const char *)out, n);
     PyMem_Free(c);
