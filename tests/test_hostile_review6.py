@@ -10,7 +10,7 @@ from pathlib import Path
 import dpkt
 import pytest
 
-from godot_dissect.dataset.arrow import capture_rows, row_batches
+from godot_dissect.dataset.arrow import capture_batches
 from godot_dissect.detect import plausible
 from godot_dissect.pcap import inorder, reader
 from godot_dissect.pcap.framing import LengthPrefixFramer
@@ -108,19 +108,19 @@ def test_export_rows_are_the_same_with_the_compiled_step(tmp_path: Path, size: i
     if size is not None:
         path = tmp_path / f"cut{size}.pcap"
         _cut_capture(path, size)
-    fast = list(capture_rows(str(path)))
+    fast = _table(path)
     mp = pytest.MonkeyPatch()
     try:
         mp.setattr(reader, "in_order", None)
-        slow = list(capture_rows(str(path)))
+        slow = _table(path)
     finally:
         mp.undo()
-    assert sum(1 for r in slow if r[11 + 1] is not None) > 100  # rows with a type name: messages decoded
-    assert _table(fast) == _table(slow)
+    assert sum(1 for r in slow if r["type"] is not None) > 100  # rows with a type name: messages decoded
+    assert fast == slow
 
 
-def _table(rows: list[tuple]) -> list[dict]:
-    return [r for b in row_batches(rows, "engine") for r in b.to_pylist()]
+def _table(path: Path) -> list[dict]:
+    return [r for b in capture_batches(str(path), "engine") for r in b.to_pylist()]
 
 
 def _compressed_bodies() -> list[bytes]:
