@@ -120,6 +120,20 @@ def test_held_bytes_budget_finishes_the_heaviest_conversation(tmp_path: Path) ->
     assert reported == 150_000
 
 
+def test_a_pdu_held_over_one_byte_segments_counts_its_ledger_against_the_budget(tmp_path: Path) -> None:
+    """Each held segment leaves a ledger span (~200 bytes) for its frame's share of wire bytes: a PDU held
+    over 1-byte segments took ~200x its own size (400k segments: 105 MB while the budget saw 400 kB), so
+    the held-bytes budget counts the spans too (framing.SPAN_COST) and finishes such a conversation."""
+    body = encode(b"\x07" * 40_000, "godot3")
+    path = tmp_path / "trickle.pcap"
+    data = pdu(encode(7, "godot3")) + pdu(body)  # a whole PDU first: the conversation is Godot's
+    _stream(path, data, pieces=1)
+    whole = list(read_pcap(str(path), ports=[4300]))
+    assert [r.kind for r in whole] == ["variant", "variant"]  # within the default budget: decoded
+    recs = list(read_pcap(str(path), ports=[4300], max_held_bytes=1_000_000))
+    assert recs[0].kind == "variant" and recs[1].kind == "error" and "--max-held-bytes" in recs[1].error
+
+
 def test_closed_conversations_are_forgotten(tmp_path: Path) -> None:
     path = tmp_path / "closed.pcap"
     w = _PcapWriter(str(path))

@@ -62,7 +62,7 @@ from .framing import LengthPrefixFramer, Pdu, Skipped, WebSocketFramer
 from .inorder import in_order
 from .packets import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment, segment_batches
 from .source import Source
-from .tcp import Chunk
+from .tcp import SEGMENT_COST, Chunk
 
 if TYPE_CHECKING:
     from ..multiplayer import MultiplayerSession
@@ -174,7 +174,7 @@ class PcapReader:
         table = self.table
         lookup = table.lookup
         check_every = self.max_held_bytes >> 4
-        fed = 0  # bytes taken in since the held-bytes budget was last checked
+        fed = 0  # bytes taken in since the held-bytes budget was last checked (a segment: SEGMENT_COST more)
         datagrams = not self.enet_ports  # ENet ports make every UDP conversation go through _udp's ENet check
         for batch in segment_batches(self.path):  # (a list per run of packets: no generator per packet)
             for seg in batch:
@@ -188,7 +188,7 @@ class PcapReader:
                     # the common case (what _udp and _emit do for it), without their generators
                     if seg.payload:
                         yield variant(conv, d, seg.frame, seg.time, seg.payload, seg.frame_len, 0)
-                        fed += len(seg.payload)
+                        fed += len(seg.payload) + SEGMENT_COST
                         if fed > check_every:
                             fed = 0
                             yield from self._enforce_budget()
@@ -227,7 +227,7 @@ class PcapReader:
                                         yield from self._emit(conv, d, item)
                         if side.tcp.closed and conv.closed and conv.quiet:  # (this direction first: cheaper)
                             table.remove(conv)  # nothing left to report: forget it now
-                        fed += len(seg.payload)
+                        fed += len(seg.payload) + SEGMENT_COST
                         if fed > check_every:
                             fed = 0
                             yield from self._enforce_budget()
@@ -251,7 +251,7 @@ class PcapReader:
                     yield from self._tcp(conv, d, seg)
                     if conv.sides is not None and conv.closed and conv.quiet:
                         table.remove(conv)  # nothing left to report: forget it now
-                fed += len(seg.payload)
+                fed += len(seg.payload) + SEGMENT_COST
                 if fed > check_every:
                     fed = 0
                     yield from self._enforce_budget()
