@@ -1,6 +1,7 @@
 -- Godot high-level multiplayer: a template appended to godot.lua by godot_dissect/lua/mp_generator.py.
--- One generic walker reads the field tuples of MP_SPEC.mp (spec/multiplayer.py: Int, Choice, Text,
--- Blob, When, Repeat, Switch) into a tree; Variants are shown by engine.lua's `show`. Transports:
+-- The layouts of MP_SPEC.mp (spec/multiplayer.py: Int, Choice, Text, Blob, When, Repeat, Switch) are
+-- compiled, each item list once, to a Lua function that reads it into a tree (compile_items: one
+-- place per kind, no layout written here); Variants are shown by engine.lua's `show`. Transports:
 -- ENet channels (from enet.lua, MP.payload) and WebSocket messages (heuristic on "ws").
 -- Path caches are kept per conversation and sending peer; what a message resolved on the first
 -- pass is kept by frame, so a second pass shows the same tree.
