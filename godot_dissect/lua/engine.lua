@@ -2023,6 +2023,15 @@ local function skipped_item(tree, tvb, text)
   root:add_tvb_expert_info(E.skipped, tvb, text)
 end
 
+-- dissected again (a second pass, a click in Wireshark): the last segment of a PDU that never completed says
+-- so, with the reason the first pass found (the end of the connection the tap saw), or none
+local function show_never_completed(tree, tvb, big, number)
+  if big.last == nil and big.latest == number and not big.shown then
+    skipped_item(tree, tvb(0, 0), big.cut or sfmt("%d bytes of a PDU of %d bytes (from frame %d), never completed: "
+                                                   .. "no more of it in the capture", big.n - big.need, big.n, big.first))
+  end
+end
+
 -- a collected PDU that ends unfinished (its stage never came, or the connection ended): its bytes go
 local function drop_big(side, why)
   local big = side.big
@@ -2099,12 +2108,7 @@ local function tcp_continue(tvb, pinfo, tree, side, number, visited)
     dissect_pdu(rtvb, pinfo, tree)
   else
     collected_tree(tree, pinfo, take == len and tvb or tvb(0, take):tvb(), big, ends)
-    if visited and big.last == nil and big.latest == number and not big.shown then
-      -- dissected again (a second pass, a click in Wireshark): the last segment of a PDU that never completed
-      -- says so, with the reason the first pass found (the end of the connection the tap saw), or none
-      skipped_item(tree, tvb(0, 0), big.cut or sfmt("%d bytes of a PDU of %d bytes (from frame %d), never completed: "
-                                                     .. "no more of it in the capture", big.n - big.need, big.n, big.first))
-    end
+    if visited then show_never_completed(tree, tvb, big, number) end
   end
   return take
 end
@@ -2427,6 +2431,7 @@ local function tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
     watch_ends()
   end
   collected_tree(tree, pinfo, off == 0 and tvb or tvb(off):tvb(), big, false)
+  if visited then show_never_completed(tree, tvb, big, number) end
 end
 
 -- u32 length-prefixed PDUs of one TCP segment (or of a reassembly Wireshark was asked for)
