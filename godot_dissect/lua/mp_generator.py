@@ -1,9 +1,11 @@
 """The ENet and multiplayer part of the generated Wireshark Lua.
 
 ``spec/enet.py`` and ``spec/multiplayer.py`` written out as Lua data (``MP_SPEC``), followed by the
-Lua templates ``enet.lua`` and ``multiplayer.lua`` beside this file, which walk those tables and
-switch on item kinds only: a command, field, flag or layout item added to the spec reaches the
-dissector with no other edit. ``generator.generate`` appends :func:`section` to ``lua/godot.lua``.
+Lua templates ``enet.lua`` and ``multiplayer.lua`` beside this file, which read those tables and
+switch on item kinds only (the ENet command readers and the multiplayer item lists are compiled to
+Lua functions from them at load time or on first use): a command, field, flag or layout item added
+to the spec reaches the dissector with no other edit. ``generator.generate`` appends :func:`section`
+to ``lua/godot.lua``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 -- Godot high-level multiplayer: a template appended to godot.lua by godot_dissect/lua/mp_generator.py.
--- One generic walker reads the field tuples of MP_SPEC.mp (spec/multiplayer.py: Int, Choice, Text,
--- Blob, When, Repeat, Switch) into a tree; Variants are shown by engine.lua's `show`. Transports:
+-- The layouts of MP_SPEC.mp (spec/multiplayer.py: Int, Choice, Text, Blob, When, Repeat, Switch) are
+-- compiled, each item list once, to a Lua function that reads it into a tree (compile_items: one
+-- place per kind, no layout written here); Variants are shown by engine.lua's `show`. Transports:
 -- ENet channels (from enet.lua, MP.payload) and WebSocket messages (heuristic on "ws").
 -- Path caches are kept per conversation and sending peer; what a message resolved on the first
 -- pass is kept by frame, so a second pass shows the same tree.
@@ -523,19 +524,19 @@ local function one_compressed(ctx, pos, e, tree, prefix)
   return one_variant(ctx, pos, e, tree, prefix)
 end
 
+-- (the texts go to ctx.args as they are read: a packet that fails is not shown with them)
 local function show_args(ctx, it, s, e, scope, tree, count, reader)
-  local pos, texts = s, {}
+  local pos = s
+  local args = ctx.args or {}
+  ctx.args = args
   local i = 0
   while (count and i < count) or (not count and pos < e) do
     if pos >= e then mfail(ctx, pos, sfmt("argument %d of %d: no bytes left", i, count)) end
     local text
     pos, text = reader(ctx, pos, e, tree, tree and INDEX[i] or "") -- (no tree: no label)
-    texts[#texts + 1] = text
+    args[#args + 1] = text
     i = i + 1
   end
-  ctx.args = ctx.args or {}
-  local args = ctx.args
-  for k = 1, #texts do args[#args + 1] = texts[k] end
   return pos -- bytes after the last argument: the engine ignores them
 end
 
@@ -666,6 +667,14 @@ end
 -- Packets ------------------------------------------------------------------------------------------------
 local PROTOCOLS = MS.protocols
 
+-- the command number in its item's label, " (3)", made once per number (a string.format per packet)
+local NUMBER_TEXT = setmetatable({}, { __index = function(t, n)
+  local text = sfmt(" (%d)", n)
+  t[n] = text
+  return text
+end })
+for _, proto in pairs(PROTOCOLS) do proto.title = "Godot multiplayer, " .. proto.name end
+
 local function command_of(proto, byte)
   local cb = proto.command_byte.bits[1]
   local n = bits_get(cb, byte)
@@ -731,7 +740,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   local root = NULL_ITEM
   if not null then
     root = ti_add(tree, godot_mp, env.start ~= nil and env.start ~= base and rng(ctx, env.start, stop) or whole)
-    ti_set_text(root, "Godot multiplayer, " .. proto.name)
+    ti_set_text(root, proto.title)
     if env.header then env.header(root) end
     ti_generated(ti_add(root, MF.protocol, whole, proto.name))
   end
@@ -754,7 +763,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   msg.command, msg.kind = c.name, c.kind
   if not null then
     citem = ti_add(root, MF.command, first, c.name)
-    ti_append(citem, sfmt(" (%d)", n))
+    ti_append(citem, NUMBER_TEXT[n])
     ti_generated(ti_add(root, MF.kind, first, c.kind))
   end
   local scope = scope_new(nil)
