@@ -43,7 +43,7 @@ def test_reading_a_plain_capture_loads_only_what_it_needs(tmp_path: Path) -> Non
     loaded = _modules_after_read(empty)
     for absent in ("lark", "godot_dissect.cli.filter", "godot_dissect.cli.dataset_cmds", "godot_dissect.cli.fuzz_cmds",
                    "godot_dissect.cli.lua_cmds", "godot_dissect.enet", "godot_dissect.multiplayer",
-                   "godot_dissect.spec.multiplayer", "godot_dissect.dataset"):
+                   "godot_dissect.spec.multiplayer", "godot_dissect.spec.enet", "godot_dissect.dataset", "ctypes"):
         assert absent not in loaded, absent
     # and what an option or a capture asks for is loaded then: -Y the filter, an ENet capture the ENet layer
     assert "godot_dissect.cli.filter" in _modules_after_read(empty, "-Y", "kind == rpc")

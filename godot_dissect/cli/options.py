@@ -10,7 +10,7 @@ from typing import Any
 
 from ..pcap.reader import DEBUGGER_PORTS
 from ..spec import DIALECT_NAMES, get_dialect
-from ..spec.enet import COMPRESSIONS as ENET_COMPRESSIONS
+from ..spec.enet_compressions import COMPRESSIONS as ENET_COMPRESSIONS
 from ..spec.transports import MAX_CONVERSATIONS, MAX_HELD_BYTES
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from ..pcap.packets import LINK_ETHERNET, TCP_ACK, TCP_FIN, TCP_PSH, TCP_RST, TCP_SYN
 from ..pcap.pcapng import EPB, IDB, OPT_COMMENT, OPT_END, OPT_TSRESOL, SHB
@@ -56,9 +55,9 @@ def parse_comment(text: str) -> dict[str, str] | None:
     return out
 
 
-@dataclass(frozen=True)
-class CaptureHint:
-    """What a godot-dissect comment says about a capture: read it with this dialect on these ports."""
+class CaptureHint(NamedTuple):
+    """What a godot-dissect comment says about a capture: read it with this dialect on these ports.
+    (A NamedTuple, not a dataclass: the reader imports this module for every capture; start-up time.)"""
 
     dialect: str
     ports: tuple[int, ...]

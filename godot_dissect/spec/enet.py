@@ -19,6 +19,9 @@ import struct
 from dataclasses import dataclass
 from functools import cached_property
 
+# the compressor table is a module of its own: the command line needs its names at start-up, this module
+# only when a capture has ENet
+from .enet_compressions import COMPRESSIONS, COMPRESSIONS_BY_NAME, Compression  # noqa: F401
 from .words import BIG, BitField, IntField, joined_format
 
 #: ``struct`` byte-order prefix of every ENet field (network order).
@@ -236,24 +239,6 @@ COMMANDS_BY_NAME: dict[str, CommandDef] = {c.name: c for c in COMMANDS}
 #: delivery kinds of the data commands, in the order Payload.delivery documents them.
 DELIVERIES = ("reliable", "unreliable", "unsequenced")
 
-
-@dataclass(frozen=True)
-class Compression:
-    """A codec Godot can install as the ENet compressor; there is no in-band indication which."""
-
-    name: str
-    godot_value: int  # NetworkedMultiplayerENet.CompressionMode (3.x) = ENetConnection.CompressionMode (4.x)
-    meaning: str
-
-
-COMPRESSIONS = (
-    Compression("none", 0, "no compressor (the default in both Godot 3.x and 4.x)"),
-    Compression("range_coder", 1, "ENet's own adaptive order-2 PPM range coder (enet_range_coder_*)"),
-    Compression("fastlz", 2, "FastLZ (Compression::MODE_FASTLZ); inputs under 16 bytes are zero-padded to 16"),
-    Compression("zlib", 3, "zlib stream, window 15 (Compression::MODE_DEFLATE)"),
-    Compression("zstd", 4, "Zstandard frame (Compression::MODE_ZSTD)"),
-)
-COMPRESSIONS_BY_NAME = {c.name: c for c in COMPRESSIONS}
 
 #: Godot fingerprints in CONNECT / VERIFY_CONNECT: channel_count -> Godot major version
 #: (3.x NetworkedMultiplayerENet default channel_count = SYSCH_MAX = 3; 4.x ENetMultiplayerPeer passes 0,

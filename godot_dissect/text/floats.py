@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import math
 import struct
 
@@ -17,9 +16,17 @@ __all__ = ["CACHED_POWERS", "f32", "num_scientific", "rtos_fix3", "rtos_fix4", "
 _M64 = (1 << 64) - 1
 
 
+_F32 = struct.Struct("<f")
+_INF = math.inf
+
+
 def f32(x: float) -> float:
-    """``(float)x`` as C does it: nearest float32, overflow to infinity."""
-    return ctypes.c_float(x).value
+    """``(float)x`` as C does it: nearest float32, overflow to infinity (struct rounds the same way
+    and raises where the cast would give infinity; ctypes did the same and cost ~4 ms of start-up)."""
+    try:
+        return _F32.unpack(_F32.pack(x))[0]
+    except OverflowError:
+        return math.copysign(_INF, x)
 
 
 def s64(x: int) -> int:
