@@ -22,6 +22,7 @@ from typing import Any
 from .codec import decode_prefix, encode
 from .errors import ERR_OUT_OF_MEMORY, DecodeError
 from .spec import get_dialect
+from .spec.row import row
 from .spec.transports import (
     BODY_ALIGN,
     CANDIDATES,
@@ -42,7 +43,7 @@ __all__ = ["CANDIDATES", "MAX_AMBIGUOUS_SAMPLES", "MAX_SAMPLES", "DialectGuess",
 Reading = tuple[Any, int]
 
 
-@dataclass(frozen=True)
+@row
 class DialectVerdict:
     dialect: str
     evidence: str

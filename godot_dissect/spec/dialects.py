@@ -7,15 +7,16 @@ the stream; the reader guesses the dialect per flow (``godot_dissect.detect``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TypeVar
 
 from . import types as T
+from .row import row
 from .transports import MAX_DEPTH
 from .types import TypeDef
 
 
-@dataclass(frozen=True)
+@row
 class TypeEntry:
     id: int
     name: str  # what this dialect's engine calls it (var_to_str / typeof names)
@@ -27,7 +28,7 @@ class TypeEntry:
         return self.typedef.key
 
 
-@dataclass(frozen=True)
+@row
 class Dialect:
     name: str
     title: str

@@ -16,12 +16,12 @@ field width or a limit.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from functools import cached_property
 
 # the compressor table is a module of its own: the command line needs its names at start-up, this module
 # only when a capture has ENet
 from .enet_compressions import COMPRESSIONS, COMPRESSIONS_BY_NAME, Compression  # noqa: F401
+from .row import row
 from .words import BIG, BitField, IntField, joined_format
 
 #: ``struct`` byte-order prefix of every ENet field (network order).
@@ -34,7 +34,7 @@ def enet_field(name: str, code: str, c_name: str, meaning: str) -> IntField:
 
 
 
-@dataclass(frozen=True)
+@row
 class Check:
     """A rule ENet's receiver applies to a command (``enet_protocol_handle_*``); breaking it makes
     ENet drop the command and the rest of the datagram (``goto commandError``).
@@ -50,7 +50,7 @@ class Check:
     reason: str
 
 
-@dataclass(frozen=True)
+@row
 class CommandDef:
     """One ENet command: number, protocol.h name, fixed body fields after the 4-byte command header.
 

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .row import row
 
 
-@dataclass(frozen=True)
+@row
 class Compression:
     """A codec Godot can install as the ENet compressor; there is no in-band indication which."""
 

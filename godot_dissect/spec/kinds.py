@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass
 from typing import Any
 
 from . import layouts as L
 from .dialects import Dialect, TypeEntry, get_dialect
 from .layouts import Count, Layout, Length, Scalar
+from .row import row
 from .words import BitField
 
 #: the header field that switches a number or a ``real_t`` component to its wide scalar
 WIDE_FLAG = L.FLAG_64
 
 
-@dataclass(frozen=True)
+@row
 class KindParams:
     """One type of one dialect, as its layout kind reads and writes it."""
 

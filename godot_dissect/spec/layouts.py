@@ -14,12 +14,11 @@ of them (decoder, encoder, the fuzzer's field map).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .row import row
 from .words import BitField
 
 
-@dataclass(frozen=True)
+@row
 class Scalar:
     """A fixed-width little-endian scalar: its ``struct`` code and size in bytes."""
 
@@ -55,7 +54,7 @@ F64 = Scalar("f64", "d", 8)
 REAL = Scalar("real", "f", 4)
 
 
-@dataclass(frozen=True)
+@row
 class Count:
     """The word before repeated parts: its scalar, the bits of it that hold the count, and what a
     negative count (signed scalars) means: ``"empty"`` (the engine loops zero times) or ``"error"``."""
@@ -65,7 +64,7 @@ class Count:
     negative: str = "error"
 
 
-@dataclass(frozen=True)
+@row
 class Length:
     """A byte string: a ``Count`` of bytes, the bytes, zero padding to a multiple of ``pad``.
     ``pad_required``: the data must hold the padding (else the engine counts it as used anyway).
@@ -82,14 +81,14 @@ class Length:
 PADDED_STRING = Length(Count(I32))
 
 
-@dataclass(frozen=True)
+@row
 class Layout:
     """Base of every payload shape. ``kind`` is the name consumers dispatch on."""
 
     kind = "layout"
 
 
-@dataclass(frozen=True)
+@row
 class Empty(Layout):
     """No payload at all (NIL, Callable, Godot 3 RID). ``value``: the ``values`` class whose
     default instance the type decodes to (None: Python's None)."""
@@ -98,7 +97,7 @@ class Empty(Layout):
     kind = "empty"
 
 
-@dataclass(frozen=True)
+@row
 class Boolean(Layout):
     """u32; the encoder writes 0/1, the decoder takes any non-zero as true."""
 
@@ -106,7 +105,7 @@ class Boolean(Layout):
     kind = "bool"
 
 
-@dataclass(frozen=True)
+@row
 class Number(Layout):
     """One scalar: ``narrow`` normally, ``wide`` when header bit 16 (FLAG_64) is set.
 
@@ -128,7 +127,7 @@ class Number(Layout):
         return self.narrow.is_float
 
 
-@dataclass(frozen=True)
+@row
 class StringLayout(Layout):
     """u32 byte length, UTF-8 bytes, zero padding to a multiple of 4 (``PADDED_STRING``). ``wrapper``:
     the ``values`` class of the decoded text (``StringName``), None for a plain str."""
@@ -138,7 +137,7 @@ class StringLayout(Layout):
     text = PADDED_STRING
 
 
-@dataclass(frozen=True)
+@row
 class Struct(Layout):
     """A fixed record of same-width components.
 
@@ -152,7 +151,7 @@ class Struct(Layout):
     kind = "struct"
 
 
-@dataclass(frozen=True)
+@row
 class NodePathLayout(Layout):
     """u32 name_count|0x80000000, u32 subname_count, u32 flags (bit0 absolute, bit1 legacy
     property -> one more subname), then that many strings. The encoder leaves string padding
@@ -171,7 +170,7 @@ class NodePathLayout(Layout):
     part = PADDED_STRING
 
 
-@dataclass(frozen=True)
+@row
 class Id64(Layout):
     """One u64 (Godot 4 RID)."""
 
@@ -180,7 +179,7 @@ class Id64(Layout):
     kind = "id64"
 
 
-@dataclass(frozen=True)
+@row
 class ObjectLayout(Layout):
     """With the object-as-id flag: u64 instance id (0 = null). Without it (a full object, only
     decoded when objects are allowed): class name string (empty = null), i32 property count,
@@ -193,7 +192,7 @@ class ObjectLayout(Layout):
     property_name = PADDED_STRING
 
 
-@dataclass(frozen=True)
+@row
 class SignalLayout(Layout):
     """Signal name string, then u64 object instance id."""
 
@@ -202,7 +201,7 @@ class SignalLayout(Layout):
     object_id = U64
 
 
-@dataclass(frozen=True)
+@row
 class Container(Layout):
     """Array (``pairs=False``) or Dictionary (``pairs=True``).
 
@@ -216,7 +215,7 @@ class Container(Layout):
     count = Count(U32, mask=count_mask)
 
 
-@dataclass(frozen=True)
+@row
 class PackedBytes(Layout):
     """i32 count, count bytes, zero padding to 4 (the decoder does not require the padding)."""
 
@@ -224,7 +223,7 @@ class PackedBytes(Layout):
     data = Length(Count(I32), pad_required=False, utf8=False)
 
 
-@dataclass(frozen=True)
+@row
 class PackedStrings(Layout):
     """i32 count (negative = empty), then count strings whose length includes a trailing NUL
     when written by the engine (the decoder also takes them without)."""
@@ -234,7 +233,7 @@ class PackedStrings(Layout):
     element = Length(Count(I32), nul=True)
 
 
-@dataclass(frozen=True)
+@row
 class Packed(Layout):
     """i32 count, then count fixed elements of ``width`` components.
 

@@ -23,9 +23,10 @@ offset inside the same packet (Godot's "path appended at the end" trick).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 
+from .row import row
 from .words import BitField, IntField
 
 # --------------------------------------------------------------------------------------------
@@ -33,7 +34,7 @@ from .words import BitField, IntField
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@row
 class Int(IntField):
     """A fixed-width integer item (``words.IntField``: ``code`` with its byte order, ``"<i"``), with
     named bit ranges and value names."""
@@ -43,7 +44,7 @@ class Int(IntField):
     kind = "int"
 
 
-@dataclass(frozen=True)
+@row
 class Choice:
     """An integer whose width is chosen by an earlier value: ``codes[value of selector]``.
 
@@ -59,7 +60,7 @@ class Choice:
     kind = "choice"
 
 
-@dataclass(frozen=True)
+@row
 class Text:
     """UTF-8 text ended by a NUL (the NUL is consumed).
 
@@ -80,7 +81,7 @@ class Text:
     kind = "text"
 
 
-@dataclass(frozen=True)
+@row
 class Blob:
     """Raw bytes whose meaning ``content`` says (see :data:`BLOB_CONTENTS`).
 
@@ -97,7 +98,7 @@ class Blob:
     kind = "blob"
 
 
-@dataclass(frozen=True)
+@row
 class Cond:
     """``value_of(name) OP operand`` with ``op`` one of ``==``, ``!=``, ``&`` (any bit set)."""
 
@@ -106,7 +107,7 @@ class Cond:
     operand: int
 
 
-@dataclass(frozen=True)
+@row
 class When:
     """``item`` is present only when every condition holds."""
 
@@ -119,7 +120,7 @@ class When:
         return self.item.name
 
 
-@dataclass(frozen=True)
+@row
 class Repeat:
     """A group of fields repeated ``count`` times (the name of an earlier integer), or, without a
     count, while more than ``more_than`` bytes are left (the engine's ``while (ofs + N < len)``)."""
@@ -136,7 +137,7 @@ class Repeat:
         return sum(i.size for i in self.items if isinstance(i, Int))
 
 
-@dataclass(frozen=True)
+@row
 class Switch:
     """The rest of the packet is one of ``cases``, chosen by the value named ``selector``."""
 
@@ -167,7 +168,7 @@ BLOB_CONTENTS = MappingProxyType({
 })
 
 
-@dataclass(frozen=True)
+@row
 class ItemIndex:
     """Which item of one item list refers to which, by name: what every reader and writer of the
     list looks up (computed once per list by :func:`index_of`). ``flat`` is the list with each
@@ -211,7 +212,7 @@ def index_of(items: tuple[FieldItem, ...]) -> ItemIndex:
     return index
 
 
-@dataclass(frozen=True)
+@row
 class Form:
     """One layout of a packet body: ``items`` after the command byte (or, for transport headers,
     from byte 0); ``min_size``/``exact_size`` are the engine's length checks on the whole packet.
@@ -231,7 +232,7 @@ class Form:
         return index_of(self.items)
 
 
-@dataclass(frozen=True)
+@row
 class Command:
     """A multiplayer command: its number, engine enum name, the record kind it becomes, its forms."""
 
@@ -249,7 +250,7 @@ class Command:
         return f"NETWORK_COMMAND_{self.name}"
 
 
-@dataclass(frozen=True)
+@row
 class Protocol:
     """A multiplayer packet protocol: how the first byte names the command, and the commands."""
 
@@ -478,7 +479,7 @@ GODOT4 = Protocol(
 PROTOCOLS = MappingProxyType({3: GODOT3, 4: GODOT4})
 
 #: the compressed Variant encoding of Godot 4 (MultiplayerAPI::encode_and_compress_variant)
-@dataclass(frozen=True)
+@row
 class CompressedVariant:
     type_bits: BitField
     mode_bits: BitField
@@ -501,14 +502,14 @@ COMPRESSED_VARIANT = CompressedVariant(
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@row
 class Channel:
     number: int
     name: str
     meaning: str
 
 
-@dataclass(frozen=True)
+@row
 class EnetSend:
     """How an ENet multiplayer peer sends a packet of one transfer mode: the channel (by name, for
     transfer channel 0), the ENet command, and the command of its fragments when it is larger than
@@ -523,7 +524,7 @@ class EnetSend:
 TRANSFER_MODES = _names("unreliable", "unreliable_ordered", "reliable")
 
 
-@dataclass(frozen=True)
+@row
 class ChannelMap:
     """ENet channels of a Godot major version; a custom transfer channel N goes to ENet channel
     ``N + custom_offset``; ``sends``: transfer mode name -> :class:`EnetSend`."""

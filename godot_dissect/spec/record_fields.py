@@ -10,10 +10,10 @@ decimals). ``json_text``: the column holds the JSON text of the key's value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .row import row
 
 
-@dataclass(frozen=True)
+@row
 class RecordField:
     name: str
     type: str

@@ -13,8 +13,9 @@ Sources: Godot 3.x ``PacketPeerStream`` / ``ScriptDebuggerRemote``, Godot 4.x
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import NamedTuple
+
+from .row import row
 
 # -- length-prefixed PDUs (StreamPeer.put_var, PacketPeerStream, the TCP debugger) ----------------
 #: every PDU: u32 little-endian byte count of the body, then the body
@@ -46,7 +47,7 @@ def length_prefixed(body: bytes, claimed: int | None = None) -> bytes:
 DEBUGGER_PORTS = (6007,)
 
 
-@dataclass(frozen=True)
+@row
 class DebuggerShape:
     """How one direction of one Godot major's debugger groups PDUs into a message."""
 

@@ -6,8 +6,6 @@ has, in id order, and what the engine calls them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .layouts import (
     ARRAY_ELEMENT_KIND,
     DICT_KEY_KIND,
@@ -35,10 +33,11 @@ from .layouts import (
     StringLayout,
     Struct,
 )
+from .row import row
 from .words import BitField
 
 
-@dataclass(frozen=True)
+@row
 class TypeDef:
     key: str
     layout: Layout

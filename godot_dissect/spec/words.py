@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cached_property
+
+from .row import row
 
 LITTLE = "<"
 BIG = ">"
 
 
-@dataclass(frozen=True)
+@row
 class BitField:
     """Some bits of an integer: ``(value >> shift) & ((1 << width) - 1)``."""
 
@@ -39,7 +40,7 @@ class BitField:
         return (value << self.shift) & self.mask
 
 
-@dataclass(frozen=True)
+@row
 class IntField:
     """A fixed-width integer; ``code`` is a ``struct`` format with its byte order (``"<i"``, ``">H"``).
     ``c_name``: the field's name in the engine's C sources, where that helps a reader."""
