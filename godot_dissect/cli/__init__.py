@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
@@ -42,8 +43,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command: ``argv``, or (run as the program) the process's arguments."""
+    program = argv is None
+    if program:
+        # start-up makes ~20k objects (modules, classes, functions, tables) that all live until exit: collecting them is
+        # wasted work, at start-up and in every later full collection, and at exit. Frozen, the collector skips
+        # them (read of an empty capture: 345 -> 315 M instructions). Only for the process's own run: frozen
+        # objects are never freed, so a caller in a longer-lived process keeps its own collector as it was.
+        gc.disable()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv[0] if argv else None).parse_args(argv)
+    if program:
+        gc.freeze()
+        gc.enable()
     try:
         return int(args.run(args) or 0)
     except BrokenPipeError:  # e.g. piped into head
