@@ -55,13 +55,13 @@ def test_the_program_freezes_its_start_up_objects_and_a_caller_keeps_its_collect
     empty = tmp_path / "empty.pcap"
     with open(empty, "wb") as f:
         dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB)
-    code = ("import gc, sys, runpy; sys.argv = ['godot_dissect', 'read', sys.argv[1]]\n"
+    code = ("import gc, sys, runpy; path = sys.argv[1]; sys.argv = ['godot_dissect', 'read', path]\n"
             "try:\n    runpy.run_module('godot_dissect', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
             "print(gc.isenabled(), gc.get_freeze_count() > 10000, file=sys.stderr)\n"
             "gc.unfreeze()\n"
             "from godot_dissect.cli import main\n"
-            "assert main(['read', sys.argv[1]]) == 0\n"
+            "assert main(['read', path]) == 0\n"
             "print(gc.isenabled(), gc.get_freeze_count(), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code, str(empty)], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
