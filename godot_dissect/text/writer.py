@@ -41,7 +41,7 @@ SURROGATE_ESCAPES = {c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)}
 _ESC_MULTILINE = str.maketrans({"\\": "\\\\", '"': '\\"', **SURROGATE_ESCAPES})
 _ESC4 = str.maketrans({"\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
                        "\t": "\\t", "\v": "\\v", "'": "\\'", '"': '\\"', **SURROGATE_ESCAPES})
-_ESC3 = str.maketrans({**{chr(k): v for k, v in _ESC4.items()}, "?": "\\?"})
+_ESC3 = {**_ESC4, ord("?"): "\\?"}  # _ESC4's table (code point -> text) and "?"
 
 
 def _quote(s: str) -> str:
