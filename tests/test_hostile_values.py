@@ -233,3 +233,29 @@ def test_encode_refuses_what_the_engine_refuses_for_depth() -> None:
     r = _cli("encode", text)
     assert r.returncode == 1 and b"nested deeper than 1024 levels" in r.stderr and b"Traceback" not in r.stderr
     assert _cli("encode", "[" * 1024 + "1" + "]" * 1024).stdout.strip().decode() == ok_bytes.hex()
+
+
+def _nested(levels: int) -> list:
+    v: list = [1]
+    for _ in range(levels - 1):
+        v = [v]
+    return v
+
+
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+def test_a_deep_branch_inside_a_big_flat_array_is_refused_as_alone(dialect: str) -> None:
+    """The compiled encoder counts the levels it writes, so a big value is walked for the engine's depth
+    limit only when it could be too deep (a big flat Array was walked element by element: 6x its encoding);
+    a deep branch after 5,000 flat elements is still found, and a value at the limit still encodes."""
+    from godot_dissect.codec import decode, encode, fast
+    from godot_dissect.errors import EncodeError
+
+    flat = list(range(5000))
+    with pytest.raises(EncodeError, match="1024 levels"):
+        encode(flat + [_nested(1025)], dialect)
+    ok = flat + [_nested(1023)]  # the branch's innermost Array at level 1024 holds an element
+    data = encode(ok, dialect)
+    assert encode(decode(data, dialect), dialect) == data  # (== on the values would recurse 1024 deep)
+    if fast.fast_encode_levels is not None:
+        assert fast.fast_encode_levels(_nested(7), dialect)[1] == 7
+        assert fast.fast_encode_levels(flat, dialect)[1] == 1

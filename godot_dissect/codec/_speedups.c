@@ -1293,11 +1293,12 @@ static int write_int_run(Out *o, Table *t, EFrame *f)
     return 0;
 }
 
-/* Table.encode(value) -> bytes | None */
-static PyObject *Table_encode(Table *self, PyObject *value)
+/* Encode value; *levels: the deepest nesting of containers written (the top container is level 1),
+ * which lets the caller skip walking the value for the engine's depth limit. bytes | None */
+static PyObject *encode_levels(Table *self, PyObject *value, Py_ssize_t *levels)
 {
     EFrame local[64], *frames = local;
-    Py_ssize_t depth = 0, cap = 64;
+    Py_ssize_t depth = 0, cap = 64, deepest = 0;
     Out o;
     PyObject *item = value;
     Py_INCREF(item);
@@ -1312,6 +1313,8 @@ static PyObject *Table_encode(Table *self, PyObject *value)
         item = NULL;
         if (rc < 0)
             goto bail;
+        if (depth > deepest)
+            deepest = depth;
         /* find the next value to write, closing finished containers */
         while (depth > 0) {
             EFrame *f = &frames[depth - 1];
@@ -1351,6 +1354,7 @@ static PyObject *Table_encode(Table *self, PyObject *value)
         PyErr_Clear();
         Py_RETURN_NONE;
     }
+    *levels = deepest;
     return o.bytes;
 bail:
     Py_XDECREF(item);
@@ -1364,6 +1368,24 @@ bail:
     Py_XDECREF(o.bytes);
     PyErr_Clear();
     Py_RETURN_NONE;
+}
+
+/* Table.encode(value) -> bytes | None */
+static PyObject *Table_encode(Table *self, PyObject *value)
+{
+    Py_ssize_t levels;
+    return encode_levels(self, value, &levels);
+}
+
+/* Table.encode_levels(value) -> (bytes, levels) | None */
+static PyObject *Table_encode_levels(Table *self, PyObject *value)
+{
+    Py_ssize_t levels = 0;
+    PyObject *out = encode_levels(self, value, &levels), *res;
+    if (out == NULL || out == Py_None)
+        return out;
+    res = Py_BuildValue("(Nn)", out, levels);
+    return res;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1638,6 +1660,8 @@ static PyMethodDef Table_methods[] = {
      "let the pure-Python decoder do it"},
     {"encode", (PyCFunction)Table_encode, METH_O,
      "encode(value) -> bytes, or None to let the pure-Python encoder do it"},
+    {"encode_levels", (PyCFunction)Table_encode_levels, METH_O,
+     "encode_levels(value) -> (bytes, deepest container nesting), or None as encode"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -92,10 +92,12 @@ def encode(value: Any, dialect: Dialect | str = "godot4", *, full_objects: bool 
     sets another limit; None builds any depth (malformed input for tests and the fuzzer)."""
     limit = depth_limit(dialect) if max_depth == -1 else max_depth
     try:
-        out = _encode(value, dialect, full_objects)
+        out, levels = _encode(value, dialect, full_objects)
     except (struct.error, OverflowError) as e:  # a number that does not fit its wire field
         raise EncodeError(f"value does not fit its wire field: {e}") from None
-    if limit is not None and len(out) > _LEVEL_BYTES * limit:  # (the compiled encoder does not count levels)
+    # walked only where it could be too deep: the compiled encoder counts its levels (a walk of a big
+    # flat Array cost 6x its encoding), the pure one does not
+    if limit is not None and len(out) > _LEVEL_BYTES * limit and (levels is None or levels > limit):
         _check_depth(value, dialect, limit)
     return out
 
@@ -134,8 +136,10 @@ def _check_depth(value: Any, dialect: Dialect | str, limit: int) -> None:
             level.pop()
 
 
-def _encode(value: Any, dialect: Dialect | str, full_objects: bool) -> bytes:
-    fast = _fast.fast_encode  # compiled hot path (None: not built); it returns None to hand over
+def _encode(value: Any, dialect: Dialect | str, full_objects: bool) -> tuple[bytes, int | None]:
+    """The bytes, and the deepest nesting of containers in them when the compiled encoder wrote them
+    (None: not counted)."""
+    fast = _fast.fast_encode_levels  # compiled hot path (None: not built); it returns None to hand over
     if fast is not None and (res := fast(value, dialect)) is not None:
         return res
     c = compiled(dialect)
@@ -197,7 +201,7 @@ def _encode(value: Any, dialect: Dialect | str, full_objects: bool) -> bytes:
             raise EncodeError(f"{c.dialect.name} has no {key} type (value {v!r:.60})")
         else:
             stack.pop()
-    return bytes(out)
+    return bytes(out), None
 
 
 def _key_of(v: Any) -> str:

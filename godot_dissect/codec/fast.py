@@ -179,6 +179,14 @@ def c_encode(value: Any, dialect: Dialect | str) -> bytes | None:
     return t.encode(value)
 
 
+def c_encode_levels(value: Any, dialect: Dialect | str) -> tuple[bytes, int] | None:
+    """``c_encode``, and the deepest nesting of containers written (the top container is level 1)."""
+    t = _BY_ARG.get(dialect) if type(dialect) is str else None
+    if t is None and (t := table(dialect)) is None:
+        return None
+    return t.encode_levels(value)
+
+
 def _codes(names: tuple[str, ...], entries: dict[type, tuple]) -> dict[type, tuple]:
     """Kind names -> the C enum's codes (first item of every entry)."""
     code = {k: i for i, k in enumerate(names)}
@@ -288,6 +296,8 @@ ENABLED = BUILT and sys.byteorder == "little" and os.environ.get("GODOT_DISSECT_
 fast_decode_prefix: Callable[[Any, Dialect | str, bool, int, int, int | None], tuple[Any, int] | None] | None
 fast_encode: Callable[[Any, Dialect | str], bytes | None] | None
 fast_decode_prefix, fast_encode = (c_decode_prefix, c_encode) if ENABLED else (None, None)
+fast_encode_levels: Callable[[Any, Dialect | str], tuple[bytes, int] | None] | None = \
+    c_encode_levels if ENABLED else None
 fast_text: Callable[[Any, Dialect, TextTables], str | None] | None = c_text if ENABLED else None
 fast_text_start: Callable[[Any, Dialect, TextTables, int], tuple[str, bool] | None] | None = \
     c_text_start if ENABLED else None
