@@ -76,11 +76,20 @@ def _container_type(c: CompiledEncoder, t: V.ContainerType, full_objects: bool, 
 _LEVEL_BYTES = _U32.size + _CONTAINER_COUNT.size
 
 
+#: depth_limit by dialect name (a name only gets here once compiled() knew it: as many as there are dialects)
+_DEPTH_LIMITS: dict[str, int] = {}
+
+
 def depth_limit(dialect: Dialect | str) -> int:
     """Nesting levels ``dialect``'s engine decodes: a container deeper than this must be empty. Godot 3.0-3.3.4
     have no limit of their own (and crash instead): they get the later versions' MAX_DEPTH."""
+    if type(dialect) is str and (known := _DEPTH_LIMITS.get(dialect)) is not None:
+        return known  # (once per encode: looking the dialect up again cost more than a small message's encoding)
     d = dialect if isinstance(dialect, Dialect) else compiled(dialect).dialect
-    return d.engine_depth_limit or MAX_DEPTH
+    limit = d.engine_depth_limit or MAX_DEPTH
+    if type(dialect) is str:
+        _DEPTH_LIMITS[dialect] = limit
+    return limit
 
 
 def encode(value: Any, dialect: Dialect | str = "godot4", *, full_objects: bool = False,
