@@ -17,21 +17,16 @@ from godot_dissect.pcap.framing import LengthPrefixFramer
 from godot_dissect.pcap.packets import TCP_ACK, TCP_PSH, Segment
 from godot_dissect.pcap.tcp import TcpDirection
 
+from .test_inorder import _engine_streams
+
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE_CAPTURE = ROOT / "captures" / "godot3-tcp-stream.pcapng"
 
 
 def _engine_pdus() -> list[bytes]:
     """The length-prefixed PDUs the engine sent, client to server and back, in sequence order."""
-    parts: dict[tuple[int, int], dict[int, bytes]] = {}
-    with open(ENGINE_CAPTURE, "rb") as f:
-        for _, buf in dpkt.pcapng.Reader(f):
-            tcp = dpkt.ethernet.Ethernet(buf).data.data
-            if isinstance(tcp, dpkt.tcp.TCP) and tcp.data:
-                parts.setdefault((tcp.sport, tcp.dport), {})[tcp.seq] = bytes(tcp.data)
     out = []
-    for v in parts.values():
-        stream = b"".join(v[s] for s in sorted(v))
+    for stream in _engine_streams().values():
         pos = 0
         while pos + 4 <= len(stream):
             end = pos + 4 + struct.unpack_from("<I", stream, pos)[0]
