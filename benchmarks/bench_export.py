@@ -209,23 +209,29 @@ def bench_many(path: str, tmp: Path, rounds: int, dask: bool) -> None:
         w1: cpu_timed(w1, lambda: export(copies, tmp / "w1", "--workers", "1", side=w1)[0]),
         w2: cpu_timed(w2, lambda: export(copies, tmp / "w2", "--workers", "2", side=w2)[0]),
     }
-    cluster = DaskCluster(tmp) if dask else None
-    try:
-        if cluster is not None:
-            sides[dask_name] = lambda: export(copies, tmp / "dask", "--scheduler", cluster.address, side=dask_name)[0]
-        times = interleaved(rounds, sides)
-    finally:
-        if cluster is not None:
+    # the pool's rounds run with no Dask cluster alive: its idle scheduler and workers take CPU from them
+    times = interleaved(rounds, sides)
+    if dask:
+        cluster = DaskCluster(tmp)
+        try:  # then the cluster's rounds, interleaved with --workers 1 again for a ratio from the same minutes
+            w1_again = f"{w1} (beside the cluster)"
+            dask_sides = {w1_again: lambda: export(copies, tmp / "w1", "--workers", "1", side=w1_again)[0],
+                          dask_name: lambda: export(copies, tmp / "dask", "--scheduler", cluster.address,
+                                                    side=dask_name)[0]}
+            dask_times = interleaved(rounds, dask_sides)
+        finally:
             cluster.stop()
     print(f"\n== 8 copies of {Path(path).name} as 8 files ({os.cpu_count()} cores, load average after: "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})")
-    one = statistics.median(times[w1])
-    for name, ts in times.items():
-        line = f"{name}: {fmt(ts)}  speed-up {one / statistics.median(ts):.2f}x; " \
-               f"conversion CPU {statistics.median(FILE_CPU[name]) / len(copies):.2f} s per file"
-        if name in CPU:  # the whole run's processes (the Dask workers are not ours to count)
-            line += f", whole run {statistics.median(CPU[name]):.2f} CPU s"
-        print(line)
+    groups = [times] + ([dask_times] if dask else [])
+    for group in groups:
+        one = statistics.median(next(iter(group.values())))
+        for name, ts in group.items():
+            line = f"{name}: {fmt(ts)}  speed-up {one / statistics.median(ts):.2f}x; " \
+                   f"conversion CPU {statistics.median(FILE_CPU[name]) / len(copies):.2f} s per file"
+            if name in CPU:  # the whole run's processes (the Dask workers are not ours to count)
+                line += f", whole run {statistics.median(CPU[name]):.2f} CPU s"
+            print(line)
     print("target: --workers 2 >= 1.7x --workers 1 (on an idle machine; the CPU per file says what contention hides)")
 
 
