@@ -6041,15 +6041,21 @@ local function recent_forget_oldest(r)
 end
 
 local function recent_add(r, key)
-  if r.set[key] then return false end
+  local set = r.set
+  if set[key] then return false end
   local pos = r.pos % SEEN_WINDOW + 1
   local old = r.ring[pos]
+  -- the new key goes in before the oldest goes out: a full window then holds SEEN_WINDOW + 1 keys for a
+  -- moment, so Lua's rehash sizes the set's hash part for that (twice SEEN_WINDOW, a power of two) and
+  -- later keys find free slots. Out first, a full window kept exactly SEEN_WINDOW keys in a hash part of
+  -- exactly that size: every new key that collided found no free slot and rehashed all SEEN_WINDOW keys
+  -- (~60 us a command once the window had filled, measured)
+  set[key], r.ring[pos], r.pos = true, key, pos
   if old ~= nil then
-    r.set[old] = nil -- the window is full: its oldest key makes room
+    set[old] = nil -- the window is full: its oldest key makes room
   else
     r.n, seen_total = r.n + 1, seen_total + 1
   end
-  r.set[key], r.ring[pos], r.pos = true, key, pos
   if seen_last ~= r then -- (most recently added to: last in the list)
     if r.listed then seen_unlink(r) end
     r.prev, r.listed = seen_last, true
@@ -6389,7 +6395,10 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local number = pinfo.number
   local plan = plans[number]
   local fresh = plan == nil
-  if fresh then plan = {} elseif plan.what then plan = { plan } end -- one decision is kept bare
+  -- a frame whose data commands all got one decision keeps it bare (a shared constant for most frames:
+  -- no table per frame), for every data command of the frame
+  local uniform = nil
+  if fresh then plan = {} elseif plan.what then uniform = plan end
   local now = nil -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only; read when a decision needs it)
   local decided = false
   local deliveries = {}
@@ -6405,12 +6414,13 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then
+      if uniform then
+      elseif fresh or plan[i] == nil then
         now = now or (fresh and pinfo.abs_ts or 0)
         plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len)
       end
       decided = true
-      local p = plan[i]
+      local p = uniform or plan[i]
       if not null then ti_generated(ti_add(item, F_DELIVERY, whole, c.def.delivery)) end
       if p.evicted then -- groups given up to bound memory when this fragment came
         for _, why in ipairs(p.evicted) do
@@ -6443,7 +6453,14 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     end
   end
   -- (a frame without data commands keeps nothing: it has nothing to decide again)
-  if not decided then elseif plan[2] == nil and plan[1] then plans[number] = plan[1] else plans[number] = plan end
+  if decided and not uniform then
+    local one, same = nil, true
+    for i = 1, #cmds do
+      local x = plan[i]
+      if x == nil then elseif one == nil then one = x elseif x ~= one then same = false; break end
+    end
+    plans[number] = same and one or plan
+  end
   if dg.err then
     local at = dg.err_off
     local len = (body and (#body + dg.header_size) or tvb:len()) - at
@@ -6460,10 +6477,8 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   -- replaces the columns), else ENet's (each column write is a few calls into Wireshark)
   local written = false
   if #deliveries > 0 and MP.deliver then
-    -- what the frame's packets share (one table per frame); each packet's message key is its own
-    -- (msg_key: a number, not a string, which costs a conversion of the frame number; a datagram of
-    -- at most 65,535 bytes has fewer data commands than 65,536)
-    for i = 1, #deliveries do deliveries[i].msg_key = number * 65536 + i end
+    -- what the frame's packets share (one table per frame); each packet is message `index` of the frame
+    for i = 1, #deliveries do local d = deliveries[i]; d.frame, d.index = number, i end
     local env = { key = conv.mp_key, major = major, evidence = evidence, direction = direction,
                   client_id = conv.client_id, transport = "enet", conv = conv,
                   direction_known = conv.connect_seen or false }
@@ -7229,7 +7244,7 @@ local function pick_form(c, scope, size, hint)
 end
 
 -- state per conversation: path caches per sender, spawned nodes; memo of resolved names per message
-local mstates, memos = {}, {}
+local mstates = {}
 local MAX_CACHE = MS.max_cache_entries
 local function state_of(key)
   local s = mstates[key]
@@ -7328,9 +7343,16 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   return msg
 end
 
+-- what resolve() works out of a message, kept in its memo under these keys (later passes copy them)
+local RESOLVED_KEYS = { "node", "node_id", "method", "method_id", "method_verified", "unresolved", "err", "err_off",
+                        "name", "entries" }
+
 -- names from the caches (first pass) or the memo (later passes)
 local function resolve(msg, st, env, memo)
-  if memo.done then for k, v in pairs(memo.r) do msg[k] = v end; return end
+  if memo.resolved then
+    for i = 1, #RESOLVED_KEYS do local k = RESOLVED_KEYS[i]; msg[k] = memo[k] end
+    return
+  end
   local s, sender, receiver = msg.scope, env.sender, env.receiver
   local c = msg.command
   local r = {}
@@ -7398,8 +7420,8 @@ local function resolve(msg, st, env, memo)
       r.entries = tconcat(names, ", ")
     end
   end
-  memo.r, memo.done = r, true
-  for k, x in pairs(r) do msg[k] = x end
+  memo.resolved = true
+  for k, x in pairs(r) do msg[k], memo[k] = x, x end
 end
 
 local function summary(msg)
@@ -7581,10 +7603,66 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   count(pinfo, env, msg.kind, msg, stop - base)
 end
 
-local function memo_of(key)
-  local m = memos[key]
-  if m == nil then m = {}; memos[key] = m end
+-- Memos: what a message's first reading decided (the CONFIRM_PATH form hint, the names resolved from the
+-- caches as they were then, a relayed packet's memo, a WebSocket peer-id message), so that later passes
+-- show the same. Kept per frame for the whole capture, so kept small: Lua's collector walks every live
+-- object once a cycle, and a table or two per message made a long capture's collection cost grow faster
+-- than the capture (a one-peer ENet flood: 64k messages kept ~20 MB live). A memo that holds nothing of
+-- its own (a malformed packet, a SYS message: only the hint and whether it was resolved) is a shared
+-- constant, and a frame whose messages all share one is one entry: memos[frame] is nil (not read yet),
+-- a shared constant for messages 1..n of the frame (n = its `n`), a message's own memo (message 1), or a
+-- list of them by message index (tagged LIST).
+local memos = {}
+local LIST = {}
+local SHARED = {} -- [hint][resolved][n]: the shared constants, made when first needed
+local function shared_memo(hint, resolved, n)
+  local by_hint = SHARED[hint]
+  if by_hint == nil then by_hint = {}; SHARED[hint] = by_hint end
+  local by_n = by_hint[resolved]
+  if by_n == nil then by_n = {}; by_hint[resolved] = by_n end
+  local m = by_n[n]
+  if m == nil then m = { hint = hint, resolved = resolved, n = n, shared = true }; by_n[n] = m end
   return m
+end
+
+-- the memo of message i of the frame: (memo, fresh); a shared constant is handed out as a copy (the
+-- reading may write to the memo it gets)
+local function memo_of(frame, i)
+  local cur = memos[frame]
+  local m
+  if cur == nil then
+  elseif cur[LIST] then m = cur[i]
+  elseif cur.shared then if i <= cur.n then m = cur end
+  elseif i == 1 then m = cur end
+  if m == nil then return { hint = nil, resolved = nil, inner = nil, peer_id = nil }, true end
+  if m.shared then return { hint = m.hint, resolved = m.resolved }, false end
+  return m, false
+end
+
+-- keep what the first reading of message i of the frame put in its memo
+local function memo_keep(frame, i, m)
+  if m.inner == nil and m.peer_id == nil and (m.resolved == nil or m.node == nil and m.node_id == nil
+     and m.method == nil and m.method_id == nil and m.unresolved == nil and m.err == nil and m.name == nil
+     and m.entries == nil and m.method_verified == nil) then
+    local hint = m.hint -- (nil when the reading never got to the packet: kept as false)
+    if hint == nil then hint = false end
+    m = shared_memo(hint, m.resolved or false, 1) -- (nothing of its own)
+  end
+  local cur = memos[frame]
+  if cur == nil then
+    if i == 1 then memos[frame] = m else memos[frame] = { [LIST] = true, [i] = m } end
+  elseif cur[LIST] then
+    cur[i] = m
+  elseif cur.shared and m.shared and m.hint == cur.hint and m.resolved == cur.resolved and i == cur.n + 1 then
+    memos[frame] = shared_memo(cur.hint, cur.resolved, i) -- (one more message sharing it)
+  else
+    local list = { [LIST] = true }
+    local n = cur.shared and cur.n or 1
+    local one = cur.shared and shared_memo(cur.hint, cur.resolved, 1) or cur
+    for j = 1, n do list[j] = one end
+    list[i] = m
+    memos[frame] = list
+  end
 end
 
 local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e, env)
@@ -7625,7 +7703,9 @@ for _, f in ipairs(MS.enet3_peer_header) do
   for _, it in ipairs(f.items) do f.header_size = f.header_size + it.code.size end
 end
 
--- ENet: one delivered packet. p: { tvb, off, data, channel }; env from enet.lua
+-- ENet: one delivered packet. p: { tvb, off, data, channel, frame, index (its message index in the
+-- frame) }; env from enet.lua
+local payload
 MP.payload = function(p, pinfo, tree, e)
   local major = e.major
   if major == nil then
@@ -7640,7 +7720,12 @@ MP.payload = function(p, pinfo, tree, e)
                 null = tree == NULL_ITEM, base = nil, root = nil, hint = nil, args = nil, inner = nil, err = nil,
                 err_off = nil } -- (sized once: see msg)
   local st = state_of(e.key)
-  local memo = memo_of(p.msg_key)
+  local memo, fresh = memo_of(p.frame, p.index)
+  payload(p, pinfo, tree, e, major, ctx, st, memo)
+  if fresh then memo_keep(p.frame, p.index, memo) end
+end
+
+payload = function(p, pinfo, tree, e, major, ctx, st, memo)
   local transfer = MS.transfer_of_delivery[p.delivery]
   if major == 3 then
     if p.channel == 0 then
@@ -7747,6 +7832,7 @@ local function ws_frame_size(n, masked)
   return size
 end
 
+local ws_payload
 local function heur_ws_mp(tvb, pinfo, given)
   enter(given)
   local tree = tree_of(given)
@@ -7762,14 +7848,20 @@ local function heur_ws_mp(tvb, pinfo, given)
     ws_msg_index.number, ws_msg_index.visited, ws_msg_index.n = frame_number, frame_visited, 0
   end
   ws_msg_index.n = ws_msg_index.n + 1
-  local mkey = "w" .. frame_number .. ":" .. ws_msg_index.n
   local direction = sender == c.server and "s2c" or "c2s"
   local wsb = ws_frame_size(#raw, direction == "c2s")
   local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"],
                 null = tree == NULL_ITEM }
   local st = state_of(c.key)
-  local memo = memo_of(mkey)
+  local index = ws_msg_index.n
+  local memo, fresh = memo_of(frame_number, index)
   pinfo.conversation = godot_mp
+  ws_payload(tvb, pinfo, tree, raw, c, sender, direction, wsb, ctx, st, memo)
+  if fresh then memo_keep(frame_number, index, memo) end
+  return true
+end
+
+ws_payload = function(tvb, pinfo, tree, raw, c, sender, direction, wsb, ctx, st, memo)
   if c.kind == "ws4" then
     if direction == "s2c" and (memo.peer_id or (not frame_visited and st.first_s2c)) then
       st.first_s2c = false

@@ -352,3 +352,75 @@ def test_lua_plugin_remembers_at_most_seen_total_commands_of_many_peers(tmp_path
         heap[name] = int(re.search(r"LUA_HEAP_KB (\d+)", r.stderr).group(1))
     # what 48 more full windows would hold: SEEN_WINDOW keys each, >= 40 bytes a key (set entry and ring slot)
     assert heap["flood"] - heap["few"] < 48 * spec.SEEN_WINDOW * 40 // 1024 // 2, heap
+
+
+#: peers of the long-session flood below: together they stay within SEEN_TOTAL (the windows slide; none is dropped)
+SESSION_PEERS = 8
+
+
+def test_lua_plugin_cost_of_long_sessions_is_linear(tmp_path) -> None:  # noqa: ANN001
+    """SESSION_PEERS peers, each a long session of never-repeated reliable commands: at twice the commands per peer
+    (past SEEN_WINDOW, so each peer's window of recent commands slides) tshark -V with the plugin takes at most ~2x
+    the CPU time above its start-up floor. Each peer's window once held exactly SEEN_WINDOW keys in a hash part of
+    exactly that size, so every new key that collided rehashed the whole window (~60 us a command once full): at
+    2x the commands, 3.2x the time (4096 -> 8192 a peer: 2.3 -> 7.3 s; now 2.1 -> 3.7 s)."""
+    import shutil
+
+    import pytest
+
+    from godot_dissect.fuzz import harness, hostile
+    from godot_dissect.fuzz.pcapout import PcapWriter
+
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark not installed")
+    assert SESSION_PEERS * spec.SEEN_WINDOW <= spec.SEEN_TOTAL
+    prefs = ("-o", f"enet.udp_ports:{hostile.ENET_PORT}")
+    one = tmp_path / "one.pcap"
+    w = PcapWriter(one)
+    w.udp(0, CLIENT, SERVER, build.build_datagram(0, [build.send_reliable(1, 1, b"")], sent_time=1))
+    w.close()
+    floor = min(harness.run_tshark(one, extra=prefs).cpu_seconds for _ in range(2))
+    paths = []
+    for per_peer in (spec.SEEN_WINDOW, 2 * spec.SEEN_WINDOW):
+        paths.append(tmp_path / f"session-{per_peer}.pcap")
+        hostile.enet_command_flood(SESSION_PEERS, per_peer, paths[-1])
+    # each size twice, alternating, and the smallest CPU time of each (other processes share the machine)
+    runs = [harness.run_tshark(p, extra=prefs) for _ in range(2) for p in paths]
+    for o in runs:
+        assert o.clean, o.crash
+    small, large = (min(o.cpu_seconds for o in runs[i::2]) - floor for i in range(2))
+    assert large <= 2.5 * max(small, 0.05), \
+        f"2x the commands: {large / small:.1f}x the time ({[round(o.cpu_seconds, 2) for o in runs]}, floor {floor:.2f})"
+
+
+def test_lua_plugin_keeps_little_per_message_of_a_long_session(tmp_path) -> None:  # noqa: ANN001
+    """What the plugin keeps per frame for later passes (delivery decisions, the multiplayer layer's memo of each
+    message) is a shared constant where a message needs nothing of its own: one peer's 128k commands (4,000 frames
+    of 32 undecodable empty packets) leave the Lua heap (live, after a full collection at the end) what 32k leave,
+    give or take 1 MB. A table per decision list and two per message once made it 26 MB against 8 MB, and Lua's
+    collector walks every live object once a cycle: the flood's cost grew faster than the flood."""
+    import re
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from godot_dissect.fuzz import hostile
+    from godot_dissect.fuzz.harness import lua_script
+
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark not installed")
+    probe = tmp_path / "heap.lua"  # a second script shares the plugin's Lua state: its heap after the last frame
+    probe.write_text('local t = Listener.new("frame")\n'
+                     'function t.draw() collectgarbage("collect"); collectgarbage("collect")\n'
+                     '  io.stderr:write(string.format("LUA_HEAP_KB %d\\n", collectgarbage("count"))) end\n')
+    heap = {}
+    for commands in (32_000, 128_000):
+        path = tmp_path / f"one-peer-{commands}.pcap"
+        hostile.enet_command_flood(1, commands, path)
+        r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-X", f"lua_script:{probe}",
+                            "-o", f"enet.udp_ports:{hostile.ENET_PORT}", "-r", str(path)],
+                           capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0 and "Lua" not in r.stderr.replace("LUA_HEAP_KB", ""), r.stderr[-2000:]
+        heap[commands] = int(re.search(r"LUA_HEAP_KB (\d+)", r.stderr).group(1))
+    assert heap[128_000] - heap[32_000] < 1024, heap

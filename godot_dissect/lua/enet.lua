@@ -377,15 +377,21 @@ local function recent_forget_oldest(r)
 end
 
 local function recent_add(r, key)
-  if r.set[key] then return false end
+  local set = r.set
+  if set[key] then return false end
   local pos = r.pos % SEEN_WINDOW + 1
   local old = r.ring[pos]
+  -- the new key goes in before the oldest goes out: a full window then holds SEEN_WINDOW + 1 keys for a
+  -- moment, so Lua's rehash sizes the set's hash part for that (twice SEEN_WINDOW, a power of two) and
+  -- later keys find free slots. Out first, a full window kept exactly SEEN_WINDOW keys in a hash part of
+  -- exactly that size: every new key that collided found no free slot and rehashed all SEEN_WINDOW keys
+  -- (~60 us a command once the window had filled, measured)
+  set[key], r.ring[pos], r.pos = true, key, pos
   if old ~= nil then
-    r.set[old] = nil -- the window is full: its oldest key makes room
+    set[old] = nil -- the window is full: its oldest key makes room
   else
     r.n, seen_total = r.n + 1, seen_total + 1
   end
-  r.set[key], r.ring[pos], r.pos = true, key, pos
   if seen_last ~= r then -- (most recently added to: last in the list)
     if r.listed then seen_unlink(r) end
     r.prev, r.listed = seen_last, true
@@ -725,7 +731,10 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local number = pinfo.number
   local plan = plans[number]
   local fresh = plan == nil
-  if fresh then plan = {} elseif plan.what then plan = { plan } end -- one decision is kept bare
+  -- a frame whose data commands all got one decision keeps it bare (a shared constant for most frames:
+  -- no table per frame), for every data command of the frame
+  local uniform = nil
+  if fresh then plan = {} elseif plan.what then uniform = plan end
   local now = nil -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only; read when a decision needs it)
   local decided = false
   local deliveries = {}
@@ -741,12 +750,13 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     if c.def.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
       -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if fresh or plan[i] == nil then
+      if uniform then
+      elseif fresh or plan[i] == nil then
         now = now or (fresh and pinfo.abs_ts or 0)
         plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len)
       end
       decided = true
-      local p = plan[i]
+      local p = uniform or plan[i]
       if not null then ti_generated(ti_add(item, F_DELIVERY, whole, c.def.delivery)) end
       if p.evicted then -- groups given up to bound memory when this fragment came
         for _, why in ipairs(p.evicted) do
@@ -779,7 +789,14 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     end
   end
   -- (a frame without data commands keeps nothing: it has nothing to decide again)
-  if not decided then elseif plan[2] == nil and plan[1] then plans[number] = plan[1] else plans[number] = plan end
+  if decided and not uniform then
+    local one, same = nil, true
+    for i = 1, #cmds do
+      local x = plan[i]
+      if x == nil then elseif one == nil then one = x elseif x ~= one then same = false; break end
+    end
+    plans[number] = same and one or plan
+  end
   if dg.err then
     local at = dg.err_off
     local len = (body and (#body + dg.header_size) or tvb:len()) - at
@@ -796,10 +813,8 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   -- replaces the columns), else ENet's (each column write is a few calls into Wireshark)
   local written = false
   if #deliveries > 0 and MP.deliver then
-    -- what the frame's packets share (one table per frame); each packet's message key is its own
-    -- (msg_key: a number, not a string, which costs a conversion of the frame number; a datagram of
-    -- at most 65,535 bytes has fewer data commands than 65,536)
-    for i = 1, #deliveries do deliveries[i].msg_key = number * 65536 + i end
+    -- what the frame's packets share (one table per frame); each packet is message `index` of the frame
+    for i = 1, #deliveries do local d = deliveries[i]; d.frame, d.index = number, i end
     local env = { key = conv.mp_key, major = major, evidence = evidence, direction = direction,
                   client_id = conv.client_id, transport = "enet", conv = conv,
                   direction_known = conv.connect_seen or false }

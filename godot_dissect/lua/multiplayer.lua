@@ -703,7 +703,7 @@ local function pick_form(c, scope, size, hint)
 end
 
 -- state per conversation: path caches per sender, spawned nodes; memo of resolved names per message
-local mstates, memos = {}, {}
+local mstates = {}
 local MAX_CACHE = MS.max_cache_entries
 local function state_of(key)
   local s = mstates[key]
@@ -802,9 +802,16 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   return msg
 end
 
+-- what resolve() works out of a message, kept in its memo under these keys (later passes copy them)
+local RESOLVED_KEYS = { "node", "node_id", "method", "method_id", "method_verified", "unresolved", "err", "err_off",
+                        "name", "entries" }
+
 -- names from the caches (first pass) or the memo (later passes)
 local function resolve(msg, st, env, memo)
-  if memo.done then for k, v in pairs(memo.r) do msg[k] = v end; return end
+  if memo.resolved then
+    for i = 1, #RESOLVED_KEYS do local k = RESOLVED_KEYS[i]; msg[k] = memo[k] end
+    return
+  end
   local s, sender, receiver = msg.scope, env.sender, env.receiver
   local c = msg.command
   local r = {}
@@ -872,8 +879,8 @@ local function resolve(msg, st, env, memo)
       r.entries = tconcat(names, ", ")
     end
   end
-  memo.r, memo.done = r, true
-  for k, x in pairs(r) do msg[k] = x end
+  memo.resolved = true
+  for k, x in pairs(r) do msg[k], memo[k] = x, x end
 end
 
 local function summary(msg)
@@ -1055,10 +1062,66 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   count(pinfo, env, msg.kind, msg, stop - base)
 end
 
-local function memo_of(key)
-  local m = memos[key]
-  if m == nil then m = {}; memos[key] = m end
+-- Memos: what a message's first reading decided (the CONFIRM_PATH form hint, the names resolved from the
+-- caches as they were then, a relayed packet's memo, a WebSocket peer-id message), so that later passes
+-- show the same. Kept per frame for the whole capture, so kept small: Lua's collector walks every live
+-- object once a cycle, and a table or two per message made a long capture's collection cost grow faster
+-- than the capture (a one-peer ENet flood: 64k messages kept ~20 MB live). A memo that holds nothing of
+-- its own (a malformed packet, a SYS message: only the hint and whether it was resolved) is a shared
+-- constant, and a frame whose messages all share one is one entry: memos[frame] is nil (not read yet),
+-- a shared constant for messages 1..n of the frame (n = its `n`), a message's own memo (message 1), or a
+-- list of them by message index (tagged LIST).
+local memos = {}
+local LIST = {}
+local SHARED = {} -- [hint][resolved][n]: the shared constants, made when first needed
+local function shared_memo(hint, resolved, n)
+  local by_hint = SHARED[hint]
+  if by_hint == nil then by_hint = {}; SHARED[hint] = by_hint end
+  local by_n = by_hint[resolved]
+  if by_n == nil then by_n = {}; by_hint[resolved] = by_n end
+  local m = by_n[n]
+  if m == nil then m = { hint = hint, resolved = resolved, n = n, shared = true }; by_n[n] = m end
   return m
+end
+
+-- the memo of message i of the frame: (memo, fresh); a shared constant is handed out as a copy (the
+-- reading may write to the memo it gets)
+local function memo_of(frame, i)
+  local cur = memos[frame]
+  local m
+  if cur == nil then
+  elseif cur[LIST] then m = cur[i]
+  elseif cur.shared then if i <= cur.n then m = cur end
+  elseif i == 1 then m = cur end
+  if m == nil then return { hint = nil, resolved = nil, inner = nil, peer_id = nil }, true end
+  if m.shared then return { hint = m.hint, resolved = m.resolved }, false end
+  return m, false
+end
+
+-- keep what the first reading of message i of the frame put in its memo
+local function memo_keep(frame, i, m)
+  if m.inner == nil and m.peer_id == nil and (m.resolved == nil or m.node == nil and m.node_id == nil
+     and m.method == nil and m.method_id == nil and m.unresolved == nil and m.err == nil and m.name == nil
+     and m.entries == nil and m.method_verified == nil) then
+    local hint = m.hint -- (nil when the reading never got to the packet: kept as false)
+    if hint == nil then hint = false end
+    m = shared_memo(hint, m.resolved or false, 1) -- (nothing of its own)
+  end
+  local cur = memos[frame]
+  if cur == nil then
+    if i == 1 then memos[frame] = m else memos[frame] = { [LIST] = true, [i] = m } end
+  elseif cur[LIST] then
+    cur[i] = m
+  elseif cur.shared and m.shared and m.hint == cur.hint and m.resolved == cur.resolved and i == cur.n + 1 then
+    memos[frame] = shared_memo(cur.hint, cur.resolved, i) -- (one more message sharing it)
+  else
+    local list = { [LIST] = true }
+    local n = cur.shared and cur.n or 1
+    local one = cur.shared and shared_memo(cur.hint, cur.resolved, 1) or cur
+    for j = 1, n do list[j] = one end
+    list[i] = m
+    memos[frame] = list
+  end
 end
 
 local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s, e, env)
@@ -1099,7 +1162,9 @@ for _, f in ipairs(MS.enet3_peer_header) do
   for _, it in ipairs(f.items) do f.header_size = f.header_size + it.code.size end
 end
 
--- ENet: one delivered packet. p: { tvb, off, data, channel }; env from enet.lua
+-- ENet: one delivered packet. p: { tvb, off, data, channel, frame, index (its message index in the
+-- frame) }; env from enet.lua
+local payload
 MP.payload = function(p, pinfo, tree, e)
   local major = e.major
   if major == nil then
@@ -1114,7 +1179,12 @@ MP.payload = function(p, pinfo, tree, e)
                 null = tree == NULL_ITEM, base = nil, root = nil, hint = nil, args = nil, inner = nil, err = nil,
                 err_off = nil } -- (sized once: see msg)
   local st = state_of(e.key)
-  local memo = memo_of(p.msg_key)
+  local memo, fresh = memo_of(p.frame, p.index)
+  payload(p, pinfo, tree, e, major, ctx, st, memo)
+  if fresh then memo_keep(p.frame, p.index, memo) end
+end
+
+payload = function(p, pinfo, tree, e, major, ctx, st, memo)
   local transfer = MS.transfer_of_delivery[p.delivery]
   if major == 3 then
     if p.channel == 0 then
@@ -1221,6 +1291,7 @@ local function ws_frame_size(n, masked)
   return size
 end
 
+local ws_payload
 local function heur_ws_mp(tvb, pinfo, given)
   enter(given)
   local tree = tree_of(given)
@@ -1236,14 +1307,20 @@ local function heur_ws_mp(tvb, pinfo, given)
     ws_msg_index.number, ws_msg_index.visited, ws_msg_index.n = frame_number, frame_visited, 0
   end
   ws_msg_index.n = ws_msg_index.n + 1
-  local mkey = "w" .. frame_number .. ":" .. ws_msg_index.n
   local direction = sender == c.server and "s2c" or "c2s"
   local wsb = ws_frame_size(#raw, direction == "c2s")
   local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"],
                 null = tree == NULL_ITEM }
   local st = state_of(c.key)
-  local memo = memo_of(mkey)
+  local index = ws_msg_index.n
+  local memo, fresh = memo_of(frame_number, index)
   pinfo.conversation = godot_mp
+  ws_payload(tvb, pinfo, tree, raw, c, sender, direction, wsb, ctx, st, memo)
+  if fresh then memo_keep(frame_number, index, memo) end
+  return true
+end
+
+ws_payload = function(tvb, pinfo, tree, raw, c, sender, direction, wsb, ctx, st, memo)
   if c.kind == "ws4" then
     if direction == "s2c" and (memo.peer_id or (not frame_visited and st.first_s2c)) then
       st.first_s2c = false
