@@ -5678,7 +5678,8 @@ for i, name in ipairs(ENGINE_NAMES) do
   assert(ENGINE_VALUES[i] ~= nil, "godot.lua: engine.lua no longer defines " .. name)
 end
 
-local enet = Proto("enet", "ENet")
+local ENET_TITLE = "ENet"
+local enet = Proto("enet", ENET_TITLE)
 MP.enet = enet
 
 local function titled(name) return (name:gsub("_", " "):gsub("^%l", string.upper)) end
@@ -6294,8 +6295,11 @@ local function show_command(ctree, ctvb, cmd)
   local d, v = cmd.def, cmd.values
   local whole = ctvb(cmd.off, cmd.size) -- the command's item and its generated fields share it
   local r = cmd.size == d.size and whole or ctvb(cmd.off, d.size) -- its header
-  local item = ti_add(ctree, enet, whole, d.name)
-  -- (the label given to add() is the item's text)
+  -- (the label given to add() is the item's text: the whole of it, one call less than add and append_text)
+  local label
+  if d.data_length then label = sfmt("%s ch %d seq %d, %d bytes", d.name, v.channel, v.reliable_seq, cmd.data_len)
+  else label = sfmt("%s ch %d seq %d", d.name, v.channel, v.reliable_seq) end
+  local item = ti_add(ctree, enet, whole, label)
   local byte_range = r(0, CH.command.size)
   for i = 1, #CMD_BITS do ti_add(item, CMD_BITS[i].f, byte_range) end -- (numeric loops: ipairs calls C per step)
   ti_add(item, F_CHANNEL, r(CH.command.size, CH.channel.size))
@@ -6312,8 +6316,6 @@ local function show_command(ctree, ctvb, cmd)
     local major = ES.godot_major_by_channel_count[v.channel_count]
     if major then ti_generated(ti_add(item, F_GODOT, r, major)) end
   end
-  if d.data_length then ti_append(item, sfmt(" ch %d seq %d, %d bytes", v.channel, v.reliable_seq, cmd.data_len))
-  else ti_append(item, sfmt(" ch %d seq %d", v.channel, v.reliable_seq)) end
   return item, whole
 end
 
@@ -6334,9 +6336,10 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local null = tree == NULL_ITEM -- no tree: no items, no TvbRanges
   local raw = tvb:raw()
   if conv == nil then conv, sender = econv_of(pinfo) end
-  local root = null and NULL_ITEM or tree:add(enet, tvb())
   local body
   local dg0 = parse(raw, nil)
+  -- the item's text given whole (its title and the peer id of the header), one call less than append_text
+  local root = null and NULL_ITEM or ti_add(tree, enet, tvb(), ENET_TITLE .. PEER_TEXT[dg0.peer_id or "?"])
   local ctvb = tvb
   local info = {}
   if dg0.opaque and EP.compression ~= "none" and MP.decompress then
@@ -6354,7 +6357,6 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     for i = 1, #HEADER_BITS do ti_add(root, HEADER_BITS[i].f, hrange) end
     if dg.sent_time then ti_add(root, F_SENT_TIME, tvb(HW.size, ES.sent_time.size)) end
   end
-  if not null then ti_append(root, PEER_TEXT[dg.peer_id or "?"]) end
   if body then
     ctvb = ByteArray.new(ssub(raw, 1, dg.header_size) .. body, true):tvb("Decompressed ENet datagram")
   end
