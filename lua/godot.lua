@@ -7346,6 +7346,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
 end
 
 -- what resolve() works out of a message, kept in its memo under these keys (later passes copy them)
+local NONE_RESOLVED, OWN_RESOLVED = 1, 2
 local RESOLVED_KEYS = { "node", "node_id", "method", "method_id", "method_verified", "unresolved", "err", "err_off",
                         "name", "entries" }
 
@@ -7422,8 +7423,10 @@ local function resolve(msg, st, env, memo)
       r.entries = tconcat(names, ", ")
     end
   end
-  memo.resolved = true
-  for k, x in pairs(r) do msg[k], memo[k] = x, x end
+  -- (resolved: OWN when the message got names of its own, kept in its memo; NONE when not)
+  local own = NONE_RESOLVED
+  for k, x in pairs(r) do msg[k], memo[k], own = x, x, OWN_RESOLVED end
+  memo.resolved = own
 end
 
 local function summary(msg)
@@ -7643,9 +7646,7 @@ end
 
 -- keep what the first reading of message i of the frame put in its memo
 local function memo_keep(frame, i, m)
-  if m.inner == nil and m.peer_id == nil and (m.resolved == nil or m.node == nil and m.node_id == nil
-     and m.method == nil and m.method_id == nil and m.unresolved == nil and m.err == nil and m.name == nil
-     and m.entries == nil and m.method_verified == nil) then
+  if m.inner == nil and m.peer_id == nil and m.resolved ~= OWN_RESOLVED then
     local hint = m.hint -- (nil when the reading never got to the packet: kept as false)
     if hint == nil then hint = false end
     m = shared_memo(hint, m.resolved or false, 1) -- (nothing of its own)
