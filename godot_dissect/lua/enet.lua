@@ -782,11 +782,13 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
         it:set_generated()
         it:add_proto_expert_info(EE.reassembled, sfmt("%d fragments reassembled: %d bytes", p.count, #p.data))
         deliveries[#deliveries + 1] = { tvb = rtvb, range = rtvb(), data = p.data, channel = c.values.channel,
-                                        delivery = c.def.delivery, wire = p.wire }
+                                        delivery = c.def.delivery, wire = p.wire, frame = number,
+                                        index = #deliveries + 1 }
       else
         deliveries[#deliveries + 1] = { tvb = ctvb, range = not null and ctvb(c.data_off, c.data_len) or NULL_ITEM,
                                         off = c.data_off, data = data, channel = c.values.channel,
-                                        delivery = c.def.delivery, wire = weight * c.data_len }
+                                        delivery = c.def.delivery, wire = weight * c.data_len, frame = number,
+                                        index = #deliveries + 1 }
       end
     end
   end
@@ -815,8 +817,8 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   -- replaces the columns), else ENet's (each column write is a few calls into Wireshark)
   local written = false
   if #deliveries > 0 and MP.deliver then
-    -- what the frame's packets share (one table per frame); each packet is message `index` of the frame
-    for i = 1, #deliveries do local d = deliveries[i]; d.frame, d.index = number, i end
+    -- what the frame's packets share (one table per frame); each packet is message `index` of `frame`
+    -- (set in its constructor: a key added later would make Lua rehash the packet's table)
     local env = { key = conv.mp_key, major = major, evidence = evidence, direction = direction,
                   client_id = conv.client_id, transport = "enet", conv = conv,
                   direction_known = conv.connect_seen or false }
