@@ -815,7 +815,7 @@ local function resolve(msg, st, env, memo)
   end
   local s, sender, receiver = msg.scope, env.sender, env.receiver
   local c = msg.command
-  local r = {}
+  local r = memo -- (what is resolved goes straight into the memo: no table of its own)
   local v = s.v
   if env.major == 3 then
     if c == "SIMPLIFY_PATH" then
@@ -882,7 +882,11 @@ local function resolve(msg, st, env, memo)
   end
   -- (resolved: OWN when the message got names of its own, kept in its memo; NONE when not)
   local own = NONE_RESOLVED
-  for k, x in pairs(r) do msg[k], memo[k], own = x, x, OWN_RESOLVED end
+  for i = 1, #RESOLVED_KEYS do
+    local k = RESOLVED_KEYS[i]
+    local x = memo[k]
+    if x ~= nil then msg[k], own = x, OWN_RESOLVED end
+  end
   memo.resolved = own
 end
 
