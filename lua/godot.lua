@@ -6398,7 +6398,8 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local plan = plans[number]
   local fresh = plan == nil
   -- a frame whose data commands all got one decision keeps it bare (a shared constant for most frames:
-  -- no table per frame), for every data command of the frame
+  -- no table per frame), for every data command of the frame (a second datagram read in the same frame,
+  -- e.g. inside an ICMP error, then shares it; with a list, its commands past the first's are decided)
   local uniform = nil
   if fresh then plan = {} elseif plan.what then uniform = plan end
   local now = nil -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only; read when a decision needs it)
