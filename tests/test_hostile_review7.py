@@ -1,0 +1,79 @@
+"""Review findings on the paths of the last session (export's rows straight from a message's bytes, the encoder's
+depth check, the program's start-up), each against real bytes: the wire forms Godot 3's lenient reader accepts,
+written as the engine writes them, through the real CLI and the real pyarrow / DuckDB readers."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from godot_dissect.dataset.frames import to_pandas
+from godot_dissect.fuzz.hostile import CLIENT, DEBUGGER_PORT, PORT, SERVER, _Tcp
+from godot_dissect.fuzz.pcapout import PcapWriter
+
+ROOT = Path(__file__).resolve().parents[1]
+_U32 = struct.Struct("<I").pack
+SURROGATE = b"\xed\xa0\x80"  # UTF-8 of U+D800: Godot 3's parse_utf8 keeps it
+
+
+def _cli(*args: str, pure: bool = False) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GODOT_DISSECT_PURE": "1" if pure else "0"}
+    return subprocess.run([sys.executable, "-m", "godot_dissect", *args], capture_output=True, env=env, timeout=300)
+
+
+def _str3(data: bytes) -> bytes:
+    """A Godot 3 String's length and padded bytes (no type word)."""
+    return _U32(len(data)) + data + bytes(-len(data) % 4)
+
+
+#: Godot 3 Object (type 17) of class U+D800 with no properties: the text writer writes the class name as it is
+SURROGATE_OBJECT = _U32(17) + _str3(SURROGATE) + _U32(0)
+
+
+def _surrogate_captures(tmp_path: Path) -> Path:
+    """A UDP datagram of SURROGATE_OBJECT, and a Godot 3 debugger command (editor to game: an Array of the
+    message name, then its arguments) named "break" + U+D800, in one capture."""
+    path = tmp_path / "surrogates.pcap"
+    w = PcapWriter(path)
+    w.udp(0.0, CLIENT, SERVER, SURROGATE_OBJECT)
+    tcp = _Tcp(w, ("10.0.0.1", 40001), ("10.0.0.2", DEBUGGER_PORT), t=0.01)
+    command = _U32(19) + _U32(2) + _U32(4) + _str3(b"break" + SURROGATE) + _U32(2) + _U32(5)
+    tcp.send(_U32(len(command)) + command, c2s=False)
+    tcp.close()
+    w.close()
+    return path
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
+def test_export_writes_a_lone_surrogate_left_raw_by_a_writer(tmp_path: Path, fmt: str, pure: bool) -> None:
+    """An Object's class name and a debugger message name holding U+D800: ``read`` escapes what its writers
+    leave raw (README, lone surrogates); export failed the whole capture with 'UnicodeEncodeError ...
+    surrogates not allowed' (Parquet and CSV: the text and message columns; a JSONL dataset written fine but
+    failed to load). Now every format holds the records, with the escape ``\\ud800`` read prints."""
+    cap = _surrogate_captures(tmp_path)
+    read = _cli("read", "-p", str(PORT), "-T", "jsonl", str(cap), pure=pure)
+    assert read.returncode == 0, read.stderr
+    records = [json.loads(line) for line in read.stdout.splitlines()]
+    assert [(r["kind"], r.get("message")) for r in records] == [("variant", None), ("debugger", "break\ud800")]
+    assert records[0]["value"]["class"] == "\ud800"
+    out = tmp_path / "out"
+    done = _cli("export", "-p", str(PORT), "-f", fmt, "-j", "1", "-o", str(out), str(cap), pure=pure)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    if fmt == "parquet":
+        [part] = glob.glob(str(out / "**" / "*.parquet"), recursive=True)
+        assert pq.read_table(part).num_rows == 2
+    rows = to_pandas(str(out)).sort_values("frame").to_dict("records")
+    escaped = [r["text"].encode("utf-8", "backslashreplace").decode() for r in records]
+    assert [row["text"] for row in rows] == escaped
+    assert "\\ud800" in escaped[0]
+    assert rows[1]["message"] == "break\\ud800"
+    assert [json.loads(row["value"]) for row in rows] == [r["value"] for r in records]
