@@ -15,7 +15,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from godot_dissect import values as V
+from godot_dissect.codec import decode, encode, fast
 from godot_dissect.dataset.frames import to_pandas
+from godot_dissect.errors import EncodeError
 from godot_dissect.fuzz.hostile import CLIENT, DEBUGGER_PORT, PORT, SERVER, _Tcp
 from godot_dissect.fuzz.pcapout import PcapWriter
 
@@ -77,3 +80,39 @@ def test_export_writes_a_lone_surrogate_left_raw_by_a_writer(tmp_path: Path, fmt
     assert "\\ud800" in escaped[0]
     assert rows[1]["message"] == "break\\ud800"
     assert [json.loads(row["value"]) for row in rows] == [r["value"] for r in records]
+
+
+def _holding_itself(shape: str) -> object:
+    if shape == "array":
+        a: list = [1]
+        a.append(a)
+        return a
+    if shape == "dictionary":
+        d: dict = {}
+        d["self"] = d
+        return d
+    o = V.Object("Node", {})
+    o.properties["self"] = o
+    return o
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize("shape", ["array", "dictionary", "object"])
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+def test_encode_refuses_a_value_holding_itself(shape: str, dialect: str, pure: bool,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value that holds itself is infinitely deep: the engine refuses such bytes past its 1024 levels. The
+    depth was checked after encoding, so both encoders wrote it until memory ran out (MemoryError after
+    2 GB under `ulimit -v`; without a limit, the machine's memory). Now the walkers refuse a container
+    below the limit as they come to it; a value at the limit still encodes as the engine reads it."""
+    if pure:
+        monkeypatch.setattr(fast, "fast_encode_levels", None)
+    elif fast.fast_encode_levels is None:
+        pytest.skip("the compiled codec is not built")
+    with pytest.raises(EncodeError, match="1024 levels"):
+        encode(_holding_itself(shape), dialect)
+    at_limit: object = []
+    for _ in range(1023):
+        at_limit = [at_limit, 7]
+    data = encode(at_limit, dialect)  # the innermost non-empty Array at level 1023, its empty one at 1024
+    assert encode(decode(data, dialect), dialect) == data
