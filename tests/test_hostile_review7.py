@@ -7,6 +7,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -150,3 +151,44 @@ def test_main_run_again_as_the_program_freezes_nothing_more() -> None:
     first, last, enabled = run.stdout.split()
     assert first == last
     assert enabled == b"True"
+
+
+def _godot4_enet_session(path: Path, packets: list[bytes]) -> None:
+    """A Godot 4 ENet session (CONNECT with the 255 channels of SceneMultiplayer), then each packet in its own
+    SEND_RELIABLE on channel 0, client to server."""
+    from godot_dissect.enet import build as B
+
+    w = PcapWriter(path)
+    client, server = ("127.0.0.1", 41000), ("127.0.0.1", 42000)
+    w.udp(0.0, client, server, B.build_datagram(0xFFF, [B.connect(0, 7, 1234567, 255)], sent_time=1))
+    for seq, p in enumerate(packets, 2):
+        w.udp(seq * 1e-3, client, server, B.build_datagram(0, [B.send_reliable(0, seq, p)], sent_time=seq))
+    w.close()
+
+
+#: Godot 4 SPAWN (command 4) of a custom scene (255): spawner 1, net id 2, no synchronizers, a name of
+#: name_len bytes, then an arg_size far past the end of the packet
+def _spawn(name: bytes) -> bytes:
+    return bytes([4, 255]) + _U32(1) + _U32(2) + _U32(0) + _U32(len(name)) + name + _U32(0xFFFFFF00) + b"\x01\x02"
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_a_spawn_cut_short_with_a_bad_name_is_an_error_record(tmp_path: Path, pure: bool) -> None:
+    """A 26-byte SPAWN whose name is empty (or holds a '/') and whose argument size runs past the end: the
+    reader checked the name of the half-read packet too, and that check's LayoutError escaped: one packet
+    ended ``read`` with a traceback (any format, scapy and export alike). Now each is an error record
+    naming the argument size, as tshark's Malformed item names it."""
+    cap = tmp_path / "spawn.pcap"
+    _godot4_enet_session(cap, [_spawn(b""), _spawn(b"a/\0"), _spawn(b"ok\0")])
+    run = _cli("read", "-T", "jsonl", str(cap), pure=pure)
+    assert run.returncode == 0 and b"Traceback" not in run.stderr, run.stderr[-800:]
+    spawns = [r for r in map(json.loads, run.stdout.splitlines()) if r.get("command") == "SPAWN"]
+    assert [(r["kind"], r["frame"]) for r in spawns] == [("error", 2), ("error", 3), ("error", 4)]
+    assert all("arg_size = 4294967040" in r["error"] for r in spawns)
+    if shutil.which("tshark") is not None:  # the same errors, with expert info, in Wireshark
+        out = subprocess.run(["tshark", "-n", "-X", f"lua_script:{ROOT / 'lua' / 'godot.lua'}", "-r", str(cap),
+                              "-T", "fields", "-e", "godot_mp.error", "-e", "_ws.expert.severity"],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0 and "Lua" not in out.stderr + out.stdout, out.stderr
+        assert [line.split("\t") for line in out.stdout.splitlines()[1:]] == [
+            [r["error"], "8388608"] for r in spawns]  # PI_ERROR
