@@ -192,3 +192,69 @@ def test_a_spawn_cut_short_with_a_bad_name_is_an_error_record(tmp_path: Path, pu
         assert out.returncode == 0 and "Lua" not in out.stderr + out.stdout, out.stderr
         assert [line.split("\t") for line in out.stdout.splitlines()[1:]] == [
             [r["error"], "8388608"] for r in spawns]  # PI_ERROR
+
+
+def _hostile_bodies() -> list[tuple[str, bytes]]:
+    """(dialect, message body) of values at the edges of what the writers handle, as the engine lays them out."""
+    f64, deep = 1 << 16, (64, 65, 255, 256, 257, 333, 1023, 1024, 1025)
+
+    def s(data: bytes, type_id: int = 4) -> bytes:
+        return _U32(type_id) + _str3(data)
+
+    g3: list[bytes] = [s(SURROGATE), s(b"a\0b"), s(b"\xff\xfe"), s(b"\xed\xb0\x80\xed\xa0\x80"),
+                       s(b"\xe2\x80\xa8\x1b\"\\"),
+                       _U32(2 | f64) + struct.pack("<q", -2**63), _U32(2 | f64) + struct.pack("<q", 2**63 - 1),
+                       SURROGATE_OBJECT, _U32(17) + _str3(b"N") + _U32(1) + _str3(b"p\0") + s(SURROGATE),
+                       _U32(15) + _U32(0x80000002) + _U32(1) + _U32(1) + _str3(b"a") + _str3(SURROGATE)
+                       + _str3(b"x\0y"),
+                       _U32(23) + _U32(2) + _str3(SURROGATE) + _str3(b"\0")]
+    for x in (float("nan"), float("inf"), float("-inf"), -0.0, 5e-324, 1e16, 0.1):
+        g3 += [_U32(3 | f64) + struct.pack("<d", x), _U32(3) + struct.pack("<f", x)]
+    for type_id in range(18, 27):  # Dictionary, Array and the packed arrays claiming 2^31-1 and 2^31 items
+        g3 += [_U32(type_id) + _U32(0x7FFFFFFF) + _U32(1), _U32(type_id) + _U32(0x80000000)]
+    for d in deep:
+        g3 += [(_U32(19) + _U32(1)) * d + s(SURROGATE), (_U32(18) + _U32(1) + _U32(2) + _U32(1)) * d + _U32(0),
+               _U32(18) + _U32(1) + (_U32(19) + _U32(1)) * d + _U32(0) + _U32(0)]  # the last: a deep key
+    g4 = [s(b"\0", 21), s(b"x\0y", 21), s(SURROGATE), _U32(24) + _str3(b"a\0") + _U32(0), _U32(24 | f64) + b"\xff" * 8,
+          _U32(28 | 1 << 16) + _U32(2) + _U32(1) + s(b"x"), _U32(28 | 2 << 16) + _str3(b"\0\xff") + _U32(0)]
+    for d in deep:
+        g4 += [(_U32(28 | 1 << 16) + _U32(28) + _U32(1)) * d + _U32(0),
+               (_U32(27) + _U32(1) + _U32(2) + _U32(1)) * d + _U32(0)]
+    return [("godot3", b) for b in g3] + [("godot4", b) for b in g4]
+
+
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+def test_export_rows_from_bytes_are_read_records_for_hostile_values(tmp_path: Path, dialect: str) -> None:
+    """Export writes a plain Variant message's row straight from its bytes (``JsonWriter.variant_row``, no Record);
+    for lone surrogates, NULs, bad UTF-8, NaN, infinities, -0.0, int64 extremes, claims of 2^31 items, Objects,
+    NodePaths, StringNames, typed Arrays and values nested around the JSON form's and the engine's depth limits
+    its JSONL part is ``read --format jsonl`` line for line, and its Parquet text and value are read's (text
+    escaped as read prints it), compiled and pure alike."""
+    cap = tmp_path / "hostile.pcap"
+    w = PcapWriter(cap)
+    bodies = [b for d, b in _hostile_bodies() if d == dialect]
+    for i, body in enumerate(bodies):
+        w.udp(i * 1e-3, CLIENT, SERVER, body)
+    w.close()
+    head = ("-p", str(PORT), "-d", dialect)
+    outs = {}
+    for pure in (False, True):
+        read = _cli("read", *head, "-T", "jsonl", str(cap), pure=pure)
+        assert read.returncode == 0 and b"Traceback" not in read.stderr, read.stderr[-800:]
+        outs[pure, "read"] = read.stdout.splitlines()
+        for fmt in ("jsonl", "parquet"):
+            out = tmp_path / f"{fmt}-{pure}"
+            done = _cli("export", *head, "-f", fmt, "-j", "1", "-o", str(out), str(cap), pure=pure)
+            assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-800:]
+            [part] = glob.glob(str(out / "**" / f"*.{fmt}"), recursive=True)
+            outs[pure, fmt] = (Path(part).read_bytes().splitlines() if fmt == "jsonl"
+                               else pq.read_table(part).select(["frame", "text", "value", "error"]).to_pylist())
+    records = [json.loads(line) for line in outs[False, "read"]]
+    assert len(records) == len(bodies) and sum("error" in r for r in records) >= 3
+    assert outs[True, "read"] == outs[False, "jsonl"] == outs[True, "jsonl"] == outs[False, "read"]
+    assert outs[False, "parquet"] == outs[True, "parquet"]
+    for rec, row in zip(records, outs[False, "parquet"], strict=True):
+        assert row["frame"] == rec["frame"] and row["error"] == rec.get("error")
+        if "error" not in rec:
+            assert row["text"] == rec["text"].encode("utf-8", "backslashreplace").decode()
+            assert json.loads(row["value"]) == rec["value"]
