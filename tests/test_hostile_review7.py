@@ -258,3 +258,26 @@ def test_export_rows_from_bytes_are_read_records_for_hostile_values(tmp_path: Pa
         if "error" not in rec:
             assert row["text"] == rec["text"].encode("utf-8", "backslashreplace").decode()
             assert json.loads(row["value"]) == rec["value"]
+
+
+def test_a_refused_spawn_does_not_rename_the_spawned_node(tmp_path: Path) -> None:
+    """SIMPLIFY_PATH of the spawner, a SPAWN of net id 2 named 'ab', a second SPAWN of net id 2 named 'a/' (the
+    engine refuses it: validate_node_name; an error record), then DESPAWN 2: the reader took the refused SPAWN's
+    name for net id 2, so the DESPAWN named 'a/'; tshark's (and the engine's) node is 'ab'."""
+
+    def spawn(name: bytes) -> bytes:
+        return bytes([4, 0]) + _U32(1) + _U32(2) + _U32(0) + _U32(len(name)) + name
+
+    cap = tmp_path / "despawn.pcap"
+    _godot4_enet_session(cap, [bytes([1]) + b"0" * 32 + b"\0" + _U32(1) + b"Game/Spawner\0", spawn(b"ab\0"),
+                               spawn(b"a/\0"), bytes([5]) + _U32(2)])
+    run = _cli("read", "-T", "jsonl", str(cap))
+    assert run.returncode == 0, run.stderr
+    records = [r for r in map(json.loads, run.stdout.splitlines()) if r["kind"] != "enet"]
+    assert [(r["kind"], r.get("command")) for r in records] == [
+        ("simplify_path", "SIMPLIFY_PATH"), ("spawn", "SPAWN"), ("error", "SPAWN"), ("despawn", "DESPAWN")]
+    assert records[-1]["fields"]["name"] == "ab" and records[-1]["node"] == "Game/Spawner"
+    if shutil.which("tshark") is not None:
+        out = subprocess.run(["tshark", "-n", "-X", f"lua_script:{ROOT / 'lua' / 'godot.lua'}", "-r", str(cap),
+                              "-Y", "frame.number == 5"], capture_output=True, text=True, timeout=120)
+        assert out.stdout.rstrip().endswith("DESPAWN ab"), out.stdout
