@@ -531,6 +531,7 @@ def test_a_folder_is_the_captures_in_it(tmp_path: Path) -> None:
     (studio / ".trash" / "old.pcapng").write_bytes(CAPTURES[0].read_bytes())
     (studio / "server-2" / "notes.txt").write_text("not a capture\n")
     os.symlink(studio, studio / "server-2" / "loop")  # os.walk does not follow it
+    os.mkfifo(studio / "live.pcapng")  # opening it would wait for a writer
     empty = tmp_path / "empty"
     empty.mkdir()
     r = cli("export", str(studio), str(empty), "-o", str(tmp_path / "out"), "--workers", "2")

@@ -21,9 +21,9 @@ class FolderProblem:
 
 
 def captures_in(paths: Sequence[str | FolderProblem]) -> Iterator[str | FolderProblem]:
-    """The paths given, in order, each folder replaced by the captures under it (sorted by path, hidden
-    files and folders skipped, symbolic links to folders not followed: a link loop cannot recurse); what
-    this gave before passes through as it is."""
+    """The paths given, in order, each folder replaced by the captures under it (sorted by path; hidden
+    files and folders, FIFOs and devices skipped; symbolic links to folders not followed: a link loop
+    cannot recurse); what this gave before passes through as it is."""
     for p in paths:
         if isinstance(p, FolderProblem) or not os.path.isdir(p):
             yield p  # a file, or a path that fails with its own reason when read
@@ -33,9 +33,11 @@ def captures_in(paths: Sequence[str | FolderProblem]) -> Iterator[str | FolderPr
         for folder, subfolders, files in os.walk(p, onerror=errors.append):
             subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
             for name in sorted(files):
-                if not name.startswith(".") and name.lower().endswith(CAPTURE_SUFFIXES):
+                path = os.path.join(folder, name)
+                # regular files only (or links to them): opening a FIFO or a device named like a capture would block
+                if not name.startswith(".") and name.lower().endswith(CAPTURE_SUFFIXES) and os.path.isfile(path):
                     found += 1
-                    yield os.path.join(folder, name)
+                    yield path
         if errors and not found:
             yield FolderProblem(p, f"{p}: cannot list the folder: {errors[0].strerror or errors[0]}")
         elif not found:
