@@ -476,8 +476,8 @@ def test_godot4_spawn_cut_short_with_an_empty_name_is_one_error() -> None:
     3.8 GB, and whose name is empty: reading what came before the error raised a second error out of
     `read` (a traceback from one packet); now the first error is the message's."""
     raw = bytes.fromhex("fcffffffffffffc40000000000000000000000e2e2e283e2e283e2e2e2e0e2e2e2e31d1d1d1d1d1de21d1d1d1d"
-                        "1d1d1d1d1d1d1d1d1d1d1d1983e2e283e2e2e2e0e2e2e2e31d1d1d1d1d1de21d1d1d1d1d1d1d1d1d1d1d1d1d1d"
-                        "1d1d191d1d1d1d")
+                        "1d1d1d1d1d1d1d1d1d1d1d1d1983e2e283e2e2e2e0e2e2e2e31d1d1d1d1d1de21d1d1d1d1d1d1d1d1d1d1d1d1d"
+                        "1d1d1d191d1d1d1d")
     from godot_dissect.multiplayer import godot4
 
     msg = godot4.decode_packet(raw)
