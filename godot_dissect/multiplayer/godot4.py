@@ -46,9 +46,8 @@ def decode_packet(data: bytes | memoryview, dialect: str = DIALECT, *, allow_obj
         if partial is not None:
             command, form, scope = partial
             msg.kind, msg.command = command.kind, command.name
-            # what was read before the layout error; a check of it failing too (a SPAWN's empty name) leaves
-            # the layout's error the one reported, as the Lua dissector reports it
-            with contextlib.suppress(LayoutError, DecodeError):
+            # what was read before the error, as far as it goes: the first error is the one reported
+            with contextlib.suppress(DecodeError, LayoutError):
                 _fill(msg, command.name, form.name, scope, raw, dialect, allow_objects, partial=True)
         return msg.fail(e.offset, e.reason)
     msg.kind, msg.command = command.kind, command.name
