@@ -1194,63 +1194,6 @@ for _, d in ipairs(DIALECT_LIST) do
   end
 end
 
--- Shapes. Without a tree (the packet list) a message is checked for its Info text and whether it is
--- malformed, and game traffic repeats a few shapes: the same types, counts, lengths and keys, with
--- other numbers and other ASCII text in them. Checking a message records the spans of bytes check()
--- steps over without reading (the value of a number, bool or math type, the data of a packed array)
--- or reads only to see they are plain ASCII (a String's), and the message's shape is the pattern of
--- its bytes with those spans left free: every other byte (headers, counts, lengths, the Dictionary
--- keys the Info text names) as it was. A message of the same dialect and length that fits the pattern
--- is read exactly as that one was, to the byte where reading decides anything, so it gets the same
--- answer with one string.find per piece instead of a walk in Lua. A shape is made only of valid
--- messages, only for a container at the top (a String's or number's label is its value), and not when
--- a key the label shows is not a String; the preferences being read again forgets every shape.
-local SHAPE_MAX_BYTES = 4096 -- longer messages are checked each time (a pattern is up to 8 bytes a byte)
-local SHAPE_KEEP = 128 -- shapes kept (by dialect and length) before starting again
-local SHAPE_FREE_RUN = 64 -- a free span at least this long splits the pattern (no byte-by-byte match)
-local ASCII_BYTE = "[\1-\127]"
-local MAGIC = "[%^%$%(%)%%%.%[%]%*%+%-%?]"
-local SHAPES, SHAPES_SERIAL, shapes_n = {}, -1, 0
-
-forget_shapes = function()
-  SHAPES, SHAPES_SERIAL, shapes_n = {}, P.serial, 0
-  for _, d in ipairs(DIALECT_LIST) do SHAPES[d] = {} end
-end
-
--- whether the message fits the shape: its pieces are { start, pattern, start, pattern, ... }
-fits = function(raw, sh)
-  for i = 1, #sh, 2 do
-    if not sfind(raw, sh[i + 1], sh[i]) then return false end
-  end
-  return true
-end
-
-keep_shape = function(shapes, raw, used, text)
-  local len = #raw
-  local sh, parts, np, at, from = { used = used, text = text }, {}, 0, 0, 0
-  for i = 1, NSPAN, 3 do
-    local s, e = SPANS[i], SPANS[i + 1]
-    if s < at then return end -- not in order: no shape
-    if s > at then np = np + 1; parts[np] = (ssub(raw, at + 1, s):gsub(MAGIC, "%%%0")) end
-    if SPANS[i + 2] then
-      np = np + 1; parts[np] = srep(ASCII_BYTE, e - s)
-    elseif e - s >= SHAPE_FREE_RUN then -- a piece ends here, the next starts after the span
-      if np > 0 then sh[#sh + 1], sh[#sh + 2] = from + 1, "^" .. tconcat(parts, "", 1, np) end
-      np, from = 0, e
-    else
-      np = np + 1; parts[np] = srep(".", e - s)
-    end
-    at = e
-  end
-  if len > at then np = np + 1; parts[np] = (ssub(raw, at + 1, len):gsub(MAGIC, "%%%0")) end
-  if np > 0 then sh[#sh + 1], sh[#sh + 2] = from + 1, "^" .. tconcat(parts, "", 1, np) end
-  if shapes[len] == nil then
-    if shapes_n >= SHAPE_KEEP then forget_shapes(); shapes = SHAPES[D] end
-    shapes_n = shapes_n + 1
-  end
-  shapes[len] = sh
-end
-
 -- the reader of the Variant at `pos`: checks it, and shows it when given a tree
 local function full(pos, depth, tree, prefix, key)
   if depth > MAX_NESTING then fail(pos, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
@@ -1314,8 +1257,8 @@ check = function(pos, depth)
     end
     -- the elements of the commonest kinds are stepped over here, without a call per element: a
     -- fixed-size Variant without the 64-bit flag, a String of plain ASCII; anything else goes to check()
-    local types, stop = TYPES, STOP
-    for _ = 1, n do
+    local types, stop, keyed = TYPES, STOP, t.pairs
+    for i = 1, n do
       local eid, _, e2, e3, m0, m1, m2, m3 = sbyte(raw, p + 1, p + 8)
       local et = types[eid]
       local q = p + 4
@@ -1332,7 +1275,8 @@ check = function(pos, depth)
         local e = q + 4 + len + (-len) % 4
         local odd = len > 0 and sfind(raw, SCAN, q + 5)
         if e <= stop and not (odd and odd <= q + 4 + len) then
-          if REC and len > 0 then vary(q + 4, q + 4 + len, true) end
+          -- (a key's text stays in the shape: keys come back, and bytes compared cost less than a search)
+          if REC and len > 0 and not (keyed and i % 2 == 1) then vary(q + 4, q + 4 + len, true) end
           p = e
         else
           p = check(p, depth)
@@ -1344,6 +1288,61 @@ check = function(pos, depth)
     return p
   end
   return full(pos, depth)
+end
+
+-- Shapes. Without a tree (the packet list) a message is checked for its Info text and whether it is
+-- malformed, and game traffic repeats a few shapes: the same types, counts, lengths and keys, with
+-- other numbers and other ASCII text in them. Checking a message records the spans of bytes check()
+-- steps over without reading (the value of a number, bool or math type, the data of a packed array)
+-- or reads only to see they are plain ASCII (a String value's), and the message's shape is its other
+-- bytes (headers, counts, lengths, Dictionary keys) where they are. A message of the same dialect and
+-- length with those bytes, and plain ASCII where that was, is read exactly as that one was, to every
+-- byte where reading decides anything, so it gets the same answer: one string.find (plain, anchored
+-- by comparing where it finds it) per run of those bytes, and one per ASCII span. A shape is made only
+-- of a valid message, only for a container at the top (a String's or number's label is its value),
+-- and not when a key the label shows is not a String; the preferences being read again forgets every
+-- shape.
+local SHAPE_MAX_BYTES = 4096 -- longer messages are checked each time
+local SHAPE_KEEP = 128 -- shapes kept (by dialect and length) before starting again
+local SHAPES, SHAPES_SERIAL, shapes_n = {}, -1, 0
+
+forget_shapes = function()
+  SHAPES, SHAPES_SERIAL, shapes_n = {}, P.serial, 0
+  for _, d in ipairs(DIALECT_LIST) do SHAPES[d] = {} end
+end
+
+-- whether the message fits the shape: { start (1-based), bytes, start, bytes, ..., ascii = { start,
+-- end, ... } }. A run found later than its start is a difference: the search stops at the first one.
+fits = function(raw, sh)
+  for i = 1, #sh, 2 do
+    local at = sh[i]
+    if sfind(raw, sh[i + 1], at, true) ~= at then return false end
+  end
+  local a = sh.ascii
+  for i = 1, #a, 2 do
+    local q = sfind(raw, SCAN, a[i])
+    if q and q <= a[i + 1] then return false end
+  end
+  return true
+end
+
+keep_shape = function(shapes, raw, used, text)
+  local len = #raw
+  local sh, ascii, at = { used = used, text = text }, {}, 0
+  sh.ascii = ascii
+  for i = 1, NSPAN + 1, 3 do
+    local s, e, is_ascii = len, len, false -- (past the last span: the bytes after it)
+    if i < NSPAN then s, e, is_ascii = SPANS[i], SPANS[i + 1], SPANS[i + 2] end
+    if s < at then return end -- not in order: no shape
+    if s > at then sh[#sh + 1], sh[#sh + 2] = at + 1, ssub(raw, at + 1, s) end
+    if is_ascii then ascii[#ascii + 1], ascii[#ascii + 2] = s + 1, e end
+    at = e
+  end
+  if shapes[len] == nil then
+    if shapes_n >= SHAPE_KEEP then forget_shapes(); shapes = SHAPES[D] end
+    shapes_n = shapes_n + 1
+  end
+  shapes[len] = sh
 end
 
 variant = function(pos, depth, tree, prefix, key)
