@@ -1851,7 +1851,7 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
   local head = framing and 4 or 0
   local whole = tree == NULL_ITEM and NULL_ITEM or tvb(off - head, len + head) -- (no tree: no TvbRange)
   local root = tree:add(godot, whole)
-  if framing then root:add_le(F.pdu_len, tvb(off - 4, 4)) end
+  if framing and root ~= NULL_ITEM then root:add_le(F.pdu_len, tvb(off - 4, 4)) end -- (no tree: no TvbRange)
   local ditem = root:add(F.dialect, whole, dname)
   if evidence then ditem:add(F.evidence, whole, evidence) end
   if rec.name then
@@ -1927,7 +1927,7 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
       info = "Malformed: " .. reason
     end
   end
-  root:append_text(", " .. dname .. ": " .. info)
+  if root ~= NULL_ITEM then root:append_text(", " .. dname .. ": " .. info) end
   if provisional then info = info .. " [provisional " .. dname .. "]" end
   return info
 end
