@@ -2061,6 +2061,9 @@ end
 -- shape.
 local SHAPE_MAX_BYTES = 4096 -- longer messages are checked each time
 local SHAPE_KEEP = 128 -- shapes kept (by dialect and length) before starting again
+-- the longest run of a shape's bytes found at once: a run that is not where it should be is searched
+-- for in the rest of the message, at most (bytes left) x (its length) byte comparisons
+local SHAPE_RUN_MAX = 64
 local SHAPES, SHAPES_SERIAL, shapes_n = {}, -1, 0
 
 forget_shapes = function()
@@ -2091,7 +2094,11 @@ keep_shape = function(shapes, raw, used, text)
     local s, e, is_ascii = len, len, false -- (past the last span: the bytes after it)
     if i < NSPAN then s, e, is_ascii = SPANS[i], SPANS[i + 1], SPANS[i + 2] end
     if s < at then return end -- not in order: no shape
-    if s > at then sh[#sh + 1], sh[#sh + 2] = at + 1, ssub(raw, at + 1, s) end
+    while s > at do
+      local e_run = s - at > SHAPE_RUN_MAX and at + SHAPE_RUN_MAX or s
+      sh[#sh + 1], sh[#sh + 2] = at + 1, ssub(raw, at + 1, e_run)
+      at = e_run
+    end
     if is_ascii then ascii[#ascii + 1], ascii[#ascii + 2] = s + 1, e end
     at = e
   end
