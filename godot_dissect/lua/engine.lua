@@ -12,7 +12,8 @@
 -- their entries' labels, and the fields inside an item share its TvbRange. Labels are made of kept
 -- strings (numbers, keys, math values, Dictionary summaries) in small memo tables (the collector
 -- walks all of them on every cycle), TreeItem methods are looked up once, and the message being read
--- lives in upvalues rather than in a table.
+-- lives in upvalues rather than in a table. Without a tree, a message of a shape read before (the
+-- same bytes but for numbers and ASCII text) gets that reading's answer (see "Shapes").
 
 -- Loaded twice (an installed copy in the plugin folder and `-X lua_script:`): Wireshark loads the
 -- plugin folder first; the copy loaded second steps aside without a word, so every message is
