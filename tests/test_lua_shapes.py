@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from godot_dissect.codec import encode
 from godot_dissect.pcap.reader import read_pcap
 
 from .resegment import _PcapWriter
@@ -82,4 +83,27 @@ def test_one_byte_off_a_known_shape(dialect: str, tmp_path: Path) -> None:
     assert listed == _info_with_tree(pcap, *args)
     py_errors = {r.frame for r in read_pcap(str(pcap), dialect=dialect, ports=[4242]) if r.kind == "error"}
     assert 100 < len(py_errors) < n // 2  # many mutants are malformed, many are not
+    assert {f for f, info in listed.items() if info.startswith("Malformed")} == py_errors
+
+
+def test_more_shapes_than_kept_and_long_messages(tmp_path: Path) -> None:
+    """Arrays of 1 to 300 ints and of 600 (past the longest message given a shape), each twice and then
+    with its last element's type id out of range: more shapes than are kept, so the plugin starts
+    again and again; without a tree as with one, Malformed exactly where the Python reader errs."""
+    pcap = tmp_path / "lengths.pcap"
+    w = _PcapWriter(str(pcap))
+    n = 0
+    for k in [*range(1, 301), 600]:
+        good = encode(list(range(k)), "godot3")
+        bad = good[:-8] + bytes([0xEE]) + good[-7:]
+        for m in (good, good, bad):
+            w.udp("127.0.0.1", 5000, "127.0.0.1", 4242, m)
+            n += 1
+    w.close()
+    args = (*PORTS, "-o", "godot.dialect:godot3")
+    listed = _info_without_tree(pcap, *args)
+    assert len(listed) == n
+    assert listed == _info_with_tree(pcap, *args)
+    py_errors = {r.frame for r in read_pcap(str(pcap), dialect="godot3", ports=[4242]) if r.kind == "error"}
+    assert len(py_errors) == n // 3
     assert {f for f, info in listed.items() if info.startswith("Malformed")} == py_errors
