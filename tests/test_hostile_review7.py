@@ -281,3 +281,25 @@ def test_a_refused_spawn_does_not_rename_the_spawned_node(tmp_path: Path) -> Non
         out = subprocess.run(["tshark", "-n", "-X", f"lua_script:{ROOT / 'lua' / 'godot.lua'}", "-r", str(cap),
                               "-Y", "frame.number == 5"], capture_output=True, text=True, timeout=120)
         assert out.stdout.rstrip().endswith("DESPAWN ab"), out.stdout
+
+
+def test_a_relayed_confirm_path_sets_the_sessions_form_in_the_plugin_too(tmp_path: Path) -> None:
+    """A SYS RELAY carrying a 6-byte CONFIRM_PATH (the 4.3+ cache-id form), then a direct CONFIRM_PATH in the
+    4.0-4.2 path form: the reader learns the session's form from the relayed one, so the second is an error
+    record; the plugin learnt it from direct ones only and showed `CONFIRM_PATH Main` with no Malformed mark.
+    The id form's Info names the cache id (was `CONFIRM_PATH nil`)."""
+    relayed_id_form = bytes([7, 3]) + struct.pack("<i", 0) + bytes([2, 1]) + _U32(1)
+    cap = tmp_path / "confirm.pcap"
+    _godot4_enet_session(cap, [relayed_id_form, bytes([2, 1]) + b"Main\0"])
+    run = _cli("read", "-T", "jsonl", str(cap))
+    records = [r for r in map(json.loads, run.stdout.splitlines()) if r["kind"] != "enet"]
+    assert [(r["kind"], r["frame"]) for r in records] == [("confirm_path", 2), ("error", 3)]
+    assert records[1]["error"].endswith("CONFIRM_PATH: 7 bytes, the engine takes exactly 6")
+    if shutil.which("tshark") is not None:
+        out = subprocess.run(["tshark", "-n", "-X", f"lua_script:{ROOT / 'lua' / 'godot.lua'}", "-r", str(cap),
+                              "-o", "enet.udp_ports:42000", "-T", "fields", "-e", "_ws.col.Info",
+                              "-e", "godot_mp.error"], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0 and "Lua" not in out.stderr, out.stderr
+        info = [line.split("\t") for line in out.stdout.splitlines()[1:]]
+        assert info[0] == ["[relay to 0] CONFIRM_PATH node#1", ""]
+        assert info[1] == ["malformed: CONFIRM_PATH: 7 bytes, the engine takes exactly 6", records[1]["error"]]

@@ -899,7 +899,7 @@ local function summary(msg)
     return sfmt("RPC %s.%s(%s)", where, name, args)
   elseif k == "rset" then return sfmt("RSET %s.%s = %s", where, msg.method or "?", args)
   elseif k == "simplify_path" then return sfmt("SIMPLIFY_PATH %s id=%s", tostring(msg.node), tostring(msg.node_id))
-  elseif k == "confirm_path" then return "CONFIRM_PATH " .. tostring(msg.node)
+  elseif k == "confirm_path" then return "CONFIRM_PATH " .. where -- (4.3+: the receiver's cache id, named when known)
   elseif k == "spawn" then return sfmt("SPAWN %s by %s [%s]", tostring(msg.name), where, args)
   elseif k == "despawn" then return "DESPAWN " .. tostring(msg.name or msg.scope.v.net_id)
   elseif k == "sync" then return sfmt("SYNC %s: %s", msg.entries or "", args)
@@ -1027,8 +1027,10 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     count(pinfo, env, "error", nil, stop - base)
     return
   end
-  if msg.command == "CONFIRM_PATH" and not env.relay and st.confirm_form == nil and not frame_visited then
-    st.confirm_form = msg.form -- the conversation's CONFIRM_PATH form (4.0-4.2 path / 4.3+ id)
+  if msg.command == "CONFIRM_PATH" and st.confirm_form == nil and not frame_visited then
+    -- the conversation's CONFIRM_PATH form (4.0-4.2 path / 4.3+ id), from a relayed one too: one engine
+    -- version on both sides (as the reader learns it; a relayed packet itself is read without the hint)
+    st.confirm_form = msg.form
   end
   resolve(msg, st, env, memo)
   if msg.err then
