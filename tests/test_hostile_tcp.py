@@ -196,6 +196,26 @@ def test_long_pdu_right_after_a_skipped_run_is_decoded(passes: tuple, tmp_path: 
 
 
 @pytest.mark.parametrize("passes", [(), ("-2",)], ids=["one-pass", "two-pass"])
+def test_skipped_run_never_joins_two_connections(passes: tuple, tmp_path: Path) -> None:
+    """A skipped run's long candidate is cut by a FIN, and a new connection on the same addresses and ports sends
+    the bytes it lacks: the plugin decodes no message spliced from both (tshark -2 once showed one, its first
+    pass runs no tap to see the FIN) but the new connection's PDU where the reader has it; the run's end says how
+    many bytes were skipped, as the reader's one error record does."""
+    path = tmp_path / "lost-reused.pcap"
+    hostile.lost_then_reused(20, path)
+    rows = _tshark(path, *passes)
+    py_strings, py_errors = _py(path)
+    assert _top_strings(rows) == py_strings and sum(py_strings.values()) == 7
+    assert _lua_frames(path, *passes) == _py_frames(path)
+    (err,) = py_errors
+    size = re.search(r"(\d+) bytes skipped", err.error).group(1)
+    skipped = _skipped(rows, path, *passes)
+    # the implausible prefix where the run starts, and its end at the new connection's first segment
+    assert len(skipped) == 2 and "is implausible" in skipped[0][1], skipped
+    assert f"{size} bytes skipped" in skipped[1][1] and skipped[1][0] > err.frame, (size, skipped)
+
+
+@pytest.mark.parametrize("passes", [(), ("-2",)], ids=["one-pass", "two-pass"])
 def test_stream_joined_part_way_with_a_long_claim_resynchronises_as_the_reader(passes: tuple, tmp_path: Path) -> None:
     """No SYN, and the first bytes claim a plausible 1 MB PDU that never comes: the plugin no longer collects
     the claim (and everything after it) but resynchronises from the first byte as the reader does: one

@@ -252,6 +252,28 @@ def resync_long_pdu(n: int, path: Path) -> None:
     w.close()
 
 
+def lost_then_reused(n: int, path: Path) -> None:
+    """A skipped run whose candidate is a long PDU (n KB) that stops after 9000 bytes; the client closes (FIN)
+    and a new connection on the same addresses and ports (new ISN) sends that PDU whole, then good PDUs. The
+    old candidate's missing bytes are the new connection's first ones: joined, they read as a plausible message
+    that no connection sent (the reader ends the run at the FIN and decodes the new connection's PDU)."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, SERVER)
+    for _ in range(3):
+        tcp.send(GOOD_PDU)
+    tcp.send(IMPLAUSIBLE)
+    long = _long_pdu(n * 1024)
+    for i in range(0, 9000, 1400):
+        tcp.send(long[i:min(i + 1400, 9000)])
+    tcp.close()
+    tcp2 = _Tcp(w, CLIENT, SERVER, isn=777_000, t=tcp.t + 1e-3)
+    data = long + GOOD_PDU * 4
+    for i in range(0, len(data), 1400):
+        tcp2.send(data[i:i + 1400])
+    tcp2.close()
+    w.close()
+
+
 def midway_long_claim(n: int, path: Path) -> None:
     """A stream the capture joins part-way (no SYN) whose first bytes claim a plausible n MB PDU that never comes:
     2 KB of junk, then good PDUs, a 16 KB PDU and good PDUs (the reader resynchronises on the first good PDU)."""
