@@ -2477,8 +2477,11 @@ end
 -- u32 length-prefixed PDUs of one TCP segment (or of a reassembly Wireshark was asked for)
 function tcp_pdus(tvb, pinfo, tree, conv)
   local number, visited = frame_of(pinfo)
-  if not visited and number > tcp_upto then tcp_upto = number end
-  if conv.watch and not visited then tcp_same_connection(pinfo, conv, false) end
+  if not visited then
+    -- (not while the tap runs: it saw the frame dissected before this one, so it sees a new SYN itself)
+    if conv.watch and not (end_tap and tap_upto >= tcp_upto) then tcp_same_connection(pinfo, conv, false) end
+    if number > tcp_upto then tcp_upto = number end
+  end
   local side = side_of(conv, select(2, conv_of(pinfo, "tcp")))
   local len = tvb:len()
   local off = 0
