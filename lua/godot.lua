@@ -2968,13 +2968,20 @@ end
 -- not watched), nil otherwise
 local TCP_MATCH = 6 -- pinfo.match_uint while TCP itself runs: the IP protocol number that chose it
 
+-- a side starts to hold something (first pass): claim this call's TCP conversation unless it is claimed (asked
+-- each time: while the tap runs, the calls of a new connection are not looked at until it holds something)
 local function tcp_watch(pinfo, conv)
-  if conv.watch ~= nil then return end
-  local sport, dport = pinfo.src_port, pinfo.dst_port
-  if sport == TCP_MATCH or dport == TCP_MATCH then conv.watch = false; return end
+  if conv.watch == false then return end
+  local ports = conv.ports
+  if ports == nil then
+    local sport, dport = pinfo.src_port, pinfo.dst_port
+    if sport == TCP_MATCH or dport == TCP_MATCH then conv.watch = false; return end
+    ports = { sport, dport }
+    conv.ports = ports
+  end
   local via = pinfo.match_uint
-  if via == sport or via == dport then pinfo.conversation = godot end
-  conv.watch, conv.ports = true, { sport, dport }
+  if via == ports[1] or via == ports[2] then pinfo.conversation = godot end
+  conv.watch = true
 end
 
 -- first pass, a call on a watched conversation: `fresh` (the heuristic was asked, so TCP's conversation has no
@@ -2984,7 +2991,7 @@ local function tcp_same_connection(pinfo, conv, fresh)
   for _, s in pairs(conv.sides) do
     if s.lost or s.big then held = true; break end
   end
-  if not held then conv.watch = nil; return end -- (claimed again when something is held next)
+  if not held then conv.watch = nil; return end -- (watched again when something is held next)
   if not fresh then
     local via, ports = pinfo.match_uint, conv.ports
     fresh = via == ports[1] or via == ports[2]

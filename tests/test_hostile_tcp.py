@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_dissect.fuzz import hostile
+from godot_dissect.fuzz import harness, hostile
 from godot_dissect.fuzz.harness import lua_script
 from godot_dissect.pcap.reader import read_pcap
 
@@ -213,6 +213,35 @@ def test_skipped_run_never_joins_two_connections(passes: tuple, tmp_path: Path) 
     # the implausible prefix where the run starts, and its end at the new connection's first segment
     assert len(skipped) == 2 and "is implausible" in skipped[0][1], skipped
     assert f"{size} bytes skipped" in skipped[1][1] and skipped[1][0] > err.frame, (size, skipped)
+
+
+@pytest.mark.parametrize("passes", [(), ("-2",)], ids=["one-pass", "two-pass"])
+def test_connections_reusing_one_4tuple_each_end_what_they_held(passes: tuple, tmp_path: Path) -> None:
+    """12 connections one after another on the same addresses and ports, each ending (FIN, RST, or FIN with a late
+    segment after the next SYN) while a skipped run holds a long candidate: each run ends with its connection, with
+    the reader's count of skipped bytes, and the last connection's 20 KB PDU is decoded where the reader has it
+    (tshark -2 once completed the last run's candidate with it: one spliced message, one item missing)."""
+    path = tmp_path / "reused.pcap"
+    hostile.reused_4tuple(12, path)
+    rows = _tshark(path, *passes)
+    py_strings, py_errors = _py(path)
+    assert _top_strings(rows) == py_strings and sum(py_strings.values()) == 12 + 4
+    assert _lua_frames(path, *passes) == _py_frames(path)
+    skipped = _skipped(rows, path, *passes)
+    ends = [m for _, m in skipped if "no plausible PDU before" in m]
+    assert len(ends) == len(py_errors) == 12, skipped
+    for e, m in zip(py_errors, ends, strict=True):
+        assert re.search(r"(\d+) bytes skipped", e.error).group(1) == re.match(r"(\d+) bytes skipped", m).group(1)
+
+
+def test_connections_reusing_one_4tuple_scale_linearly_in_two_passes(tmp_path: Path) -> None:
+    """1000 connections on one 4-tuple through tshark -2 (no tap in its first pass: the plugin sees each new
+    connection by the TCP conversation it is called for) take at most ~2x the time of 500."""
+    paths = [_build("reused_4tuple", n, tmp_path) for n in (500, 1000)]
+    runs = [harness.run_tshark(p, extra=("-2", *PORT_PREFS)) for _ in range(2) for p in paths]
+    assert all(o.clean for o in runs), [o.crash for o in runs]
+    small, large = (min(o.cpu_seconds for o in runs[i::2]) for i in range(2))
+    assert large <= 2.5 * small, (small, large)
 
 
 @pytest.mark.parametrize("passes", [(), ("-2",)], ids=["one-pass", "two-pass"])
