@@ -2119,7 +2119,7 @@ end
 -- held ends there (its bytes are released) and is reported at the next segment the plugin sees on that
 -- side (a skipped run ends there too when the tap is on). Taps run in the first pass of Wireshark and of
 -- one-pass tshark; the first pass of `tshark -2` runs none (there a stage that never comes still ends the
--- PDU, above).
+-- PDU, above, and a new connection on the same addresses and ports is seen by its TCP conversation, below).
 local end_tap = nil -- (tap_upto: the last frame the tap looked at)
 local REUSED = "a new connection (SYN) reused its addresses and ports"
 
@@ -2273,9 +2273,9 @@ do
 end
 
 function new_lost(number, skipped)
-  -- (no tap for a skipped run alone: it holds at most LUA_RESYNC_MAX bytes, and a new connection's first
-  -- PDU ends it by itself; a tap listener costs Wireshark time on every TCP packet -- on only while a long
-  -- candidate is collected, below)
+  -- (no tap for a skipped run alone: it holds at most LUA_RESYNC_MAX bytes, and a new connection on the same
+  -- addresses and ports ends it by its TCP conversation (tcp_same_connection); a tap listener costs Wireshark
+  -- time on every TCP packet -- on only while a long candidate is collected, below)
   -- base: stream position of tail's first byte; scanned: positions below it were looked at; cands: waiting
   -- candidates { position, end } in position order; skipped: bytes given up before tail
   return { first = number, base = 0, tail = "", scanned = 0, cands = {}, skipped = skipped }
