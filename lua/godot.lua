@@ -15,7 +15,8 @@
 -- their entries' labels, and the fields inside an item share its TvbRange. Labels are made of kept
 -- strings (numbers, keys, math values, Dictionary summaries) in small memo tables (the collector
 -- walks all of them on every cycle), TreeItem methods are looked up once, and the message being read
--- lives in upvalues rather than in a table.
+-- lives in upvalues rather than in a table. Without a tree, a message of a shape read before (the
+-- same bytes but for numbers and ASCII text) gets that reading's answer (see "Shapes").
 
 -- Loaded twice (an installed copy in the plugin folder and `-X lua_script:`): Wireshark loads the
 -- plugin folder first; the copy loaded second steps aside without a word, so every message is
@@ -1112,7 +1113,7 @@ godot.prefs.compact = Pref.bool("Compact tree", false,
 local AUTO_DEPTH, DETAILS_DEPTH = 2, 32
 
 local P = { dialect = "auto", heuristics = true, packed_limit = 16, max_depth = AUTO_DEPTH, details = false,
-            compact = false, depth_noted = false }
+            compact = false, depth_noted = false, serial = 0 } -- serial: counts the times they were read
 
 local function read_prefs()
   P.dialect = DIALECT_BY_ENUM[godot.prefs.dialect] or "auto"
@@ -1126,6 +1127,7 @@ local function read_prefs()
   if md > 200 then md = 200 end
   P.max_depth = md
   P.compact = godot.prefs.compact and not P.details
+  P.serial = P.serial + 1
 end
 
 ----------------------------------------------------------------------------------------------------
@@ -1206,6 +1208,8 @@ local decode, show, top_shape -- the decoder's entry points (the block below kee
 
 do
 
+local forget_shapes, fits, keep_shape -- see "Shapes"
+
 -- The message being read, set by begin() for decode(), show() and top_shape() (which never run
 -- inside one another): upvalues, not fields of a table, because readers use them all the time
 local RAW, STOP, D, TYPES, UTF8 = "", 0, nil, nil, nil -- the bytes, where they end, the dialect
@@ -1216,6 +1220,9 @@ local NULL_MODE = false               -- showing into NULL_ITEM (no tree): label
 local COMPACT, DETAILS, LIMIT, MAX_SHOWN, NOTED = false, false, 0, 0, false -- preferences; depth noted
 local DEPTH_NOTED = false -- the depth limit is the user's: say where it cuts
 local SERIAL = 0 -- counts the messages shown (see leaf())
+-- recording a shape (see "Shapes" below): the spans of bytes check() lets vary, as flat triples
+-- (start, end, whether they must be ASCII without NUL), in the order check() steps over them
+local REC, REC_OK, SPANS, NSPAN = false, false, {}, 0
 
 local function begin(raw, stop, d, ck)
   RAW, STOP, D, TYPES, UTF8 = raw, stop, d, d.types, d.strict and decode_strict or decode_godot3
@@ -1235,6 +1242,14 @@ local function need(pos, n, what)
     if left < 0 then left = 0 end
     fail(pos, sfmt("%s: needs %d bytes, %d left", what, n, left))
   end
+end
+
+-- while recording a shape: bytes [s, e) may be anything (ascii: any ASCII byte but NUL) without
+-- changing what the reading finds
+local function vary(s, e, ascii)
+  local n = NSPAN
+  SPANS[n + 1], SPANS[n + 2], SPANS[n + 3] = s, e, ascii
+  NSPAN = n + 3
 end
 
 -- a single-bit flag of the header
@@ -1519,7 +1534,10 @@ R.packed_bytes = function(t, pos, h, s, depth, tree, prefix, key)
   if CK and pad > 0 and ssub(RAW, data + n + 1, data + n + pad) ~= ZEROS[pad] then CANON = false end
   -- the engine counts the padding as used even when it is missing at the very end
   local np = data + n + pad
-  if not tree then return np end
+  if not tree then
+    if REC and n > 0 then vary(data, data + n, false) end
+    return np
+  end
   local text = t.name .. BRACKET[n]
   local item = head(tree, t, s, np, prefix .. text, key, h)
   add_le(item, F_count, rg(pos, data))
@@ -1562,6 +1580,7 @@ R.packed = function(t, pos, h, s, depth, tree, prefix, key)
     fail(pos, sfmt("%s count %d x %d bytes does not fit the %d bytes left", t.name, n, es, STOP - data))
   end
   local np = data + n * es
+  if REC and n > 0 then vary(data, np, false) end
   if CK then
     if t.real and wide ~= D.real_double then CANON = false end
     local gap = es - t.csize * t.width
@@ -1686,6 +1705,7 @@ local function read_key(pos, depth)
     t.keys[ssub(raw, start + 1, start + n)], t.nkeys = key, t.nkeys + 1
     return key, np
   end
+  REC_OK = false -- its text is made from its bytes: no shape
   return { s = pos, depth = depth, pre = "" }, variant(pos, depth)
 end
 
@@ -1962,6 +1982,7 @@ check = function(pos, depth)
   if size then
     if b2 + b3 > 0 and t.widens and has(id + 256 * (b1 + 256 * (b2 + 256 * b3)), FLAG64) then size = t.wsize end
     if STOP - p < size then return full(pos, depth) end
+    if REC and size > 0 then vary(p, p + size, false) end
     return p + size
   end
   local k = t.kind
@@ -1975,7 +1996,11 @@ check = function(pos, depth)
       -- plain ASCII without NUL is valid in every dialect; the scan ends at the next length or
       -- header (their high bytes are zero), so a message is scanned about once in all
       local q = sfind(raw, SCAN, p + 5)
-      if q and q <= stop and UTF8(ssub(raw, p + 5, stop)) == nil then return full(pos, depth) end
+      if q and q <= stop then
+        if UTF8(ssub(raw, p + 5, stop)) == nil then return full(pos, depth) end
+      elseif REC then
+        vary(p + 4, stop, true)
+      end
     end
     return e
   elseif k == "container" then
@@ -1990,19 +2015,30 @@ check = function(pos, depth)
     end
     -- the elements of the commonest kinds are stepped over here, without a call per element: a
     -- fixed-size Variant without the 64-bit flag, a String of plain ASCII; anything else goes to check()
-    local types, stop = TYPES, STOP
-    for _ = 1, n do
+    local types, stop, keyed = TYPES, STOP, t.pairs
+    for i = 1, n do
       local eid, _, e2, e3, m0, m1, m2, m3 = sbyte(raw, p + 1, p + 8)
       local et = types[eid]
       local q = p + 4
       local esize = et and et.fixed
       if esize then
-        if stop - q >= esize and e2 + e3 == 0 then p = q + esize else p = check(p, depth) end
+        if stop - q >= esize and e2 + e3 == 0 then
+          p = q + esize
+          if REC and esize > 0 then vary(q, p, false) end
+        else
+          p = check(p, depth)
+        end
       elseif et and et.kind == "string" and stop - q >= 4 and m3 < 128 then
         local len = m0 + 256 * (m1 + 256 * (m2 + 256 * m3))
         local e = q + 4 + len + (-len) % 4
         local odd = len > 0 and sfind(raw, SCAN, q + 5)
-        if e <= stop and not (odd and odd <= q + 4 + len) then p = e else p = check(p, depth) end
+        if e <= stop and not (odd and odd <= q + 4 + len) then
+          -- (a key's text stays in the shape: keys come back, and bytes compared cost less than a search)
+          if REC and len > 0 and not (keyed and i % 2 == 1) then vary(q + 4, q + 4 + len, true) end
+          p = e
+        else
+          p = check(p, depth)
+        end
       else
         p = check(p, depth)
       end
@@ -2010,6 +2046,68 @@ check = function(pos, depth)
     return p
   end
   return full(pos, depth)
+end
+
+-- Shapes. Without a tree (the packet list) a message is checked for its Info text and whether it is
+-- malformed, and game traffic repeats a few shapes: the same types, counts, lengths and keys, with
+-- other numbers and other ASCII text in them. Checking a message records the spans of bytes check()
+-- steps over without reading (the value of a number, bool or math type, the data of a packed array)
+-- or reads only to see they are plain ASCII (a String value's), and the message's shape is its other
+-- bytes (headers, counts, lengths, Dictionary keys) where they are. A message of the same dialect and
+-- length with those bytes, and plain ASCII where that was, is read exactly as that one was, to every
+-- byte where reading decides anything, so it gets the same answer: one string.find (plain, anchored
+-- by comparing where it finds it) per run of those bytes, and one per ASCII span. A shape is made only
+-- of a valid message, only for a container at the top (a String's or number's label is its value),
+-- and not when a key the label shows is not a String; the preferences being read again forgets every
+-- shape.
+local SHAPE_MAX_BYTES = 4096 -- longer messages are checked each time
+local SHAPE_KEEP = 128 -- shapes kept (by dialect and length) before starting again
+-- the longest run of a shape's bytes found at once: a run that is not where it should be is searched
+-- for in the rest of the message, at most (bytes left) x (its length) byte comparisons
+local SHAPE_RUN_MAX = 64
+local SHAPES, SHAPES_SERIAL, shapes_n = {}, -1, 0
+
+forget_shapes = function()
+  SHAPES, SHAPES_SERIAL, shapes_n = {}, P.serial, 0
+  for _, d in ipairs(DIALECT_LIST) do SHAPES[d] = {} end
+end
+
+-- whether the message fits the shape: { start (1-based), bytes, start, bytes, ..., ascii = { start,
+-- end, ... } }. A run found later than its start is a difference: the search stops at the first one.
+fits = function(raw, sh)
+  for i = 1, #sh, 2 do
+    local at = sh[i]
+    if sfind(raw, sh[i + 1], at, true) ~= at then return false end
+  end
+  local a = sh.ascii
+  for i = 1, #a, 2 do
+    local q = sfind(raw, SCAN, a[i])
+    if q and q <= a[i + 1] then return false end
+  end
+  return true
+end
+
+keep_shape = function(shapes, raw, used, text)
+  local len = #raw
+  local sh, ascii, at = { used = used, text = text }, {}, 0
+  sh.ascii = ascii
+  for i = 1, NSPAN + 1, 3 do
+    local s, e, is_ascii = len, len, false -- (past the last span: the bytes after it)
+    if i < NSPAN then s, e, is_ascii = SPANS[i], SPANS[i + 1], SPANS[i + 2] end
+    if s < at then return end -- not in order: no shape
+    while s > at do
+      local e_run = s - at > SHAPE_RUN_MAX and at + SHAPE_RUN_MAX or s
+      sh[#sh + 1], sh[#sh + 2] = at + 1, ssub(raw, at + 1, e_run)
+      at = e_run
+    end
+    if is_ascii then ascii[#ascii + 1], ascii[#ascii + 2] = s + 1, e end
+    at = e
+  end
+  if shapes[len] == nil then
+    if shapes_n >= SHAPE_KEEP then forget_shapes(); shapes = SHAPES[D] end
+    shapes_n = shapes_n + 1
+  end
+  shapes[len] = sh
 end
 
 variant = function(pos, depth, tree, prefix, key)
@@ -2029,14 +2127,31 @@ end
 -- Check and show one message under `tree`: ok, bytes used, label text, error offset, reason.
 -- A malformed message shows what was read before the error.
 show = function(tvb, base, raw, d, tree, prefix)
-  begin(raw, #raw, d, false)
   SERIAL = SERIAL + 1
+  local len, shapes = #raw, nil
+  if tree == NULL_ITEM then
+    -- no tree: a message of a shape read before gives the same answer (see "Shapes")
+    if SHAPES_SERIAL ~= P.serial then forget_shapes() end
+    shapes = SHAPES[d]
+    local sh = shapes[len]
+    if sh and fits(raw, sh) then return true, sh.used, sh.text end
+  end
+  begin(raw, len, d, false)
   NULL_MODE = tree == NULL_ITEM
   TVB, BASE, TLEN = (NULL_MODE and NULL_FN or tvb), base, #raw
   COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, NULL_MODE and 0 or P.packed_limit, P.max_depth
   DEPTH_NOTED = P.depth_noted
   tree_methods(tree)
+  if shapes and len <= SHAPE_MAX_BYTES then
+    local t = TYPES[sbyte(raw, 1)]
+    REC = t ~= nil and t.kind == "container"
+    REC_OK, NSPAN = true, 0
+  end
   local ok, used, text = pcall(variant, 0, 0, tree, prefix, nil)
+  if REC then
+    REC = false
+    if ok and REC_OK then keep_shape(shapes, raw, used, text) end
+  end
   if ok then return true, used, text end
   if used ~= FAIL then error(used, 0) end
   return false, nil, nil, ERR_OFF, ERR_MSG
@@ -2501,7 +2616,7 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
   local head = framing and 4 or 0
   local whole = tree == NULL_ITEM and NULL_ITEM or tvb(off - head, len + head) -- (no tree: no TvbRange)
   local root = tree:add(godot, whole)
-  if framing then root:add_le(F.pdu_len, tvb(off - 4, 4)) end
+  if framing and root ~= NULL_ITEM then root:add_le(F.pdu_len, tvb(off - 4, 4)) end -- (no tree: no TvbRange)
   local ditem = root:add(F.dialect, whole, dname)
   if evidence then ditem:add(F.evidence, whole, evidence) end
   if rec.name then
@@ -2577,7 +2692,7 @@ local function show_message(tvb, pinfo, tree, rec, raw, off, framing, key)
       info = "Malformed: " .. reason
     end
   end
-  root:append_text(", " .. dname .. ": " .. info)
+  if root ~= NULL_ITEM then root:append_text(", " .. dname .. ": " .. info) end
   if provisional then info = info .. " [provisional " .. dname .. "]" end
   return info
 end

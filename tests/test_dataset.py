@@ -513,3 +513,31 @@ def test_query_errors_while_fetching_are_one_line_and_results_stream(exported: P
     table = cli("query", str(exported), f"SELECT * FROM range({MAX_DISPLAY_ROWS + 7})").stdout
     assert f"│ {MAX_DISPLAY_ROWS - 1} " in table and f"│ {MAX_DISPLAY_ROWS} " not in table
     assert table.rstrip().endswith("7 more rows not drawn (MAX_DISPLAY_ROWS): --format csv or json prints every row")
+
+
+def test_a_folder_is_the_captures_in_it(tmp_path: Path) -> None:
+    """A studio's folder as one argument: captures in it and its subfolders are converted (each with the
+    messages `read_pcap` gives it), hidden ones, other files and a link back up the tree are not taken;
+    a folder with no capture is reported by name and the exit status says so."""
+    studio = tmp_path / "studio"
+    (studio / "server-2" / "day-1").mkdir(parents=True)
+    (studio / ".trash").mkdir()
+    picked = {studio / "a.pcapng": CAPTURES[0], studio / "server-2" / "day-1" / "b.pcap.gz": None,
+              studio / "server-2" / "c.pcapng": CAPTURES[1]}
+    import gzip
+    enet = ROOT / "captures" / "godot3-enet-multiplayer.pcapng"
+    for path, src in picked.items():
+        path.write_bytes(src.read_bytes() if src is not None else gzip.compress(enet.read_bytes()))
+    (studio / ".trash" / "old.pcapng").write_bytes(CAPTURES[0].read_bytes())
+    (studio / "server-2" / "notes.txt").write_text("not a capture\n")
+    os.symlink(studio, studio / "server-2" / "loop")  # os.walk does not follow it
+    os.mkfifo(studio / "live.pcapng")  # opening it would wait for a writer
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = cli("export", str(studio), str(empty), "-o", str(tmp_path / "out"), "--workers", "2")
+    assert r.returncode == 1 and f"{empty}: no capture files in the folder" in r.stderr
+    assert "3 of 4 captures exported" in r.stderr
+    counts = dict(duckdb.sql(f"SELECT capture, count(*) FROM read_parquet('{tmp_path}/out/*/*.parquet', "
+                             "hive_partitioning=true) GROUP BY capture").fetchall())
+    expected = {p.name: sum(1 for _ in read_pcap(str(p))) for p in picked}
+    assert counts == expected and all(expected.values())

@@ -11,6 +11,8 @@ import os
 
 import pytest
 
+from godot_dissect import decode, to_text
+from godot_dissect.codec import fast as _fast
 from godot_dissect.engines import (
     DecodeCase,
     EncodeCase,
@@ -177,6 +179,24 @@ G4_ENCODE = [
     EncodeCase("typed_dict", "d", setup='var d: Dictionary[String, int] = {}\nfor k in ["a"]:\n\td[k] = 1'),
 ]
 DEEP_4 = h("1c000000 01000000") * 2000 + h("00000000")  # beyond MAX_RECURSION_DEPTH (1024)
+_F32 = {"inf": "0000807f", "-inf": "000080ff", "nan": "0000c07f", "3e9": "5ed0324f", "-3e9": "5ed032cf",
+        "2.7": "cdcc2c40", "-2.7": "cdcc2cc0", "0": "00000000", "1": "0000803f"}
+_F64 = {"inf": "000000000000f07f", "-inf": "000000000000f0ff", "nan": "000000000000f87f"}
+# typed Arrays whose elements the engine converts from floats out of the integer range (was a crash of
+# every reader: float infinity to int); header typed-builtin, element type, count 1, then the element
+TYPED_FROM_FLOATS = {
+    "1c000100 08000000 01000000 07000000" + _F32["inf"] + _F32["0"] + _F32["1"] + _F32["1"]:
+        "Array[Rect2i]([Rect2i(2147483647, 0, 1, 1)])",
+    "1c000100 08000000 01000000 07000000" + _F32["nan"] + _F32["-inf"] + _F32["3e9"] + _F32["-3e9"]:
+        "Array[Rect2i]([Rect2i(0, -2147483648, 2147483647, -2147483648)])",
+    "1c000100 0a000000 01000000 09000000" + _F32["inf"] + _F32["-inf"] + _F32["nan"]:
+        "Array[Vector3i]([Vector3i(2147483647, -2147483648, 0)])",
+    "1c000100 0d000000 01000000 0c000000" + _F32["3e9"] + _F32["-3e9"] + _F32["2.7"] + _F32["-2.7"]:
+        "Array[Vector4i]([Vector4i(2147483647, -2147483648, 2, -2)])",
+    "1c000100 02000000 01000000 03000100" + _F64["inf"]: "Array[int]([9223372036854775807])",
+    "1c000100 02000000 01000000 03000100" + _F64["-inf"]: "Array[int]([-9223372036854775808])",
+    "1c000100 02000000 01000000 03000100" + _F64["nan"]: "Array[int]([0])",
+}
 G4_DECODE = [
     DecodeCase(h("ff000000")),
     DecodeCase(h("0400000008000000610000")),
@@ -187,6 +207,7 @@ G4_DECODE = [
     DecodeCase(h("1c000000 01000000 ff000000")),
     DecodeCase(DEEP_4),
     DecodeCase(h("1800000000000000"), allow_objects=True),
+    *(DecodeCase(h(x)) for x in TYPED_FROM_FLOATS),
     *_bulk(N_BULK),
 ]
 
@@ -249,6 +270,18 @@ def test_g4_decode_values(g4_res: ProbeResult) -> None:
     assert d[3].reencoded == h("0200000001000000")
     assert (d[4].ok, d[4].used) == (True, 8)
     assert (d[8].ok, d[8].type_id, d[8].text, d[8].used) == (True, 24, "null", 8)
+
+
+def test_g4_typed_arrays_convert_floats_as_the_engine(g4_res: ProbeResult) -> None:
+    start = len(G4_DECODE) - N_BULK - len(TYPED_FROM_FLOATS)
+    engine = g4_res.decoded[start:start + len(TYPED_FROM_FLOATS)]
+    assert [x.text for x in engine] == list(TYPED_FROM_FLOATS.values())  # what Godot 4.6 printed
+    for pure in (False, True):
+        with pytest.MonkeyPatch.context() as m:
+            if pure:
+                m.setattr(_fast, "fast_decode_prefix", None)
+            for data, x in zip(TYPED_FROM_FLOATS, engine, strict=True):
+                assert to_text(decode(h(data), "godot4"), "godot4") == x.text
 
 
 def test_g4_bulk(g4_res: ProbeResult) -> None:

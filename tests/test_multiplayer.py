@@ -469,3 +469,18 @@ def test_full_caches_drop_their_oldest_entry_in_constant_time() -> None:
     table = s.synchronizers[1]
     assert len(table) == MAX_CACHE_ENTRIES and next(iter(table)) == n - MAX_CACHE_ENTRIES
     assert in_session < 2 * plain + 0.5, (in_session, plain)
+
+
+def test_godot4_spawn_cut_short_with_an_empty_name_is_one_error() -> None:
+    """Found by the atheris long run (`stream` target): a SPAWN whose custom-scene argument claims
+    3.8 GB, and whose name is empty: reading what came before the error raised a second error out of
+    `read` (a traceback from one packet); now the first error is the message's."""
+    raw = bytes.fromhex("fcffffffffffffc40000000000000000000000e2e2e283e2e283e2e2e2e0e2e2e2e31d1d1d1d1d1de21d1d1d1d"
+                        "1d1d1d1d1d1d1d1d1d1d1d1d1983e2e283e2e2e2e0e2e2e2e31d1d1d1d1d1de21d1d1d1d1d1d1d1d1d1d1d1d1d"
+                        "1d1d1d191d1d1d1d")
+    from godot_dissect.multiplayer import godot4
+
+    msg = godot4.decode_packet(raw)
+    assert (msg.kind, msg.command) == ("spawn", "SPAWN")
+    assert msg.error is not None and msg.error.startswith("offset 18: arg: arg_size = 3806519808 but 76 bytes")
+    assert (msg.fields["scene_id"], msg.fields["net_id"]) == (255, 50431)

@@ -42,20 +42,31 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+#: not empty once main() froze the process's start-up objects
+_STARTED: list[bool] = []
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command: ``argv``, or (run as the program) the process's arguments."""
-    program = argv is None
+    # the process's own start-up happens once: a caller running main() again (sys.argv set) freezes nothing more
+    # (each freeze kept for ever what that run left for the collector: ~220 objects a run)
+    program = argv is None and not _STARTED
+    collecting = gc.isenabled()
     if program:
         # start-up makes ~20k objects (modules, classes, functions, tables) that all live until exit: collecting them is
         # wasted work, at start-up and in every later full collection, and at exit. Frozen, the collector skips
         # them (read of an empty capture: 345 -> 315 M instructions). Only for the process's own run: frozen
         # objects are never freed, so a caller in a longer-lived process keeps its own collector as it was.
         gc.disable()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(argv[0] if argv else None).parse_args(argv)
-    if program:
-        gc.freeze()
-        gc.enable()
+    try:
+        argv = list(sys.argv[1:] if argv is None else argv)
+        args = build_parser(argv[0] if argv else None).parse_args(argv)  # SystemExit on --help or a bad argument
+        if program:
+            _STARTED.append(True)
+            gc.freeze()
+    finally:
+        if program and collecting:  # a caller's collector as it was (after a SystemExit it caught too)
+            gc.enable()
     try:
         return int(args.run(args) or 0)
     except BrokenPipeError:  # e.g. piped into head

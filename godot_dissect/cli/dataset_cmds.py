@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Convert captures into OUT/capture=NAME/part-0.FORMAT (a Hive-style dataset "
                                    "DuckDB, pandas, Polars and Spark read as one table), one task per capture: "
                                    "in parallel processes, or on a Dask cluster with --scheduler.")
-    e.add_argument("captures", nargs="+", metavar="CAPTURE")
+    e.add_argument("captures", nargs="+", metavar="CAPTURE",
+                   help="capture files, or folders: the captures in them and their subfolders")
     e.add_argument("-o", "--output", required=True, metavar="OUT", help="the dataset folder (made if missing)")
     e.add_argument("--format", "-f", choices=("parquet", "csv", "jsonl"), default="parquet")
     e.add_argument("--workers", "-j", type=int, default=None,
@@ -60,9 +61,11 @@ def run_export(args: argparse.Namespace) -> int:
     else:
         pyarrow_without_pandas()
     from ..dataset.engines import export, load_modules
+    from ..dataset.inputs import captures_in
     from ..dataset.schema import BATCH_ROWS
 
-    if args.scheduler is None and args.workers != 1 and len(args.captures) > 1:
+    captures = list(captures_in(args.captures))  # a folder given: the captures in it
+    if args.scheduler is None and args.workers != 1 and len(captures) > 1:
         load_modules()  # before the freeze: the pool's workers are forked from here and share the modules
     # the modules' objects are never garbage: the collector need not walk them again per batch (nor, in a
     # forked worker, copy the pages it would touch)
@@ -76,7 +79,7 @@ def run_export(args: argparse.Namespace) -> int:
     failed: list[tuple[str, str]] = []
     rows = 0
 
-    with _progress(len(args.captures)) as (on_file, on_messages):
+    with _progress(len(captures)) as (on_file, on_messages):
         def file_done(r: Any) -> None:
             nonlocal rows
             rows += r.rows
@@ -88,7 +91,7 @@ def run_export(args: argparse.Namespace) -> int:
             on_file(r)
 
         try:
-            results = export(args.captures, args.output, args.format, workers=args.workers,
+            results = export(captures, args.output, args.format, workers=args.workers,
                              scheduler=args.scheduler, batch_rows=args.batch_rows or BATCH_ROWS,
                              read_options=options, on_file=file_done, on_messages=on_messages,
                              compression=args.compression)

@@ -1158,7 +1158,7 @@ typedef struct {
 /* Write one value; a container writes its header and count and is pushed on the stack.
  * Returns 0, or -1 to bail. */
 static int write_value(Out *o, Table *t, PyObject *v, EFrame **frames, EFrame *local,
-                       Py_ssize_t *depth, Py_ssize_t *cap)
+                       Py_ssize_t *depth, Py_ssize_t *cap, Py_ssize_t limit)
 {
     const Spec *s = enc_spec(t, Py_TYPE(v));
     if (s == NULL)  /* a class the C path does not handle: Python raises or writes it */
@@ -1188,7 +1188,10 @@ static int write_value(Out *o, Table *t, PyObject *v, EFrame **frames, EFrame *l
         if (s->pairs ? !PyDict_Check(v) : !(PyList_Check(v) || PyTuple_Check(v)))
             return -1;
         n = PyObject_Length(v);
-        if (n < 0 || n > UINT32_MAX || out_u32(o, s->header) < 0 || out_u32(o, (uint32_t)n) < 0)
+        /* an element below `limit` open containers: the engine refuses it (Python raises); a value holding
+         * itself would otherwise be written until memory runs out */
+        if (n < 0 || n > UINT32_MAX || (n > 0 && limit >= 0 && *depth >= limit) || out_u32(o, s->header) < 0
+                || out_u32(o, (uint32_t)n) < 0)
             return -1;
         /* room for the elements up front (8 bytes each, the size of a small number) rather than
          * repeated doublings; the final resize gives back what is not used */
@@ -1293,9 +1296,10 @@ static int write_int_run(Out *o, Table *t, EFrame *f)
     return 0;
 }
 
-/* Encode value; *levels: the deepest nesting of containers written (the top container is level 1),
- * which lets the caller skip walking the value for the engine's depth limit. bytes | None */
-static PyObject *encode_levels(Table *self, PyObject *value, Py_ssize_t *levels)
+/* Encode value; *levels: the deepest nesting of containers written (the top container is level 1).
+ * limit >= 0: None (Python raises) when a container below `limit` open containers holds an element, the
+ * engine's depth limit, as encoder.py's walker refuses it. bytes | None */
+static PyObject *encode_levels(Table *self, PyObject *value, Py_ssize_t limit, Py_ssize_t *levels)
 {
     EFrame local[64], *frames = local;
     Py_ssize_t depth = 0, cap = 64, deepest = 0;
@@ -1308,7 +1312,7 @@ static PyObject *encode_levels(Table *self, PyObject *value, Py_ssize_t *levels)
     o.len = 0;
     o.cap = 256;
     for (;;) {
-        int rc = write_value(&o, self, item, &frames, local, &depth, &cap);
+        int rc = write_value(&o, self, item, &frames, local, &depth, &cap, limit);
         Py_DECREF(item);
         item = NULL;
         if (rc < 0)
@@ -1374,14 +1378,21 @@ bail:
 static PyObject *Table_encode(Table *self, PyObject *value)
 {
     Py_ssize_t levels;
-    return encode_levels(self, value, &levels);
+    return encode_levels(self, value, -1, &levels);
 }
 
-/* Table.encode_levels(value) -> (bytes, levels) | None */
-static PyObject *Table_encode_levels(Table *self, PyObject *value)
+/* Table.encode_levels(value, limit=-1) -> (bytes, levels) | None */
+static PyObject *Table_encode_levels(Table *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_ssize_t levels = 0;
-    PyObject *out = encode_levels(self, value, &levels), *res;
+    Py_ssize_t levels = 0, limit = -1;
+    PyObject *out, *res;
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "encode_levels(value, limit=-1)");
+        return NULL;
+    }
+    if (nargs == 2 && (limit = PyLong_AsSsize_t(args[1])) == -1 && PyErr_Occurred())
+        return NULL;
+    out = encode_levels(self, args[0], limit, &levels);
     if (out == NULL || out == Py_None)
         return out;
     res = Py_BuildValue("(Nn)", out, levels);
@@ -1660,8 +1671,9 @@ static PyMethodDef Table_methods[] = {
      "let the pure-Python decoder do it"},
     {"encode", (PyCFunction)Table_encode, METH_O,
      "encode(value) -> bytes, or None to let the pure-Python encoder do it"},
-    {"encode_levels", (PyCFunction)Table_encode_levels, METH_O,
-     "encode_levels(value) -> (bytes, deepest container nesting), or None as encode"},
+    {"encode_levels", (PyCFunction)(void (*)(void))Table_encode_levels, METH_FASTCALL,
+     "encode_levels(value, limit=-1) -> (bytes, deepest container nesting), or None as encode (and when a "
+     "container below `limit` levels holds an element)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import struct
+import sys
 from typing import Any
 
 from .. import values as V
@@ -71,11 +72,6 @@ def _container_type(c: CompiledEncoder, t: V.ContainerType, full_objects: bool, 
     return k
 
 
-#: the smallest encoding of one nesting level (a container's header and count): a value whose bytes are
-#: shorter cannot nest past the depth limit, so only longer ones are walked for their depth
-_LEVEL_BYTES = _U32.size + _CONTAINER_COUNT.size
-
-
 #: depth_limit by dialect name (a name only gets here once compiled() knew it: as many as there are dialects)
 _DEPTH_LIMITS: dict[str, int] = {}
 
@@ -101,14 +97,9 @@ def encode(value: Any, dialect: Dialect | str = "godot4", *, full_objects: bool 
     sets another limit; None builds any depth (malformed input for tests and the fuzzer)."""
     limit = depth_limit(dialect) if max_depth == -1 else max_depth
     try:
-        out, levels = _encode(value, dialect, full_objects)
+        return _encode(value, dialect, full_objects, limit)
     except (struct.error, OverflowError) as e:  # a number that does not fit its wire field
         raise EncodeError(f"value does not fit its wire field: {e}") from None
-    # walked only where it could be too deep: the compiled encoder counts its levels (a walk of a big
-    # flat Array cost 6x its encoding), the pure one does not
-    if limit is not None and len(out) > _LEVEL_BYTES * limit and (levels is None or levels > limit):
-        _check_depth(value, dialect, limit)
-    return out
 
 
 def _too_deep(limit: int) -> EncodeError:
@@ -116,41 +107,14 @@ def _too_deep(limit: int) -> EncodeError:
                        f"(Variant MAX_RECURSION_DEPTH, spec.transports.MAX_DEPTH = {MAX_DEPTH})")
 
 
-def _check_depth(value: Any, dialect: Dialect | str, limit: int) -> None:
-    """Raise when a container below ``limit`` levels of containers holds an element (what the decoder
-    refuses: it reads no element deeper than that)."""
-    c = compiled(dialect)
-    opens, classes = c.opens, V.CLASS_KEYS
-    level: list[Any] = [iter((value,))]  # the elements still to look at, per open level
-    while level:
-        for v in level[-1]:
-            tv = type(v)
-            how = opens.get(classes.get(tv) or _key_of(v))
-            if how is None:
-                continue
-            kind = how[0]
-            if kind == "object":
-                if tv is V.ObjectID or not v.class_name or not v.properties:
-                    continue
-                items: Any = iter(v.properties.values())
-            elif not v:
-                continue
-            else:
-                items = iter(v) if kind == "array" else itertools.chain.from_iterable(v.items())
-            if len(level) > limit:
-                raise _too_deep(limit)
-            level.append(items)
-            break
-        else:
-            level.pop()
-
-
-def _encode(value: Any, dialect: Dialect | str, full_objects: bool) -> tuple[bytes, int | None]:
-    """The bytes, and the deepest nesting of containers in them when the compiled encoder wrote them
-    (None: not counted)."""
+def _encode(value: Any, dialect: Dialect | str, full_objects: bool, limit: int | None) -> bytes:
+    """The bytes; a container below ``limit`` levels of containers holding an element (what the decoder
+    refuses: it reads no element deeper than that) is refused as it comes, by both walkers (a value holding
+    itself is refused too, instead of written until memory runs out)."""
     fast = _fast.fast_encode_levels  # compiled hot path (None: not built); it returns None to hand over
-    if fast is not None and (res := fast(value, dialect)) is not None:
-        return res
+    if fast is not None and (res := fast(value, dialect, -1 if limit is None else limit)) is not None:
+        return res[0]
+    deepest = sys.maxsize if limit is None else limit  # open levels below which no element may be
     c = compiled(dialect)
     writers, opens = c.writers, c.opens
     typed_arrays = c.dialect.has_typed_arrays()
@@ -170,6 +134,9 @@ def _encode(value: Any, dialect: Dialect | str, full_objects: bool) -> tuple[byt
                 w(v, out)
                 continue
             how, h = opens.get(key) or ("", 0)
+            if len(stack) > deepest and (v.class_name and v.properties if how == "object" and tv is not V.ObjectID
+                                         else how in ("array", "dict") and v):
+                raise _too_deep(deepest)
             if how == "array":
                 body = bytearray()
                 if typed_arrays and tv is V.TypedArray:
@@ -210,7 +177,7 @@ def _encode(value: Any, dialect: Dialect | str, full_objects: bool) -> tuple[byt
             raise EncodeError(f"{c.dialect.name} has no {key} type (value {v!r:.60})")
         else:
             stack.pop()
-    return bytes(out), None
+    return bytes(out)
 
 
 def _key_of(v: Any) -> str:

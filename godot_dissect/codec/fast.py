@@ -179,12 +179,13 @@ def c_encode(value: Any, dialect: Dialect | str) -> bytes | None:
     return t.encode(value)
 
 
-def c_encode_levels(value: Any, dialect: Dialect | str) -> tuple[bytes, int] | None:
-    """``c_encode``, and the deepest nesting of containers written (the top container is level 1)."""
+def c_encode_levels(value: Any, dialect: Dialect | str, limit: int = -1) -> tuple[bytes, int] | None:
+    """``c_encode``, and the deepest nesting of containers written (the top container is level 1); None too
+    when a container below ``limit`` (>= 0) levels holds an element."""
     t = _BY_ARG.get(dialect) if type(dialect) is str else None
     if t is None and (t := table(dialect)) is None:
         return None
-    return t.encode_levels(value)
+    return t.encode_levels(value, limit)
 
 
 def _codes(names: tuple[str, ...], entries: dict[type, tuple]) -> dict[type, tuple]:
@@ -296,7 +297,7 @@ ENABLED = BUILT and sys.byteorder == "little" and os.environ.get("GODOT_DISSECT_
 fast_decode_prefix: Callable[[Any, Dialect | str, bool, int, int, int | None], tuple[Any, int] | None] | None
 fast_encode: Callable[[Any, Dialect | str], bytes | None] | None
 fast_decode_prefix, fast_encode = (c_decode_prefix, c_encode) if ENABLED else (None, None)
-fast_encode_levels: Callable[[Any, Dialect | str], tuple[bytes, int] | None] | None = \
+fast_encode_levels: Callable[[Any, Dialect | str, int], tuple[bytes, int] | None] | None = \
     c_encode_levels if ENABLED else None
 fast_text: Callable[[Any, Dialect, TextTables], str | None] | None = c_text if ENABLED else None
 fast_text_start: Callable[[Any, Dialect, TextTables, int], tuple[str, bool] | None] | None = \

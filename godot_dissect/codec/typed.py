@@ -6,22 +6,42 @@ import contextlib
 from typing import Any
 
 from .. import values as V
+from ..spec import types as T
 from ..spec.conversions import OBJECT_AS_ID_CLASS, STRICT_CONVERSIONS
 from ..spec.dialects import Dialect
+from ..spec.layouts import Scalar
+
+
+def _to_int(x: float, scalar: Scalar) -> int:
+    """A float converted to an integer scalar as Godot 4.6 converts it (its engine, asked: toward zero,
+    NaN 0, past the range the nearest end, e.g. inf -> 2147483647 in a Vector2i); never an exception."""
+    lo, hi = scalar.int_range
+    if x != x:
+        return 0
+    return hi if x >= hi else lo if x <= lo else int(x)
+
+
+_INT = T.INT.layout.wide  # type: ignore[attr-defined]  # Variant's int is 64-bit
+_I32 = T.VECTOR2I.layout.component  # type: ignore[attr-defined]  # every Vector*i / Rect2i component
+
+
+def _ints(v: Any) -> list[int]:
+    return [_to_int(x, _I32) for x in v]
+
 
 _CONVERT = {
     "BOOL": bool,
-    "INT": lambda v: int(v) if v == v and abs(v) != float("inf") else 0,
+    "INT": lambda v: _to_int(v, _INT) if isinstance(v, float) else int(v),
     "FLOAT": float,
     "STRING": str,
     "STRING_NAME": V.StringName,
     "NODE_PATH": V.NodePath.parse,
     "VECTOR2": lambda v: V.Vector2(*v), "VECTOR3": lambda v: V.Vector3(*v),
     "VECTOR4": lambda v: V.Vector4(*v),
-    "VECTOR2I": lambda v: V.Vector2i(*map(int, v)), "VECTOR3I": lambda v: V.Vector3i(*map(int, v)),
-    "VECTOR4I": lambda v: V.Vector4i(*map(int, v)),
+    "VECTOR2I": lambda v: V.Vector2i(*_ints(v)), "VECTOR3I": lambda v: V.Vector3i(*_ints(v)),
+    "VECTOR4I": lambda v: V.Vector4i(*_ints(v)),
     "RECT2": lambda v: V.Rect2(V.Vector2(*v.position), V.Vector2(*v.size)),
-    "RECT2I": lambda v: V.Rect2i(V.Vector2i(*map(int, v.position)), V.Vector2i(*map(int, v.size))),
+    "RECT2I": lambda v: V.Rect2i(V.Vector2i(*_ints(v.position)), V.Vector2i(*_ints(v.size))),
 }
 
 

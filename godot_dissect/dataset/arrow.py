@@ -121,8 +121,8 @@ def record_rows(sink: Sink) -> Callable[[Record], str]:
                 js = jsonform.json_text(value)
             elif json_writer is None or (js := json_writer.render(value)) is None:
                 js = jsonform.dumps(value)
-            text_bytes = text.encode()
-            value_bytes = js.encode()
+            text_bytes = _utf8(text)
+            value_bytes = _utf8(js)
             sink[_TEXTS] += text_bytes
             sink[_VALUES] += value_bytes
             text_size, value_size = len(text_bytes), len(value_bytes)
@@ -229,14 +229,37 @@ class _Builder:
             elif name == "value":
                 arrays.append(_utf8_column(values, at[_VALUE], f.type))
             elif name in cols:
-                arrays.append(pa.array(cols[name], type=f.type))
+                arrays.append(string_array(cols[name], f.type))
             elif extra_cols is not None:
-                arrays.append(pa.array(extra_cols[name], type=f.type))
+                arrays.append(string_array(extra_cols[name], f.type))
             elif name == "kind":
                 arrays.append(pa.array(["variant"] * n, type=f.type))
             else:
                 arrays.append(pa.nulls(n, type=f.type))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8, a code point UTF-8 cannot hold (a lone surrogate a writer left raw: a Godot 3
+    Object's class name, say) as its escape ``\\udXXX``, as ``read`` prints it (README, lone surrogates)."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace")
+
+
+def string_array(values: Any, arrow_type: pa.DataType) -> pa.Array:
+    """``pa.array(values, type)``; a string that UTF-8 cannot hold (a lone surrogate from the wire: a Godot 3
+    debugger message name, say) written with :func:`_utf8`'s escape instead of failing the batch."""
+    try:
+        return pa.array(values, type=arrow_type)
+    except UnicodeEncodeError:
+        return pa.array([unencodable_escaped(v) if type(v) is str else v for v in values], type=arrow_type)
+
+
+def unencodable_escaped(text: str) -> str:
+    """``text`` with what UTF-8 cannot hold (lone surrogates) written as :func:`_utf8` writes it."""
+    return _utf8(text).decode()
 
 
 def _take(sink: Sink, at: int, size: int) -> bytearray:
@@ -315,5 +338,5 @@ def reader(paths: str | Iterable[str], *, batch_rows: int = BATCH_ROWS, **read_o
     return pa.RecordBatchReader.from_batches(SCHEMA, batches())
 
 
-__all__ = ["FILE_SCHEMA", "SCHEMA", "capture_batches", "reader", "record_batches", "row_batches", "to_arrow",
-           "variant_row_writer"]
+__all__ = ["FILE_SCHEMA", "SCHEMA", "capture_batches", "reader", "record_batches", "row_batches", "string_array",
+           "to_arrow", "unencodable_escaped", "variant_row_writer"]

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .export import FileResult, convert
+from .inputs import FolderProblem, captures_in
 from .layout import FORMATS, PARQUET_COMPRESSION, remove_temps
 from .schema import BATCH_ROWS
 
@@ -21,11 +22,12 @@ OnFile = Callable[[FileResult], None]
 OnMessages = Callable[[int], None]
 
 
-def export(paths: Sequence[str], out: str, fmt: str = "parquet", *, workers: int | None = None,
+def export(paths: Sequence[str | FolderProblem], out: str, fmt: str = "parquet", *, workers: int | None = None,
            scheduler: str | None = None, batch_rows: int = BATCH_ROWS, read_options: dict[str, Any] | None = None,
            on_file: OnFile | None = None, on_messages: OnMessages | None = None,
            compression: str = PARQUET_COMPRESSION) -> list[FileResult]:
-    """Convert every capture in ``paths`` to ``out``; one result per path, in the order given.
+    """Convert every capture in ``paths`` to ``out`` (a folder: the captures in it and its subfolders, by
+    name); one result per capture, in the order given.
     ``scheduler`` (``tcp://HOST:8786``) sends the tasks to a Dask cluster; else ``workers``
     processes (default: this machine's cores; 1: in this process)."""
     if fmt not in FORMATS:
@@ -70,11 +72,17 @@ def _largest_first(tasks: list[tuple[int, str, str]]) -> list[tuple[int, str, st
     return sorted(tasks, key=size, reverse=True)
 
 
-def _named(paths: Sequence[str]) -> tuple[list[tuple[int, str, str]], list[FileResult | None]]:
-    """(index, path, capture name) per task; a second capture with the same file name would
-    overwrite the first one's part, so it fails instead."""
-    tasks, results, seen = [], [], {}
-    for i, p in enumerate(paths):
+def _named(paths: Sequence[str | FolderProblem]) -> tuple[list[tuple[int, str, str]], list[FileResult | None]]:
+    """(index, path, capture name) per task, a folder given standing for the captures in it; a second
+    capture with the same file name would overwrite the first one's part, so it fails instead."""
+    tasks: list[tuple[int, str, str]] = []
+    results: list[FileResult | None] = []
+    seen: dict[str, str] = {}
+    for p in captures_in(paths):
+        i = len(results)
+        if isinstance(p, FolderProblem):
+            results.append(FileResult(p.folder, os.path.basename(os.path.normpath(p.folder)), error=p.reason))
+            continue
         name = os.path.basename(os.path.normpath(p))
         if name in seen:
             results.append(FileResult(p, name, error=f"same file name as {seen[name]}: rename one of them"))

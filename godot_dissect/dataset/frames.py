@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .arrow import reader
+from .arrow import reader, unencodable_escaped
 from .layout import FORMATS, PARTITION, capture_of, dataset_glob, dataset_parts, is_dataset, part_format
 from .schema import BATCH_ROWS, FILE_SCHEMA, SCHEMA, json_to_row
 
@@ -148,10 +148,18 @@ def _jsonl_batches(files: list[str], batch_rows: int = BATCH_ROWS) -> Iterator[p
                 first += len(lines)
                 number = first - 1
                 try:
-                    batch = pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
+                    try:
+                        batch = pa.RecordBatch.from_pylist(rows, schema=SCHEMA)
+                    except UnicodeEncodeError:  # a lone surrogate (a Godot 3 String's) raw in a text or name
+                        batch = pa.RecordBatch.from_pylist([_escaped(row) for row in rows], schema=SCHEMA)
                 except (pa.ArrowException, TypeError, ValueError) as e:  # a key of the wrong type
                     raise ValueError(f"{path}: lines up to {number}: {e}") from None
                 yield batch
+
+
+def _escaped(row: dict[str, Any]) -> dict[str, Any]:
+    """A row with every string's lone surrogates escaped as a capture's export writes them."""
+    return {k: unencodable_escaped(v) if type(v) is str else v for k, v in row.items()}
 
 
 def _jsonl_row(line: str, capture: str | None, where: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ Godot 3 codec.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from ..codec import decode_prefix, encode
@@ -29,7 +30,10 @@ def decode_packet(data: bytes | memoryview, dialect: str = DIALECT, *, allow_obj
         if partial is not None:
             command, _form, scope = partial
             msg.kind, msg.command = command.kind, command.name
-            _fill(msg, command.name, scope, raw, dialect, allow_objects, partial=True)
+            # what was read before the layout error; a check of it failing too (a SPAWN's empty name) leaves
+            # the layout's error the one reported, as the Lua dissector reports it
+            with contextlib.suppress(LayoutError, DecodeError):
+                _fill(msg, command.name, scope, raw, dialect, allow_objects, partial=True)
         return msg.fail(e.offset, e.reason)
     msg.kind, msg.command = command.kind, command.name
     try:

@@ -7,6 +7,7 @@ the choice of id widths an engine makes when it sends.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from ..errors import DecodeError
@@ -45,7 +46,9 @@ def decode_packet(data: bytes | memoryview, dialect: str = DIALECT, *, allow_obj
         if partial is not None:
             command, form, scope = partial
             msg.kind, msg.command = command.kind, command.name
-            _fill(msg, command.name, form.name, scope, raw, dialect, allow_objects, partial=True)
+            # what was read before the error, as far as it goes: the first error is the one reported
+            with contextlib.suppress(DecodeError, LayoutError):
+                _fill(msg, command.name, form.name, scope, raw, dialect, allow_objects, partial=True)
         return msg.fail(e.offset, e.reason)
     msg.kind, msg.command = command.kind, command.name
     msg.fields["form"] = form.name

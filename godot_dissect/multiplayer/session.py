@@ -294,7 +294,8 @@ class MultiplayerSession:
             spawner = self.paths.get(sender, {}).get(msg.node_id) if msg.node_id is not None else None
             msg.node = spawner
             name = msg.fields.get("name")
-            if name is not None and "net_id" in msg.fields:
+            # a SPAWN the engine refuses (a bad name, say) spawns nothing: it must not rename a spawned node
+            if name is not None and "net_id" in msg.fields and not msg.error:
                 self._remember(self.spawned, sender, msg.fields["net_id"], _Spawned(name, spawner))
                 for sid in msg.fields.get("sync_ids", []):
                     self._remember(self.synchronizers, sender, sid, name)
