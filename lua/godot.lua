@@ -2991,8 +2991,9 @@ end
 -- held ends there (its bytes are released) and is reported at the next segment the plugin sees on that
 -- side (a skipped run ends there too when the tap is on). Taps run in the first pass of Wireshark and of
 -- one-pass tshark; the first pass of `tshark -2` runs none (there a stage that never comes still ends the
--- PDU, above).
+-- PDU, above, and a new connection on the same addresses and ports is seen by its TCP conversation, below).
 local end_tap = nil -- (tap_upto: the last frame the tap looked at)
+local REUSED = "a new connection (SYN) reused its addresses and ports"
 
 local function end_side(side, why)
   local text
@@ -3022,9 +3023,7 @@ local function tap_packet(pinfo, _, th)
   local key, sender = conv_key(pinfo, "tcp")
   local conv = convs[key]
   if conv == nil then return end
-  local why = rst and "the connection was reset (RST)"
-              or syn and "a new connection (SYN) reused its addresses and ports"
-              or "the connection was closed (FIN)"
+  local why = rst and "the connection was reset (RST)" or syn and REUSED or "the connection was closed (FIN)"
   for who, side in pairs(conv.sides) do
     if (side.big or side.lost) and (not fin or rst or syn or who == sender) then
       end_side(side, why)
@@ -3071,6 +3070,54 @@ local function show_end(tvb, tree, conv, number, visited)
   if text then skipped_item(tree, tvb(0, 0), text) end
 end
 
+-- A new connection on the same addresses and ports, seen without the tap (the first pass of `tshark -2` runs
+-- none; and the tap is off while a skipped run holds only short candidates): Wireshark's TCP starts a new
+-- conversation at a SYN that reuses a 4-tuple (packet-tcp.c, TA_PORTS_REUSED), and TCP tries a conversation's
+-- own dissector before its port table and its heuristics. So when a side starts to hold something across
+-- segments (a skipped run, a collected PDU) the plugin makes itself the dissector of that TCP conversation
+-- (pinfo.conversation, once per conversation); a later call that comes through the port table (pinfo.match_uint
+-- is then the port it matched, not TCP's own match value) or through the heuristic is in another TCP
+-- conversation: what the old connection held ends there, as the tap would end it, and is never completed with
+-- the new connection's bytes. A read of pinfo.match_uint per call while something is held; nothing otherwise.
+-- conv.watch: true once claimed, false when a port equals TCP's own match value (the two paths look alike:
+-- not watched), nil otherwise
+local TCP_MATCH = 6 -- pinfo.match_uint while TCP itself runs: the IP protocol number that chose it
+
+-- a side starts to hold something (first pass): claim this call's TCP conversation unless it is claimed (asked
+-- each time: while the tap runs, the calls of a new connection are not looked at until it holds something)
+local function tcp_watch(pinfo, conv)
+  if conv.watch == false then return end
+  local ports = conv.ports
+  if ports == nil then
+    local sport, dport = pinfo.src_port, pinfo.dst_port
+    if sport == TCP_MATCH or dport == TCP_MATCH then conv.watch = false; return end
+    ports = { sport, dport }
+    conv.ports = ports
+  end
+  local via = pinfo.match_uint
+  if via == ports[1] or via == ports[2] then pinfo.conversation = godot end
+  conv.watch = true
+end
+
+-- first pass, a call on a watched conversation: `fresh` (the heuristic was asked, so TCP's conversation has no
+-- dissector) or a call through the port table means another connection
+local function tcp_same_connection(pinfo, conv, fresh)
+  local held = false
+  for _, s in pairs(conv.sides) do
+    if s.lost or s.big then held = true; break end
+  end
+  if not held then conv.watch = nil; return end -- (watched again when something is held next)
+  if not fresh then
+    local via, ports = pinfo.match_uint, conv.ports
+    fresh = via == ports[1] or via == ports[2]
+  end
+  if not fresh then return end
+  for _, s in pairs(conv.sides) do
+    if s.lost or s.big then end_side(s, REUSED) end
+  end
+  conv.ended, conv.watch = true, nil
+end
+
 -- Lost synchronisation: after an implausible length prefix (or a long PDU given up) the plugin skips to
 -- the next plausible PDU as the Python reader does (pcap/framing.py, LengthPrefixFramer._resync): an offset
 -- is a candidate when its length prefix is in range and aligned and its body starts with a type id below
@@ -3098,9 +3145,9 @@ do
 end
 
 function new_lost(number, skipped)
-  -- (no tap for a skipped run alone: it holds at most LUA_RESYNC_MAX bytes, and a new connection's first
-  -- PDU ends it by itself; a tap listener costs Wireshark time on every TCP packet -- on only while a long
-  -- candidate is collected, below)
+  -- (no tap for a skipped run alone: it holds at most LUA_RESYNC_MAX bytes, and a new connection on the same
+  -- addresses and ports ends it by its TCP conversation (tcp_same_connection); a tap listener costs Wireshark
+  -- time on every TCP packet -- on only while a long candidate is collected, below)
   -- base: stream position of tail's first byte; scanned: positions below it were looked at; cands: waiting
   -- candidates { position, end } in position order; skipped: bytes given up before tail
   return { first = number, base = 0, tail = "", scanned = 0, cands = {}, skipped = skipped }
@@ -3309,7 +3356,11 @@ end
 -- u32 length-prefixed PDUs of one TCP segment (or of a reassembly Wireshark was asked for)
 function tcp_pdus(tvb, pinfo, tree, conv)
   local number, visited = frame_of(pinfo)
-  if not visited and number > tcp_upto then tcp_upto = number end
+  if not visited then
+    -- (not while the tap runs: it saw the frame dissected before this one, so it sees a new SYN itself)
+    if conv.watch and not (end_tap and tap_upto >= tcp_upto) then tcp_same_connection(pinfo, conv, false) end
+    if number > tcp_upto then tcp_upto = number end
+  end
   local side = side_of(conv, select(2, conv_of(pinfo, "tcp")))
   local len = tvb:len()
   local off = 0
@@ -3350,7 +3401,10 @@ function tcp_pdus(tvb, pinfo, tree, conv)
       root:set_text("Godot Variant: " .. text)
       root:add_le(F.pdu_len, tvb(off, 4))
       root:add_tvb_expert_info(E.skipped, tvb(off, 4), text)
-      if not visited then side.lost = new_lost(number, 4) end -- (the prefix is skipped too)
+      if not visited then -- (the prefix is skipped too)
+        side.lost = new_lost(number, 4)
+        tcp_watch(pinfo, conv)
+      end
       off = tcp_lost(tvb, pinfo, tree, conv, side, off + 4, number, visited)
       if off == nil then return end
       goto continue
@@ -3369,11 +3423,13 @@ function tcp_pdus(tvb, pinfo, tree, conv)
       if not visited then
         side.lost = new_lost(number, 0)
         side.lost.unconfirmed = true
+        tcp_watch(pinfo, conv)
       end
       off = tcp_lost(tvb, pinfo, tree, conv, side, off, number, visited)
       if off == nil then return end
       goto continue
     else
+      if not visited then tcp_watch(pinfo, conv) end
       tcp_collect(tvb, pinfo, tree, side, off, n, number, visited)
       return
     end
@@ -3468,6 +3524,7 @@ local function heur_tcp(tvb, pinfo, tree)
   local conv = conv_of(pinfo, "tcp")
   conv.kind = conv.kind or "stream"
   pinfo.conversation = godot
+  if conv.watch and not select(2, frame_of(pinfo)) then tcp_same_connection(pinfo, conv, true) end
   dissect_tcp(tvb, pinfo, tree)
   return true
 end

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_dissect.fuzz import hostile
+from godot_dissect.fuzz import harness, hostile
 from godot_dissect.fuzz.harness import lua_script
 from godot_dissect.pcap.reader import read_pcap
 
@@ -102,12 +102,14 @@ def test_connection_end_gives_up_the_held_pdu_and_the_next_connection_is_decoded
 
 
 def test_connection_end_without_taps_still_decodes_the_next_connection(tmp_path: Path) -> None:
-    """tshark -2 runs no tap in its first pass: the PDU is given up where Wireshark delivers a plain segment
-    instead of the stage it was asked for, with the same messages decoded."""
+    """tshark -2 runs no tap in its first pass: each PDU is given up where the next connection on the same
+    addresses and ports starts (the plugin is called for another TCP conversation; the RST is not seen), with the
+    same messages decoded."""
     path = _build("cut_connections", 16, tmp_path)
     rows = _tshark(path, "-2")
     py_strings, _ = _py(path)
-    assert len(_skipped(rows, path, "-2")) == 2
+    skipped = _skipped(rows, path, "-2")
+    assert len(skipped) == 2 and all("never completed: a new connection (SYN) reused" in m for _, m in skipped)
     assert _lua_strings(rows) == py_strings
 
 
@@ -193,6 +195,55 @@ def test_long_pdu_right_after_a_skipped_run_is_decoded(passes: tuple, tmp_path: 
                            *passes, "-Y", "godot.type", "-T", "fields", "-e", "_ws.col.Info"],
                           capture_output=True, text=True).stdout
     assert f"{size} bytes skipped" in info
+
+
+@pytest.mark.parametrize("passes", [(), ("-2",)], ids=["one-pass", "two-pass"])
+def test_skipped_run_never_joins_two_connections(passes: tuple, tmp_path: Path) -> None:
+    """A skipped run's long candidate is cut by a FIN, and a new connection on the same addresses and ports sends
+    the bytes it lacks: the plugin decodes no message spliced from both (tshark -2 once showed one, its first
+    pass runs no tap to see the FIN) but the new connection's PDU where the reader has it; the run's end says how
+    many bytes were skipped, as the reader's one error record does."""
+    path = tmp_path / "lost-reused.pcap"
+    hostile.lost_then_reused(20, path)
+    rows = _tshark(path, *passes)
+    py_strings, py_errors = _py(path)
+    assert _top_strings(rows) == py_strings and sum(py_strings.values()) == 7
+    assert _lua_frames(path, *passes) == _py_frames(path)
+    (err,) = py_errors
+    size = re.search(r"(\d+) bytes skipped", err.error).group(1)
+    skipped = _skipped(rows, path, *passes)
+    # the implausible prefix where the run starts, and its end at the new connection's first segment
+    assert len(skipped) == 2 and "is implausible" in skipped[0][1], skipped
+    assert f"{size} bytes skipped" in skipped[1][1] and skipped[1][0] > err.frame, (size, skipped)
+
+
+@pytest.mark.parametrize("passes", [(), ("-2",)], ids=["one-pass", "two-pass"])
+def test_connections_reusing_one_4tuple_each_end_what_they_held(passes: tuple, tmp_path: Path) -> None:
+    """12 connections one after another on the same addresses and ports, each ending (FIN, RST, or FIN with a late
+    segment after the next SYN) while a skipped run holds a long candidate: each run ends with its connection, with
+    the reader's count of skipped bytes, and the last connection's 20 KB PDU is decoded where the reader has it
+    (tshark -2 once completed the last run's candidate with it: one spliced message, one item missing)."""
+    path = tmp_path / "reused.pcap"
+    hostile.reused_4tuple(12, path)
+    rows = _tshark(path, *passes)
+    py_strings, py_errors = _py(path)
+    assert _top_strings(rows) == py_strings and sum(py_strings.values()) == 12 + 4
+    assert _lua_frames(path, *passes) == _py_frames(path)
+    skipped = _skipped(rows, path, *passes)
+    ends = [m for _, m in skipped if "no plausible PDU before" in m]
+    assert len(ends) == len(py_errors) == 12, skipped
+    for e, m in zip(py_errors, ends, strict=True):
+        assert re.search(r"(\d+) bytes skipped", e.error).group(1) == re.match(r"(\d+) bytes skipped", m).group(1)
+
+
+def test_connections_reusing_one_4tuple_scale_linearly_in_two_passes(tmp_path: Path) -> None:
+    """1000 connections on one 4-tuple through tshark -2 (no tap in its first pass: the plugin sees each new
+    connection by the TCP conversation it is called for) take at most ~2x the time of 500."""
+    paths = [_build("reused_4tuple", n, tmp_path) for n in (500, 1000)]
+    runs = [harness.run_tshark(p, extra=("-2", *PORT_PREFS)) for _ in range(2) for p in paths]
+    assert all(o.clean for o in runs), [o.crash for o in runs]
+    small, large = (min(o.cpu_seconds for o in runs[i::2]) for i in range(2))
+    assert large <= 2.5 * small, (small, large)
 
 
 @pytest.mark.parametrize("passes", [(), ("-2",)], ids=["one-pass", "two-pass"])

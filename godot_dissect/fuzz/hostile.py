@@ -252,6 +252,63 @@ def resync_long_pdu(n: int, path: Path) -> None:
     w.close()
 
 
+def lost_then_reused(n: int, path: Path) -> None:
+    """A skipped run whose candidate is a long PDU (n KB) that stops after 9000 bytes; the client closes (FIN)
+    and a new connection on the same addresses and ports (new ISN) sends that PDU whole, then good PDUs. The
+    old candidate's missing bytes are the new connection's first ones: joined, they read as a plausible message
+    that no connection sent (the reader ends the run at the FIN and decodes the new connection's PDU)."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, SERVER)
+    for _ in range(3):
+        tcp.send(GOOD_PDU)
+    tcp.send(IMPLAUSIBLE)
+    long = _long_pdu(n * 1024)
+    for i in range(0, 9000, 1400):
+        tcp.send(long[i:min(i + 1400, 9000)])
+    tcp.close()
+    tcp2 = _Tcp(w, CLIENT, SERVER, isn=777_000, t=tcp.t + 1e-3)
+    data = long + GOOD_PDU * 4
+    for i in range(0, len(data), 1400):
+        tcp2.send(data[i:i + 1400])
+    tcp2.close()
+    w.close()
+
+
+def reused_4tuple(n: int, path: Path) -> None:
+    """n connections one after another on the same addresses and ports (new ISNs), each a good PDU, an implausible
+    prefix and the first 5000 bytes of a 20 KB PDU (a skipped run holding a long candidate), ended in turn by a
+    FIN, a RST, and a FIN with a segment of the old connection arriving after the next one's SYN; then a
+    connection that sends the 20 KB PDU whole and good PDUs. Whatever a run held must end with its connection
+    (never completed with the next connection's bytes), each connection decoded as the reader has it."""
+    w = PcapWriter(path)
+    long = _long_pdu(20 * 1024)
+    t, late = 0.0, None
+    for k in range(n + 1):
+        tcp = _Tcp(w, CLIENT, SERVER, isn=1000 + k * 100_000, t=t)
+        if late is not None:  # the old connection's next segment, after this one's handshake
+            late.t = tcp.t
+            late.send(long[5000:6400])
+            tcp.t, late = late.t, None
+        if k == n:
+            break
+        tcp.send(GOOD_PDU)
+        tcp.send(IMPLAUSIBLE)
+        for i in range(0, 5000, 1400):
+            tcp.send(long[i:min(i + 1400, 5000)])
+        if k % 3 == 1:
+            tcp.reset()
+        else:
+            tcp.close()
+            if k % 3 == 2:
+                late = tcp
+        t = tcp.t + 1e-3
+    data = long + GOOD_PDU * 4
+    for i in range(0, len(data), 1400):
+        tcp.send(data[i:i + 1400])
+    tcp.close()
+    w.close()
+
+
 def midway_long_claim(n: int, path: Path) -> None:
     """A stream the capture joins part-way (no SYN) whose first bytes claim a plausible n MB PDU that never comes:
     2 KB of junk, then good PDUs, a 16 KB PDU and good PDUs (the reader resynchronises on the first good PDU)."""
@@ -503,6 +560,7 @@ CLASSES: tuple[Hostile, ...] = (
     Hostile("cut_connections", cut_connections, (64, 128), "KB", errors=(2, 2)),
     Hostile("held_gap", held_gap, (64, 128), "KB", errors=(1, 2)),
     Hostile("ended_flows", ended_flows, (16, 32), "connections", errors=(16, 32)),
+    Hostile("reused_4tuple", reused_4tuple, (500, 1000), "connections", errors=(500, 1000)),
     Hostile("flows", flows, (1000, 2000), "UDP + TCP flows"),
     Hostile("websocket", websocket_unbounded, (500, 1000), "KB", errors=(1, 8)),
     Hostile("debugger_argc", debugger_argc, (4000, 8000), "packets", read_args=("-d", "godot3"), errors=(1, 8)),
