@@ -300,3 +300,34 @@ def test_held_pdu_of_a_closed_connection_is_reported_without_later_payload(tmp_p
         size = re.search(r"of a PDU of (\d+) bytes", e.error).group(1)
         assert f"of a PDU of {size} bytes" in m and frame <= e.frame
     assert _lua_strings(_tshark(path)) == py_strings
+
+
+def test_a_syn_retransmitted_after_data_keeps_the_connection(tmp_path: Path) -> None:
+    """The client's SYN again (same ISN) after data has flowed: Wireshark's TCP keeps it in the same
+    connection (tshark -2 with the plugin decodes every message); the reader took it for a new connection
+    on the same 4-tuple (its test compared the SYN with the next expected byte, not the ISN), ended the
+    stream there and lost the messages after it."""
+    from godot_dissect.codec import encode
+    from godot_dissect.fuzz.hostile import CLIENT, SERVER, _Tcp
+    from godot_dissect.fuzz.pcapout import SYN, PcapWriter
+
+    def pdu(s: str) -> bytes:
+        body = encode(s, "godot3")
+        return len(body).to_bytes(4, "little") + body
+
+    path = tmp_path / "syn-again.pcap"
+    w = PcapWriter(path)
+    c = _Tcp(w, CLIENT, SERVER, isn=999)
+    sent = [f"message {i}" for i in range(6)]
+    stream = b"".join(pdu(s) for s in sent)
+    c.send(stream[:30])
+    w.tcp(c.t + 1e-4, CLIENT, SERVER, 999, 0, SYN)  # the first SYN, retransmitted
+    c.t += 2e-4
+    c.send(stream[30:])
+    c.close()
+    w.close()
+    py_strings, py_errors = _py(path)
+    assert sorted(s for _, s in py_strings) == sent and not py_errors, py_errors
+    lua = _lua_strings(_tshark(path, "-2"))
+    assert sorted(s for _, s in lua) == sent
+    assert set(py_strings) == set(lua)  # the same message in the same frame

@@ -269,11 +269,16 @@ class PcapReader:
 
     @staticmethod
     def _new_connection(conv: Conversation, d: str, seg: Segment) -> bool:
-        """A SYN on a conversation already seen: a new connection unless it repeats the first SYN."""
+        """A SYN on a conversation already seen: a new connection unless it repeats the first SYN (same
+        ISN, as Wireshark's TCP keeps it: a retransmitted SYN, also after data has flowed)."""
         if conv.sides is None:
             return False
         tcp = conv.side(d).tcp
-        return conv.closed or (tcp.next_seq is not None and (seg.seq + 1) & 0xFFFFFFFF != tcp.next_seq)
+        if conv.closed:
+            return True
+        if tcp.isn is not None:
+            return seg.seq != tcp.isn
+        return tcp.next_seq is not None and (seg.seq + 1) & 0xFFFFFFFF != tcp.next_seq
 
     def _evicted_why(self, conv: Conversation, now: float) -> str:
         if now - conv.last_time > self.table.idle_seconds:

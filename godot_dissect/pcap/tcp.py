@@ -43,14 +43,18 @@ class TcpDirection:
     pending_bytes: int = 0
     closed: bool = False  # a FIN or RST was seen
     offset: int = 0  # stream offset of next_seq (unwrapped)
+    isn: int | None = None  # the SYN's sequence number, when the SYN was seen
     _arrivals: int = 0
 
     def add(self, seg: Segment) -> list[Chunk]:
         out: list[Chunk] = []
         seq, data = seg.seq, seg.payload
         if seg.flags & TCP_SYN:
-            self.next_seq = (seq + 1) & _MASK
             seq = (seq + 1) & _MASK
+            if self.isn is None:
+                self.isn, self.next_seq = seg.seq, seq
+            # else the SYN again (a retransmission: the reader starts a new connection at any other
+            # ISN): the stream goes on where it is
         if seg.flags & (TCP_FIN | TCP_RST):
             self.closed = True
         if not data:
