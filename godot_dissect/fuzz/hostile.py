@@ -73,6 +73,10 @@ def nested_dictionary(depth: int) -> bytes:
     return (_head(_GODOT4, "DICTIONARY", 1) + encode(1, _GODOT4)) * depth + encode(None, _GODOT4)
 
 
+#: the segment size the hostile TCP streams are cut into (a typical Ethernet MSS, rounded)
+MSS = 1400
+
+
 class _Tcp:
     """One TCP connection in a PcapWriter: handshake, data (any segmentation), FIN."""
 
@@ -93,6 +97,11 @@ class _Tcp:
         else:
             self.w.tcp(self.t, self.server, self.client, self.sseq, self.cseq, PSH | ACK, data)
             self.sseq += len(data)
+
+    def send_segments(self, data: bytes, size: int = MSS) -> None:
+        """Client data cut into segments of at most ``size`` bytes, in order."""
+        for i in range(0, len(data), size):
+            self.send(data[i:i + size])
 
     def segments_at(self, pieces: list[tuple[int, bytes]]) -> None:
         """Client data at explicit stream offsets (for reordering)."""
@@ -194,8 +203,7 @@ def resync(n: int, path: Path) -> None:
     w = PcapWriter(path)
     tcp = _Tcp(w, CLIENT, SERVER, handshake=False)
     data = bytes.fromhex("00004000") * (n * 256)
-    for i in range(0, len(data), 1400):
-        tcp.send(data[i:i + 1400])
+    tcp.send_segments(data)
     w.close()
 
 
@@ -218,8 +226,7 @@ def resync_junk(n: int, path: Path) -> None:
     for _ in range(3):
         tcp.send(GOOD_PDU)
     data = IMPLAUSIBLE + bytes(n * 512) + b"\xee" * (n * 512)
-    for i in range(0, len(data), 1400):
-        tcp.send(data[i:i + 1400])
+    tcp.send_segments(data)
     for _ in range(5):
         tcp.send(GOOD_PDU)
     tcp.send(GOOD_PDU * 3)
@@ -246,8 +253,7 @@ def resync_long_pdu(n: int, path: Path) -> None:
     for _ in range(3):
         tcp.send(GOOD_PDU)
     data = IMPLAUSIBLE + b"\xee" * 3000 + _long_pdu(n * 1024) + GOOD_PDU * 4
-    for i in range(0, len(data), 1400):
-        tcp.send(data[i:i + 1400])
+    tcp.send_segments(data)
     tcp.close()
     w.close()
 
@@ -263,13 +269,11 @@ def lost_then_reused(n: int, path: Path) -> None:
         tcp.send(GOOD_PDU)
     tcp.send(IMPLAUSIBLE)
     long = _long_pdu(n * 1024)
-    for i in range(0, 9000, 1400):
-        tcp.send(long[i:min(i + 1400, 9000)])
+    tcp.send_segments(long[:9000])
     tcp.close()
     tcp2 = _Tcp(w, CLIENT, SERVER, isn=777_000, t=tcp.t + 1e-3)
     data = long + GOOD_PDU * 4
-    for i in range(0, len(data), 1400):
-        tcp2.send(data[i:i + 1400])
+    tcp2.send_segments(data)
     tcp2.close()
     w.close()
 
@@ -287,14 +291,13 @@ def reused_4tuple(n: int, path: Path) -> None:
         tcp = _Tcp(w, CLIENT, SERVER, isn=1000 + k * 100_000, t=t)
         if late is not None:  # the old connection's next segment, after this one's handshake
             late.t = tcp.t
-            late.send(long[5000:6400])
+            late.send(long[5000:5000 + MSS])
             tcp.t, late = late.t, None
         if k == n:
             break
         tcp.send(GOOD_PDU)
         tcp.send(IMPLAUSIBLE)
-        for i in range(0, 5000, 1400):
-            tcp.send(long[i:min(i + 1400, 5000)])
+        tcp.send_segments(long[:5000])
         if k % 3 == 1:
             tcp.reset()
         else:
@@ -303,8 +306,7 @@ def reused_4tuple(n: int, path: Path) -> None:
                 late = tcp
         t = tcp.t + 1e-3
     data = long + GOOD_PDU * 4
-    for i in range(0, len(data), 1400):
-        tcp.send(data[i:i + 1400])
+    tcp.send_segments(data)
     tcp.close()
     w.close()
 
@@ -315,8 +317,7 @@ def midway_long_claim(n: int, path: Path) -> None:
     w = PcapWriter(path)
     tcp = _Tcp(w, CLIENT, SERVER, handshake=False)
     data = _long_claim(n << 20) + b"\xee" * 2048 + GOOD_PDU * 3 + _long_pdu(16 * 1024) + GOOD_PDU * 3
-    for i in range(0, len(data), 1400):
-        tcp.send(data[i:i + 1400])
+    tcp.send_segments(data)
     tcp.close()
     w.close()
 
