@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .export import FileResult, convert
 from .inputs import FolderProblem, captures_in
-from .layout import FORMATS, PARQUET_COMPRESSION, remove_temps
+from .layout import FORMATS, PARQUET_COMPRESSION, capture_name, remove_temps
 from .schema import BATCH_ROWS
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def _named(paths: Sequence[str | FolderProblem]) -> tuple[list[tuple[int, str, s
         if isinstance(p, FolderProblem):
             results.append(FileResult(p.folder, os.path.basename(os.path.normpath(p.folder)), error=p.reason))
             continue
-        name = os.path.basename(os.path.normpath(p))
+        name = capture_name(os.path.basename(os.path.normpath(p)))
         if name in seen:
             results.append(FileResult(p, name, error=f"same file name as {seen[name]}: rename one of them"))
             continue

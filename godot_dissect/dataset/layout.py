@@ -22,7 +22,17 @@ TMP_MARK = ".tmp-"
 
 def partition_dir(out: str, capture: str) -> str:
     # percent-escaped as Hive and pyarrow do, so "/", "=" and "%" in a name cannot break the layout
-    return os.path.join(out, f"{PARTITION}={quote(capture, safe=' ,;+@()[]{}!~-_.')}")
+    return os.path.join(out, f"{PARTITION}={quote(capture_name(capture), safe=' ,;+@()[]{}!~-_.')}")
+
+
+def capture_name(name: str) -> str:
+    """A file name as the dataset's ``capture`` value: bytes of the name that are not UTF-8 (the surrogates
+    os.fsdecode gives them) written as ``\\xNN``: a partition must be UTF-8 for pyarrow and DuckDB."""
+    try:
+        raw = name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no file name has (a name given by a caller)
+        raw = name.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def capture_of(partition: str) -> str:
