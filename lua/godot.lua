@@ -2822,6 +2822,15 @@ local function looks_http(tvb)
   return ssub(head, 1, 4) == "get " or head == "http/"
 end
 
+-- a conversation's first bytes too few to tell: they begin "GET " or "HTTP/" (a client may send its request's
+-- first bytes on their own; the Python reader decides on the stream's first bytes, not on a segment's)
+local function may_be_http(tvb)
+  local n = tvb:len()
+  if n >= 5 then return false end
+  local head = tvb(0, n):raw():lower()
+  return head == ssub("get ", 1, n) or head == ssub("http/", 1, n)
+end
+
 -- TCP: u32 length-prefixed PDUs (StreamPeer.put_var, PacketPeerStream, the remote debugger)
 local tcp_pdus
 local function dissect_pdu(tvb, pinfo, tree)
@@ -3443,6 +3452,10 @@ local http = nil
 local function dissect_tcp(tvb, pinfo, tree)
   local conv = conv_of(pinfo, "tcp")
   if conv.kind == nil then
+    if pinfo.can_desegment > 0 and may_be_http(tvb) then -- decided on the first bytes with the next segment's
+      pinfo.desegment_offset, pinfo.desegment_len = 0, DESEGMENT_ONE_MORE_SEGMENT
+      return
+    end
     if looks_http(tvb) then
       conv.kind = "http"
     elseif known("debugger", pinfo) then

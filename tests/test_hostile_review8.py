@@ -1,9 +1,11 @@
-"""Review findings on the paths changed this session (export of a folder, ...), each against real bytes:
-the committed captures, through the real CLI and the real pyarrow / DuckDB readers."""
+"""Review findings on the paths changed this session (export of a folder, the Lua plugin's TCP conversations),
+each against real bytes: the committed captures through the real CLI and the real pyarrow / DuckDB readers,
+hand-built captures through tshark with the plugin and through the Python reader."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +13,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from godot_dissect.codec import encode
 from godot_dissect.dataset.frames import to_pandas
+from godot_dissect.fuzz.hostile import CLIENT, SERVER, _Tcp
+from godot_dissect.fuzz.pcapout import PcapWriter
 from godot_dissect.pcap.reader import read_pcap
+
+from .test_lua import tshark
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = ROOT / "captures"
@@ -52,3 +59,47 @@ def test_a_capture_named_with_bytes_that_are_not_utf8(fmt: str, tmp_path: Path) 
         counts = dict(duckdb.sql(f"SELECT capture, count(*) FROM read_parquet('{out}/*/*.parquet', "
                                  "hive_partitioning=true) GROUP BY capture").fetchall())
         assert counts == expected
+
+
+_REQUEST = (b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+_RESPONSE = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+
+
+def _upgrade(path: Path, first: int | None) -> None:
+    """A WebSocket connection on the Godot TCP port: the client's request (its first `first` bytes in a
+    segment of their own), the 101 answer, five binary frames of one Godot 4 Dictionary each."""
+    w = PcapWriter(path)
+    tcp = _Tcp(w, CLIENT, SERVER)
+    for piece in ([_REQUEST] if first is None else [_REQUEST[:first], _REQUEST[first:]]):
+        tcp.send(piece)
+    tcp.send(_RESPONSE, c2s=False)
+    for i in range(5):
+        v = encode({"hp": i, "name": "bob"}, "godot4")
+        tcp.send(bytes((0x82, len(v))) + v, c2s=False)  # FIN + binary, unmasked (server to client)
+    tcp.close()
+    w.close()
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
+@pytest.mark.parametrize("first", [1, 2, 4])
+def test_an_upgrade_request_whose_first_bytes_come_alone(first: int, tmp_path: Path) -> None:
+    """The plugin told HTTP from a Godot stream by the first segment it saw: a request whose first 1-4 bytes
+    ("G", "GE", "GET ") came in a segment of their own made the conversation a Godot stream, and every
+    WebSocket message after the upgrade was '[N bytes skipped]' (one pass and -2) where the Python reader
+    reads them all. Now the same messages as the request sent in one segment, in both passes."""
+    whole, split = tmp_path / "whole.pcap", tmp_path / "split.pcap"
+    _upgrade(whole, None)
+    _upgrade(split, first)
+    assert [r.kind for r in read_pcap(str(split), ports=[SERVER[1]])] == ["variant"] * 5
+    ports = ("-o", f"godot.tcp_ports:{SERVER[1]}")
+    for two in ((), ("-2",)):
+        expected = _infos(whole, *ports, *two)
+        assert len(expected) == 5 and all(i.startswith("Dictionary{hp, name}") for i in expected), expected
+        assert _infos(split, *ports, *two) == expected
+
+
+def _infos(pcap: Path, *args: str) -> list[str]:
+    out = tshark(pcap, *args, "-Y", "godot", "-T", "fields", "-e", "_ws.col.Info")
+    return [line for line in out.splitlines() if line]
