@@ -103,3 +103,28 @@ def test_an_upgrade_request_whose_first_bytes_come_alone(first: int, tmp_path: P
 def _infos(pcap: Path, *args: str) -> list[str]:
     out = tshark(pcap, *args, "-Y", "godot", "-T", "fields", "-e", "_ws.col.Info")
     return [line for line in out.splitlines() if line]
+
+
+def test_a_subfolder_that_cannot_be_listed_is_reported(tmp_path: Path) -> None:
+    """A capture in a folder too deep to list (its path longer than the system's PATH_MAX: os.walk's listing
+    fails with ENAMETOOLONG) beside one that exports: the folder is reported by name and the exit status
+    says so. Before, a listing error was reported only when the whole folder gave no capture: the deep
+    capture was left out without a word and the export said '1 of 1 captures exported'."""
+    studio = tmp_path / "studio"
+    studio.mkdir()
+    (studio / "top.pcapng").write_bytes((CAPTURES / "godot3-tcp-stream.pcapng").read_bytes())
+    fd = os.open(studio, os.O_RDONLY)
+    try:
+        for _ in range(25):  # 25 x 201 bytes: past Linux's PATH_MAX (4096)
+            os.mkdir("d" * 200, dir_fd=fd)
+            inner = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        out = os.open("deep.pcapng", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(out, (CAPTURES / "godot3-tcp-stream.pcapng").read_bytes())
+        os.close(out)
+    finally:
+        os.close(fd)
+    r = _cli("export", str(studio), "-o", str(tmp_path / "out"), "--workers", "1")
+    assert r.returncode == 1
+    assert "1 of 2 captures exported" in r.stderr and "cannot list the folder: File name too long" in r.stderr

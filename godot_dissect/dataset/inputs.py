@@ -14,7 +14,8 @@ CAPTURE_SUFFIXES = (".pcapng", ".pcap", ".cap", ".ntar", ".pcapng.gz", ".pcap.gz
 
 @dataclass(frozen=True)
 class FolderProblem:
-    """A folder given that yields no capture: unreadable, or none of its files is named like one."""
+    """A folder given that yields no capture (none of its files is named like one), or a folder under it
+    that cannot be listed (no permission, a path too long)."""
 
     folder: str
     reason: str
@@ -38,7 +39,8 @@ def captures_in(paths: Sequence[str | FolderProblem]) -> Iterator[str | FolderPr
                 if not name.startswith(".") and name.lower().endswith(CAPTURE_SUFFIXES) and os.path.isfile(path):
                     found += 1
                     yield path
-        if errors and not found:
-            yield FolderProblem(p, f"{p}: cannot list the folder: {errors[0].strerror or errors[0]}")
-        elif not found:
+        for e in errors:  # a subfolder that cannot be listed is reported too: its captures would be lost unsaid
+            where = e.filename if isinstance(e.filename, str) else p
+            yield FolderProblem(where, f"{where}: cannot list the folder: {e.strerror or e}")
+        if not found and not errors:
             yield FolderProblem(p, f"{p}: no capture files in the folder (names ending {', '.join(CAPTURE_SUFFIXES)})")
