@@ -331,3 +331,33 @@ def test_a_syn_retransmitted_after_data_keeps_the_connection(tmp_path: Path) -> 
     lua = _lua_strings(_tshark(path, "-2"))
     assert sorted(s for _, s in lua) == sent
     assert set(py_strings) == set(lua)  # the same message in the same frame
+
+
+def test_the_data_of_a_syn_repeated_mid_connection_is_not_the_streams(tmp_path: Path) -> None:
+    """The first SYN again, now carrying 60 KB of zeros, between messages of a connection: a receiver past
+    the handshake drops such a segment whole (RFC 5961: a challenge ACK), so the game never reads those
+    bytes. The reader appended them to the stream: 14,977 error records, one per zero length prefix, and
+    the messages after them lost (tshark loses those too: it marks the SYN out of order and its
+    reassembly stops there)."""
+    from godot_dissect.codec import encode
+    from godot_dissect.fuzz.hostile import CLIENT, SERVER, _Tcp
+    from godot_dissect.fuzz.pcapout import SYN, PcapWriter
+
+    def pdu(s: str) -> bytes:
+        body = encode(s, "godot3")
+        return len(body).to_bytes(4, "little") + body
+
+    path = tmp_path / "syn-data.pcap"
+    w = PcapWriter(path)
+    c = _Tcp(w, CLIENT, SERVER, isn=999)
+    sent = [f"message {i}" for i in range(6)]
+    for s in sent[:3]:
+        c.send(pdu(s))
+    w.tcp(c.t + 1e-4, CLIENT, SERVER, 999, 0, SYN, bytes(60_000))
+    c.t += 2e-4
+    for s in sent[3:]:
+        c.send(pdu(s))
+    c.close()
+    w.close()
+    strings, errors = _py(path)
+    assert sorted(s for _, s in strings) == sent and not errors, errors[:3]

@@ -53,8 +53,10 @@ class TcpDirection:
             seq = (seq + 1) & _MASK
             if self.isn is None:
                 self.isn, self.next_seq = seg.seq, seq
-            # else the SYN again (a retransmission: the reader starts a new connection at any other
-            # ISN): the stream goes on where it is
+            else:  # the SYN again (the reader starts a new connection at any other ISN): the stream goes on
+                # where it is, and the SYN's data is not the application's: a receiver past the handshake
+                # drops such a segment whole (RFC 5961's challenge ACK), one still in it has it already
+                data = b""
         if seg.flags & (TCP_FIN | TCP_RST):
             self.closed = True
         if not data:
