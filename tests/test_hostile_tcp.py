@@ -302,30 +302,34 @@ def test_held_pdu_of_a_closed_connection_is_reported_without_later_payload(tmp_p
     assert _lua_strings(_tshark(path)) == py_strings
 
 
+
+def _syn_again(path: Path, split: int, syn_payload: bytes = b"") -> list[str]:
+    """One connection of six String messages whose first SYN comes again (same ISN, with ``syn_payload``)
+    after ``split`` bytes of the stream; the messages sent."""
+    from godot_dissect.codec import encode
+    from godot_dissect.fuzz.hostile import CLIENT, SERVER, _Tcp
+    from godot_dissect.fuzz.pcapout import SYN, PcapWriter
+
+    sent = [f"message {i}" for i in range(6)]
+    stream = b"".join(len(b).to_bytes(4, "little") + b for b in (encode(s, "godot3") for s in sent))
+    w = PcapWriter(path)
+    c = _Tcp(w, CLIENT, SERVER, isn=999)
+    c.send(stream[:split])
+    w.tcp(c.t + 1e-4, CLIENT, SERVER, 999, 0, SYN, syn_payload)
+    c.t += 2e-4
+    c.send(stream[split:])
+    c.close()
+    w.close()
+    return sent
+
+
 def test_a_syn_retransmitted_after_data_keeps_the_connection(tmp_path: Path) -> None:
     """The client's SYN again (same ISN) after data has flowed: Wireshark's TCP keeps it in the same
     connection (tshark -2 with the plugin decodes every message); the reader took it for a new connection
     on the same 4-tuple (its test compared the SYN with the next expected byte, not the ISN), ended the
     stream there and lost the messages after it."""
-    from godot_dissect.codec import encode
-    from godot_dissect.fuzz.hostile import CLIENT, SERVER, _Tcp
-    from godot_dissect.fuzz.pcapout import SYN, PcapWriter
-
-    def pdu(s: str) -> bytes:
-        body = encode(s, "godot3")
-        return len(body).to_bytes(4, "little") + body
-
     path = tmp_path / "syn-again.pcap"
-    w = PcapWriter(path)
-    c = _Tcp(w, CLIENT, SERVER, isn=999)
-    sent = [f"message {i}" for i in range(6)]
-    stream = b"".join(pdu(s) for s in sent)
-    c.send(stream[:30])
-    w.tcp(c.t + 1e-4, CLIENT, SERVER, 999, 0, SYN)  # the first SYN, retransmitted
-    c.t += 2e-4
-    c.send(stream[30:])
-    c.close()
-    w.close()
+    sent = _syn_again(path, 30)
     py_strings, py_errors = _py(path)
     assert sorted(s for _, s in py_strings) == sent and not py_errors, py_errors
     lua = _lua_strings(_tshark(path, "-2"))
@@ -339,25 +343,7 @@ def test_the_data_of_a_syn_repeated_mid_connection_is_not_the_streams(tmp_path: 
     bytes. The reader appended them to the stream: 14,977 error records, one per zero length prefix, and
     the messages after them lost (tshark loses those too: it marks the SYN out of order and its
     reassembly stops there)."""
-    from godot_dissect.codec import encode
-    from godot_dissect.fuzz.hostile import CLIENT, SERVER, _Tcp
-    from godot_dissect.fuzz.pcapout import SYN, PcapWriter
-
-    def pdu(s: str) -> bytes:
-        body = encode(s, "godot3")
-        return len(body).to_bytes(4, "little") + body
-
     path = tmp_path / "syn-data.pcap"
-    w = PcapWriter(path)
-    c = _Tcp(w, CLIENT, SERVER, isn=999)
-    sent = [f"message {i}" for i in range(6)]
-    for s in sent[:3]:
-        c.send(pdu(s))
-    w.tcp(c.t + 1e-4, CLIENT, SERVER, 999, 0, SYN, bytes(60_000))
-    c.t += 2e-4
-    for s in sent[3:]:
-        c.send(pdu(s))
-    c.close()
-    w.close()
+    sent = _syn_again(path, 3 * 24, bytes(60_000))  # after the third message (24 bytes each)
     strings, errors = _py(path)
     assert sorted(s for _, s in strings) == sent and not errors, errors[:3]
