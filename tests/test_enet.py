@@ -9,6 +9,7 @@ and the range coder. Hypothesis covers build/parse round trips of every command.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import hashlib
@@ -306,10 +307,29 @@ class _Relay:
                 self.down.sendto(data, self.client)
 
 
+_PORTS_GIVEN: set[int] = set()  # (free when probed, but maybe not yet bound by the engine)
+
+
 def _free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the kernel's ephemeral range: one handed out by bind(port 0) could be given again
+    to the relay's own sockets or to a Godot client before the Godot server binds it (a CI run failed so:
+    create_server returned ERR_CANT_CREATE)."""
+    low = 32768
+    with contextlib.suppress(OSError, ValueError):
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    rnd = random.Random()
+    for _ in range(1000):
+        port = rnd.randrange(10_000, max(low, 10_001))
+        if port in _PORTS_GIVEN:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            _PORTS_GIVEN.add(port)
+            return port
+    raise RuntimeError("no free UDP port below the ephemeral range")
 
 
 @pytest.fixture(scope="module")
