@@ -6954,7 +6954,17 @@ local function check_size(ctx, form, size, at, what)
   end
 end
 
--- ctx: { tvb, off (tvb offset of raw byte 0), raw, d (dialect), tree items, args = {} }
+-- ctx: { tvb, off (tvb offset of raw byte 0), raw, d (dialect), tree items, args = {} }. One table, set
+-- afresh for each message (ctx_for): nothing keeps it past its message, and a table per message was an
+-- allocation (and garbage) per packet. A relayed packet is read with its carrier's ctx, after it.
+local CTX = { tvb = nil, off = 0, raw = nil, d = nil, null = false, base = nil, root = nil, hint = nil, args = nil,
+              inner = nil, err = nil, err_off = nil }
+local function ctx_for(tvb, off, raw, d, null)
+  local ctx = CTX
+  ctx.tvb, ctx.off, ctx.raw, ctx.d, ctx.null = tvb, off, raw, d, null
+  ctx.base, ctx.root, ctx.hint, ctx.args, ctx.inner, ctx.err, ctx.err_off = nil, nil, nil, nil, nil, nil, nil
+  return ctx
+end
 local function rng(ctx, s, e)
   if ctx.null then return NULL_ITEM end -- no tree: no TvbRange either
   return ctx.tvb(ctx.off + s, e - s)
@@ -7406,18 +7416,23 @@ local NUMBER_TEXT = setmetatable({}, { __index = function(t, n)
 end })
 for _, proto in pairs(PROTOCOLS) do proto.title = "Godot multiplayer, " .. proto.name end
 
+-- the command of each number, per protocol (a lookup, not a scan of the list per packet)
+for _, proto in pairs(PROTOCOLS) do
+  proto.by_id = {}
+  for _, c in ipairs(proto.commands) do
+    if proto.by_id[c.id] == nil then proto.by_id[c.id] = c end -- (the first of a number, as a scan finds)
+  end
+end
 local function command_of(proto, byte)
-  local cb = proto.command_byte.bits[1]
-  local n = bits_get(cb, byte)
-  local cmds = proto.commands
-  for i = 1, #cmds do if cmds[i].id == n then return cmds[i], n end end
-  return nil, n
+  local n = bits_get(proto.command_byte.bits[1], byte)
+  return proto.by_id[n], n
 end
 
 -- the form its flags select, else the one its size fits (CONFIRM_PATH 4.3+ is exactly 6 bytes), else the
 -- first without a fixed size; `hint`: the form the conversation was seen to use (packets.py pick_form)
 local function pick_form(c, scope, size, hint)
   local all = c.forms
+  if #all == 1 then return all[1] end -- (every rule below picks it)
   local any = false -- (no form's flags hold: choose among all)
   for i = 1, #all do if holds(all[i].when, scope) then any = true; break end end
   local first, by_size, open
@@ -7463,10 +7478,9 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   ctx.base = base
   local whole = rng(ctx, base, stop)
   -- (every key a message may get, named so that Lua sizes its table once: each rehash as it grows is
-  -- an allocation, and there is a message per packet)
+  -- an allocation, and there is a message per packet; what resolve() finds goes to the memo)
   local msg = { args = nil, base = base, whole = whole, root = nil, command = nil, kind = nil, scope = nil, form = nil,
-                node = nil, node_id = nil, method = nil, method_id = nil, method_verified = nil, unresolved = nil,
-                name = nil, entries = nil, err = nil, err_off = nil }
+                inner = nil }
   local null = ctx.null -- (no tree: every item below would go to NULL_ITEM; the calls are skipped)
   local root = NULL_ITEM
   if not null then
@@ -7533,17 +7547,14 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   return msg
 end
 
--- what resolve() works out of a message, kept in its memo under these keys (later passes copy them)
+-- what resolve() works out of a message (node, node_id, method, method_id, method_verified, unresolved,
+-- err, err_off, name, entries) is kept in its memo, and read from there (summary, show_resolved, count):
+-- later passes find it there, with no copy
 local NONE_RESOLVED, OWN_RESOLVED = 1, 2
-local RESOLVED_KEYS = { "node", "node_id", "method", "method_id", "method_verified", "unresolved", "err", "err_off",
-                        "name", "entries" }
 
--- names from the caches (first pass) or the memo (later passes)
+-- names from the caches, into the memo (first pass; later passes have them in the memo already)
 local function resolve(msg, st, env, memo)
-  if memo.resolved then
-    for i = 1, #RESOLVED_KEYS do local k = RESOLVED_KEYS[i]; msg[k] = memo[k] end
-    return
-  end
+  if memo.resolved then return end
   local s, sender, receiver = msg.scope, env.sender, env.receiver
   local c = msg.command
   local r = memo -- (what is resolved goes straight into the memo: no table of its own)
@@ -7612,75 +7623,69 @@ local function resolve(msg, st, env, memo)
     end
   end
   -- (resolved: OWN when the message got names of its own, kept in its memo; NONE when not)
-  local own = NONE_RESOLVED
-  for i = 1, #RESOLVED_KEYS do
-    local k = RESOLVED_KEYS[i]
-    local x = memo[k]
-    if x ~= nil then msg[k], own = x, OWN_RESOLVED end
+  if r.node ~= nil or r.node_id ~= nil or r.method ~= nil or r.method_id ~= nil or r.method_verified ~= nil
+     or r.unresolved ~= nil or r.err ~= nil or r.err_off ~= nil or r.name ~= nil or r.entries ~= nil then
+    r.resolved = OWN_RESOLVED
+  else
+    r.resolved = NONE_RESOLVED
   end
-  memo.resolved = own
 end
 
-local function summary(msg)
-  local args = tconcat(msg.args or {}, ", ")
-  local where = msg.node or (msg.node_id and ("node#" .. msg.node_id)) or "?"
+-- the message's text (Info, the item's label); r: what resolve() put in its memo
+local function summary(msg, r)
+  local args = tconcat(msg.args or NONE, ", ")
+  local where = r.node or (r.node_id and ("node#" .. r.node_id)) or "?"
   local k = msg.kind
   if k == "rpc" then
-    local name = msg.method or ("method#" .. tostring(msg.method_id))
+    local name = r.method or ("method#" .. tostring(r.method_id))
     return sfmt("RPC %s.%s(%s)", where, name, args)
-  elseif k == "rset" then return sfmt("RSET %s.%s = %s", where, msg.method or "?", args)
-  elseif k == "simplify_path" then return sfmt("SIMPLIFY_PATH %s id=%s", tostring(msg.node), tostring(msg.node_id))
+  elseif k == "rset" then return sfmt("RSET %s.%s = %s", where, r.method or "?", args)
+  elseif k == "simplify_path" then return sfmt("SIMPLIFY_PATH %s id=%s", tostring(r.node), tostring(r.node_id))
   elseif k == "confirm_path" then return "CONFIRM_PATH " .. where -- (4.3+: the receiver's cache id, named when known)
-  elseif k == "spawn" then return sfmt("SPAWN %s by %s [%s]", tostring(msg.name), where, args)
-  elseif k == "despawn" then return "DESPAWN " .. tostring(msg.name or msg.scope.v.net_id)
-  elseif k == "sync" then return sfmt("SYNC %s: %s", msg.entries or "", args)
+  elseif k == "spawn" then return sfmt("SPAWN %s by %s [%s]", tostring(r.name), where, args)
+  elseif k == "despawn" then return "DESPAWN " .. tostring(r.name or msg.scope.v.net_id)
+  elseif k == "sync" then return sfmt("SYNC %s: %s", r.entries or "", args)
   elseif k == "sys" then return "SYS " .. tostring(msg.scope.form_name or "") .. (msg.scope.v.peer and (" " .. msg.scope.v.peer) or "")
   elseif k == "raw" then return sfmt("RAW %d bytes", #(msg.scope.v.data or ""))
   end
   return msg.command or "?"
 end
 
--- whether the packet carried `value` as its item `name` (then that item is the field, shown once)
-local function read_as(msg, value, ...)
-  local v = msg.scope and msg.scope.v
-  if v == nil then return false end
-  for i = 1, select("#", ...) do
-    if v[select(i, ...)] == value then return true end
-  end
-  return false
-end
-
 -- what the packet means, as generated fields: only what it did not carry as such (a node resolved
--- from a cache id, a Godot 4 method name from its id); the arguments as text are hidden fields, for
--- filters and pyshark (their Variants are the items shown)
-local function show_resolved(msg, whole)
-  local root = msg.root
-  if msg.node and not read_as(msg, msg.node, "node_path") then ti_generated(ti_add(root, MF.node, whole, msg.node)) end
-  if msg.node_id and not read_as(msg, msg.node_id, "node_id", "path_id", "cache_id") then
-    ti_generated(ti_add(root, MF.node_id, whole, msg.node_id))
+-- from a cache id, a Godot 4 method name from its id: an item it carried with the same value is the
+-- field, shown once); the arguments as text are hidden fields, for filters and pyshark (their Variants
+-- are the items shown). r: what resolve() put in the memo
+local function show_resolved(msg, r, whole)
+  local root, v = msg.root, msg.scope.v
+  local node, node_id, method = r.node, r.node_id, r.method
+  if node and v.node_path ~= node then ti_generated(ti_add(root, MF.node, whole, node)) end
+  if node_id and v.node_id ~= node_id and v.path_id ~= node_id and v.cache_id ~= node_id then
+    ti_generated(ti_add(root, MF.node_id, whole, node_id))
   end
-  if msg.kind == "rpc" then
-    if msg.method and not read_as(msg, msg.method, "method") then
-      local it = ti_add(root, MF.method, whole, msg.method)
+  local kind = msg.kind
+  if kind == "rpc" then
+    if method and v.method ~= method then
+      local it = ti_add(root, MF.method, whole, method)
       ti_generated(it)
-      if msg.method_verified == false then ti_append(it, " (not verified: no SIMPLIFY_PATH md5 in the capture)") end
+      if r.method_verified == false then ti_append(it, " (not verified: no SIMPLIFY_PATH md5 in the capture)") end
     end
-    if msg.method_id and not read_as(msg, msg.method_id, "method_id") then
-      ti_generated(ti_add(root, MF.method_id, whole, msg.method_id))
+    if r.method_id and v.method_id ~= r.method_id then
+      ti_generated(ti_add(root, MF.method_id, whole, r.method_id))
     end
-  elseif msg.kind == "rset" and msg.method and not read_as(msg, msg.method, "property") then
-    ti_generated(ti_add(root, MF.property, whole, msg.method))
+  elseif kind == "rset" and method and v.property ~= method then
+    ti_generated(ti_add(root, MF.property, whole, method))
   end
-  if msg.unresolved then
-    ti_generated(ti_add(root, MF.unresolved, whole, msg.unresolved))
-    root:add_proto_expert_info(ME.unresolved, msg.unresolved)
+  if r.unresolved then
+    ti_generated(ti_add(root, MF.unresolved, whole, r.unresolved))
+    root:add_proto_expert_info(ME.unresolved, r.unresolved)
   end
-  if msg.kind == "rpc" or msg.kind == "rset" then
-    local it = ti_add(root, MF.argc, whole, #(msg.args or {}))
+  if kind == "rpc" or kind == "rset" then
+    local args = msg.args or NONE
+    local it = ti_add(root, MF.argc, whole, #args)
     ti_generated(it)
     ti_hidden(it)
-    for _, a in ipairs(msg.args or {}) do
-      it = ti_add(root, MF.arg, whole, a)
+    for i = 1, #args do
+      it = ti_add(root, MF.arg, whole, args[i])
       ti_generated(it)
       ti_hidden(it)
     end
@@ -7727,26 +7732,77 @@ local function route(env)
 end
 
 -- one record for the statistics (stats.lua): the message as godot-dissect stats counts it
-local function count(pinfo, env, kind, msg, app_bytes)
+local function count(pinfo, env, kind, r, app_bytes) -- r: a message's resolution (its memo), or nil
   if MP.count == nil then return end
   local sender, receiver, relayed = route(env)
   local name
-  if msg and (kind == "rpc" or kind == "rset") then
-    name = msg.method or (msg.method_id and ("#" .. msg.method_id)) or "?"
+  if r and (kind == "rpc" or kind == "rset") then
+    name = r.method or (r.method_id and ("#" .. r.method_id)) or "?"
   end
   MP.count(pinfo, { kind = kind, sender = sender, receiver = receiver, relayed = relayed,
-                    delivered = env.direction ~= "c2s" or receiver == 1, node = msg and msg.node or "",
+                    delivered = env.direction ~= "c2s" or receiver == 1, node = r and r.node or "",
                     name = name or "", transfer = env.transfer, channel = env.channel,
                     app_bytes = env.app_bytes or app_bytes, wire_bytes = env.wire, ws_bytes = env.ws_bytes })
 end
 MP.route = route
+
+-- Readings of packets, for the packet list. Without a tree, what decode_packet makes of a packet (its
+-- command, form, values and argument texts, or where and why it is malformed) is a function of the
+-- packet's bytes, where they start in the message (the offsets of errors count from there), the dialect
+-- (by major), the CONFIRM_PATH form hint, the preferences engine.lua shows Variants with (P.serial), and,
+-- for a SYS packet, whether a client sent it on a connection of known direction; and game traffic repeats packets byte for byte (the same RPC or RSET, the same path
+-- messages to every peer). So a packet of at most DECODED_MAX_BYTES that is not relayed keeps its
+-- reading under those, and the next packet of the same bytes is not read again. What depends on the
+-- conversation (names from the path caches, the caches themselves, the CONFIRM_PATH form) is still
+-- worked out for every packet, after. A kept reading is only read, never written.
+local DECODED_MAX_BYTES = 512 -- longer packets are read each time
+local DECODED_KEEP = 1024 -- readings kept before starting again: memory stays bounded
+local decoded, decoded_n, decoded_serial = {}, 0, -1
+
+-- the readings kept for packets like this one: decoded[major][hint][2 * base + (1: a client's on a known
+-- direction, 2: other)] (a table of bytes -> reading)
+local function decoded_of(env, hint, base)
+  if decoded_serial ~= P.serial or decoded_n >= DECODED_KEEP then
+    decoded, decoded_n, decoded_serial = {}, 0, P.serial
+  end
+  local by_major = decoded[env.major]
+  if by_major == nil then by_major = {}; decoded[env.major] = by_major end
+  local by_hint = by_major[hint]
+  if by_hint == nil then by_hint = {}; by_major[hint] = by_hint end
+  local way = 2 * base + ((env.direction == "c2s" and env.direction_known) and 1 or 2)
+  local t = by_hint[way]
+  if t == nil then t = {}; by_hint[way] = t end
+  return t
+end
 
 -- a packet with its resolution and, for a SYS RELAY, the relayed packet
 local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   ctx.root = nil
   if memo.hint == nil then memo.hint = (not env.relay and st.confirm_form) or false end
   ctx.hint = memo.hint or nil
-  local ok, msg = pcall(decode_packet, ctx, base, stop, tree, env, memo)
+  local ok, msg
+  local kept, key -- (the packet list: readings kept by bytes)
+  if ctx.null and not env.relay and stop - base <= DECODED_MAX_BYTES then
+    kept = decoded_of(env, memo.hint, base)
+    local raw = ctx.raw
+    key = (base == 0 and stop == #raw) and raw or ssub(raw, base + 1, stop)
+    msg = kept[key]
+    if msg then
+      ok = not msg.failed
+      if ok then ctx.inner = msg.inner else ctx.err_off, ctx.err, msg = msg.err_off, msg.err, MPFAIL end
+      ctx.root, kept = NULL_ITEM, nil
+    end
+  end
+  if msg == nil then ok, msg = pcall(decode_packet, ctx, base, stop, tree, env, memo) end
+  if kept then
+    decoded_n = decoded_n + 1
+    if ok then
+      msg.inner = ctx.inner
+      kept[key] = msg
+    elseif msg == MPFAIL then
+      kept[key] = { failed = true, err_off = ctx.err_off, err = ctx.err }
+    end
+  end
   if not ok then
     if msg ~= MPFAIL then error(msg, 0) end
     local text = sfmt("offset %d: %s", ctx.err_off, ctx.err)
@@ -7764,11 +7820,11 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     st.confirm_form = msg.form
   end
   resolve(msg, st, env, memo)
-  if msg.err then
-    local text = sfmt("offset %d: %s", msg.err_off, msg.err)
-    msg.root:add(MF.error, rng(ctx, msg.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
+  if memo.err then
+    local text = sfmt("offset %d: %s", memo.err_off, memo.err)
+    msg.root:add(MF.error, rng(ctx, memo.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
-  local text = (prefix or "") .. summary(msg)
+  local text = (prefix or "") .. summary(msg, memo)
   if not ctx.null then -- (no tree: the generated fields and labels would go nowhere)
     local sender, receiver, relayed = route(env)
     local whole = msg.whole -- one TvbRange for the generated fields (each costs an allocation)
@@ -7779,7 +7835,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     ti_generated(ti_add(root, MF.app_bytes, whole, env.app_bytes or (stop - base)))
     if env.transfer then ti_generated(ti_add(root, MF.transfer, whole, env.transfer)) end
     if env.relay then ti_generated(ti_add(root, MF.relay, whole, env.relay)) end
-    show_resolved(msg, whole)
+    show_resolved(msg, memo, whole)
     ti_append(root, ": " .. text)
   end
   local inner = ctx.inner
@@ -7799,7 +7855,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     return
   end
   add_info(pinfo, text)
-  count(pinfo, env, msg.kind, msg, stop - base)
+  count(pinfo, env, msg.kind, memo, stop - base)
 end
 
 -- Memos: what a message's first reading decided (the CONFIRM_PATH form hint, the names resolved from the
@@ -7913,9 +7969,7 @@ MP.payload = function(p, pinfo, tree, e)
   end
   local proto = PROTOCOLS[major]
   if not proto then return end
-  local ctx = { tvb = p.tvb, off = p.off or 0, raw = p.data, d = DIALECTS[major == 3 and "godot3" or "godot4"],
-                null = tree == NULL_ITEM, base = nil, root = nil, hint = nil, args = nil, inner = nil, err = nil,
-                err_off = nil } -- (sized once: see msg)
+  local ctx = ctx_for(p.tvb, p.off or 0, p.data, DIALECTS[major == 3 and "godot3" or "godot4"], tree == NULL_ITEM)
   local st = state_of(e.key)
   local memo, fresh = memo_of(p.frame, p.index)
   payload(p, pinfo, tree, e, major, ctx, st, memo)
@@ -8047,8 +8101,7 @@ local function heur_ws_mp(tvb, pinfo, given)
   ws_msg_index.n = ws_msg_index.n + 1
   local direction = sender == c.server and "s2c" or "c2s"
   local wsb = ws_frame_size(#raw, direction == "c2s")
-  local ctx = { tvb = tvb, off = 0, raw = raw, d = DIALECTS[c.kind == "ws3" and "godot3" or "godot4"],
-                null = tree == NULL_ITEM }
+  local ctx = ctx_for(tvb, 0, raw, DIALECTS[c.kind == "ws3" and "godot3" or "godot4"], tree == NULL_ITEM)
   local st = state_of(c.key)
   local index = ws_msg_index.n
   local memo, fresh = memo_of(frame_number, index)
@@ -8106,6 +8159,7 @@ end
 
 MP.reset = function()
   mstates, memos, wsconvs = {}, {}, {}
+  decoded, decoded_n = {}, 0
   info_last = { number = -1, visited = false, text = "" }
   ws_msg_index = { number = -1, n = 0 }
 end
