@@ -6806,9 +6806,10 @@ local mfields = {}
 local function add_field(f) mfields[#mfields + 1] = f; return f end
 
 -- the summary fields: what a message means, the same names in Godot 3 and 4 (filter on these)
+local COMMAND_LABEL = "Command" -- (also the start of a command item's label: see command_of)
 local MF = {
   kind = add_field(ProtoField.string("godot_mp.kind", "Multiplayer kind")),
-  command = add_field(ProtoField.string("godot_mp.command", "Command")),
+  command = add_field(ProtoField.string("godot_mp.command", COMMAND_LABEL)),
   command_id = add_field(ProtoField.uint8("godot_mp.command_id", "Command number", base.DEC)),
   protocol = add_field(ProtoField.string("godot_mp.protocol", "Protocol")),
   sender = add_field(ProtoField.int32("godot_mp.sender", "Sending peer", base.DEC)),
@@ -6957,16 +6958,18 @@ end
 -- ctx: { tvb, off (tvb offset of raw byte 0), raw, d (dialect), tree items, args = {} }. One table, set
 -- afresh for each message (ctx_for): nothing keeps it past its message, and a table per message was an
 -- allocation (and garbage) per packet. A relayed packet is read with its carrier's ctx, after it.
-local CTX = { tvb = nil, off = 0, raw = nil, d = nil, null = false, base = nil, root = nil, hint = nil, args = nil,
-              inner = nil, err = nil, err_off = nil }
-local function ctx_for(tvb, off, raw, d, null)
+-- `range`: a TvbRange of all of raw the caller has made already (or nil), handed out for it by rng
+local CTX = { tvb = nil, off = 0, raw = nil, d = nil, null = false, range = nil, len = 0, base = nil, root = nil,
+              hint = nil, args = nil, inner = nil, err = nil, err_off = nil }
+local function ctx_for(tvb, off, raw, d, null, range)
   local ctx = CTX
-  ctx.tvb, ctx.off, ctx.raw, ctx.d, ctx.null = tvb, off, raw, d, null
+  ctx.tvb, ctx.off, ctx.raw, ctx.d, ctx.null, ctx.range, ctx.len = tvb, off, raw, d, null, range, #raw
   ctx.base, ctx.root, ctx.hint, ctx.args, ctx.inner, ctx.err, ctx.err_off = nil, nil, nil, nil, nil, nil, nil
   return ctx
 end
 local function rng(ctx, s, e)
   if ctx.null then return NULL_ITEM end -- no tree: no TvbRange either
+  if s == 0 and e == ctx.len and ctx.range then return ctx.range end -- (each TvbRange is a userdata to make)
   return ctx.tvb(ctx.off + s, e - s)
 end
 
@@ -6979,7 +6982,7 @@ local function read_text(ctx, it, pos, stop, scope, tree)
     start = ctx.base + get(scope, it.at) -- offsets in the packet are from its first byte
     if start >= stop then mfail(ctx, pos, sfmt("%s: offset %d is not inside the packet (%d bytes)", it.name, start, stop)) end
   end
-  local raw, e
+  local raw, e, clean -- (clean: raw ends before the first NUL, so it has none to cut at)
   if it.size then
     if stop - start < it.size then
       mfail(ctx, start, sfmt("%s: needs %d bytes, %d left", it.name, it.size, math.max(stop - start, 0)))
@@ -6991,11 +6994,13 @@ local function read_text(ctx, it, pos, stop, scope, tree)
       if not it.to_end then mfail(ctx, start, it.name .. ": no NUL before the end of the packet") end
       raw, e = ssub(ctx.raw, start + 1, stop), stop
     else
-      raw, e = ssub(ctx.raw, start + 1, nul - 1), it.to_end and stop or nul
+      raw, e, clean = ssub(ctx.raw, start + 1, nul - 1), it.to_end and stop or nul, true
     end
   end
-  local cut = sfind(raw, "\0", 1, true)
-  if cut then raw = ssub(raw, 1, cut - 1) end
+  if not clean then
+    local cut = sfind(raw, "\0", 1, true)
+    if cut then raw = ssub(raw, 1, cut - 1) end
+  end
   scope.v[it.name], scope.at[it.name] = raw, start
   if tree and tree ~= NULL_ITEM then ti_add(tree, IF[it.name], rng(ctx, start, e), raw) end
   if pos > e then return pos end
@@ -7227,7 +7232,12 @@ local function one_variant(ctx, pos, e, tree, prefix)
   return pos + used, text
 end
 
-local function bits_get(b, v) return floor(v / 2 ^ b.shift) % 2 ^ b.width end -- Lua arithmetic, no C call
+-- (Lua arithmetic, no C call: v - v % 2^shift is v's bits from shift up; the powers are kept on b)
+local function bits_get(b, v)
+  local lo, span = b.lo, b.span
+  if lo == nil then lo, span = 2 ^ b.shift, 2 ^ b.width; b.lo, b.span = lo, span end
+  return (v - v % lo) / lo % span
+end
 
 -- one compressed Variant (MultiplayerAPI::decode_and_decompress_variant)
 local function one_compressed(ctx, pos, e, tree, prefix)
@@ -7423,6 +7433,10 @@ for _, proto in pairs(PROTOCOLS) do
     if proto.by_id[c.id] == nil then proto.by_id[c.id] = c end -- (the first of a number, as a scan finds)
   end
 end
+-- the label of a command's item: Command's (MF.command) with the number, "Command: RPC (3)"
+for _, proto in pairs(PROTOCOLS) do
+  for _, c in ipairs(proto.commands) do c.label = COMMAND_LABEL .. ": " .. c.name .. NUMBER_TEXT[c.id] end
+end
 local function command_of(proto, byte)
   local n = bits_get(proto.command_byte.bits[1], byte)
   return proto.by_id[n], n
@@ -7484,8 +7498,8 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   local null = ctx.null -- (no tree: every item below would go to NULL_ITEM; the calls are skipped)
   local root = NULL_ITEM
   if not null then
+    -- (its text is set once, when the packet is read: packet())
     root = ti_add(tree, godot_mp, env.start ~= nil and env.start ~= base and rng(ctx, env.start, stop) or whole)
-    ti_set_text(root, proto.title)
     if env.header then env.header(root) end
     ti_generated(ti_add(root, MF.protocol, whole, proto.name))
   end
@@ -7507,8 +7521,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   end
   msg.command, msg.kind = c.name, c.kind
   if not null then
-    citem = ti_add(root, MF.command, first, c.name)
-    ti_append(citem, NUMBER_TEXT[n])
+    citem = ti_add(root, MF.command, first, c.name, c.label) -- (its label: the field's, and the number)
     ti_generated(ti_add(root, MF.kind, first, c.kind))
   end
   local scope = scope_new(nil)
@@ -7775,6 +7788,9 @@ local function decoded_of(env, hint, base)
   return t
 end
 
+-- a label shorter than this is set in one call (Wireshark's ITEM_LABEL_LENGTH is 240 bytes)
+local LABEL_SHORT = 200
+
 -- a packet with its resolution and, for a SYS RELAY, the relayed packet
 local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   ctx.root = nil
@@ -7807,6 +7823,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     if msg ~= MPFAIL then error(msg, 0) end
     local text = sfmt("offset %d: %s", ctx.err_off, ctx.err)
     local where = ctx.root or tree
+    if ctx.root and ctx.root ~= NULL_ITEM then ti_set_text(ctx.root, PROTOCOLS[env.major].title) end
     if env.relay then where:add(MF.relay, rng(ctx, base, stop), env.relay):set_generated() end
     local it = where:add(MF.error, rng(ctx, math.min(ctx.err_off, stop), stop), text)
     it:add_proto_expert_info(ME.malformed, text)
@@ -7836,7 +7853,12 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     if env.transfer then ti_generated(ti_add(root, MF.transfer, whole, env.transfer)) end
     if env.relay then ti_generated(ti_add(root, MF.relay, whole, env.relay)) end
     show_resolved(msg, memo, whole)
-    ti_append(root, ": " .. text)
+    local title = PROTOCOLS[env.major].title
+    if #title + #text < LABEL_SHORT then ti_set_text(root, title .. ": " .. text)
+    else -- (a label Wireshark cuts: set_text marks it "[truncated]", append_text does not)
+      ti_set_text(root, title)
+      ti_append(root, ": " .. text)
+    end
   end
   local inner = ctx.inner
   if inner and msg.command == "SYS" then
@@ -7948,6 +7970,18 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   return scope
 end
 
+-- the name of each ENet channel, by major: the map's, else "custom N" (made when first asked for)
+local CHANNEL_NAMES = {}
+for major, cmap in pairs(MS.enet_channels) do
+  local names = {}
+  for _, ch in ipairs(cmap.channels) do names[ch.number] = ch.name end
+  CHANNEL_NAMES[major] = setmetatable(names, { __index = function(t, channel)
+    local name = sfmt("custom %d", channel - cmap.custom_offset)
+    t[channel] = name
+    return name
+  end })
+end
+
 -- the Godot 3 ENet peer header forms by name, with their size
 local ENET3_HEADER_FORMS = {}
 for _, f in ipairs(MS.enet3_peer_header) do
@@ -7969,7 +8003,9 @@ MP.payload = function(p, pinfo, tree, e)
   end
   local proto = PROTOCOLS[major]
   if not proto then return end
-  local ctx = ctx_for(p.tvb, p.off or 0, p.data, DIALECTS[major == 3 and "godot3" or "godot4"], tree == NULL_ITEM)
+  local null = tree == NULL_ITEM
+  local ctx = ctx_for(p.tvb, p.off or 0, p.data, DIALECTS[major == 3 and "godot3" or "godot4"], null,
+                      not null and p.range or nil)
   local st = state_of(e.key)
   local memo, fresh = memo_of(p.frame, p.index)
   payload(p, pinfo, tree, e, major, ctx, st, memo)
@@ -8020,10 +8056,7 @@ payload = function(p, pinfo, tree, e, major, ctx, st, memo)
                   direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer,
                   wire = p.wire, start = 0, header = false }
     env.header = not ctx.null and function(root)
-      local cmap = MS.enet_channels[major]
-      local cname
-      for _, ch in ipairs(cmap.channels) do if ch.number == p.channel then cname = ch.name end end
-      cname = cname or sfmt("custom %d", p.channel - cmap.custom_offset)
+      local cname = CHANNEL_NAMES[major][p.channel]
       local hrange = rng(ctx, 0, hsize)
       local htree = ti_add(root, MF.peer_header, hrange)
       read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
@@ -8173,9 +8206,11 @@ local handed, mp_handle = nil, nil
 -- protocol may be disabled).
 -- `list`: the packets, each { tvb, data, channel, msg_key, ... }; `env`: what they share (conversation,
 -- direction); `number`, `visited`: the frame's (read by enet.lua already: each Pinfo read is a call)
-local job = { list = nil, env = nil, top = nil }
-MP.deliver = function(list, env, tvb, pinfo, top, enet_item, number, visited)
-  job.list, job.env, job.top = list, env, top
+-- (`len`: the tvb's length, what the dissector returns: tvb:len() is a call into Wireshark)
+local job = { list = nil, env = nil, top = nil, len = 0 }
+local mp_call -- Dissector.call, looked up once (a method call looks it up through the metatable)
+MP.deliver = function(list, env, tvb, pinfo, top, enet_item, number, visited, len)
+  job.list, job.env, job.top, job.len = list, env, top, len
   frame_number, frame_visited = number, visited
   handed = job
   if top == NULL_ITEM then
@@ -8183,8 +8218,8 @@ MP.deliver = function(list, env, tvb, pinfo, top, enet_item, number, visited)
     -- (a Tvb, a Pinfo, Lua's helper item) would cost without showing anything
     godot_mp.dissector(tvb, pinfo, enet_item)
   else
-    mp_handle = mp_handle or Dissector.get("godot_mp")
-    mp_handle:call(tvb, pinfo, enet_item)
+    if mp_handle == nil then mp_handle, mp_call = Dissector.get("godot_mp"), Dissector.call end
+    mp_call(mp_handle, tvb, pinfo, enet_item)
   end
   local read = handed == nil -- (godot_mp.dissector takes the job)
   handed = nil
@@ -8195,10 +8230,10 @@ function godot_mp.dissector(tvb, pinfo, tree)
   local job = handed
   handed = nil
   if job == nil then return 0 end -- not called by enet.lua (e.g. Decode As): nothing to read alone
-  local list, env, top = job.list, job.env, job.top
-  job.list, job.env, job.top = nil, nil, nil
+  local list, env, top, len = job.list, job.env, job.top, job.len
+  job.list, job.env, job.top, job.len = nil, nil, nil, nil
   for i = 1, #list do MP.payload(list[i], pinfo, top, env) end
-  return tvb:len()
+  return len or tvb:len()
 end
 
 godot_mp:register_heuristic("ws", heur_ws_mp)
