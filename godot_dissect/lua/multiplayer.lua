@@ -1038,7 +1038,7 @@ MP.route = route
 -- conversation (names from the path caches, the caches themselves, the CONFIRM_PATH form) is still
 -- worked out for every packet, after. A kept reading is only read, never written.
 local DECODED_MAX_BYTES = 512 -- longer packets are read each time
-local DECODED_KEEP = 1024 -- readings kept before starting again: memory stays bounded
+local DECODED_KEEP = 256 -- readings kept before starting again: memory stays bounded
 local decoded, decoded_n, decoded_serial = {}, 0, -1
 
 -- the readings kept for packets like this one: decoded[major][hint][2 * base + (1: a client's on a known
@@ -1252,12 +1252,29 @@ for major, cmap in pairs(MS.enet_channels) do
 end
 
 -- the Godot 3 ENet peer header forms by name, with their size
+-- A form of Ints only (`plain`) can not fail on a packet of at least `need` bytes: its src and dst are
+-- then read in place (no scope, no pcall); any other header is read as a form, to fail as forms fail.
 local ENET3_HEADER_FORMS = {}
 for _, f in ipairs(MS.enet3_peer_header) do
   ENET3_HEADER_FORMS[f.name] = f
   f.header_size = 0
-  for _, it in ipairs(f.items) do f.header_size = f.header_size + it.code.size end
+  f.plain = f.exact_size == nil
+  for _, it in ipairs(f.items) do
+    if it.kind ~= "int" then f.plain = false; break end
+    if it.name == "src" then f.src_at, f.src_code = f.header_size, it.code end
+    if it.name == "dst" then f.dst_at, f.dst_code = f.header_size, it.code end
+    f.header_size = f.header_size + it.code.size
+  end
+  f.plain = f.plain and f.src_at ~= nil and f.dst_at ~= nil
+  f.need = math.max(f.min_size or 0, f.header_size)
 end
+
+-- what packet() is told about an ENet packet: one table per major, set afresh for each packet (nothing
+-- keeps it: a relayed packet gets a table of its own), every key named so that it is sized once
+local ENV3 = { major = 3, sender = nil, receiver = nil, sender_id = nil, target = nil, direction = nil,
+               client_id = nil, channel = nil, transfer = nil, wire = nil, start = 0, header = false }
+local ENV4 = { major = 4, direction = nil, client_id = nil, direction_known = nil, channel = nil, transfer = nil,
+               wire = nil, sender = nil, receiver = nil, sender_id = nil, receiver_id = nil }
 
 -- ENet: one delivered packet. p: { tvb, off, data, channel, frame, index (its message index in the
 -- frame) }; env from enet.lua
@@ -1302,10 +1319,17 @@ payload = function(p, pinfo, tree, e, major, ctx, st, memo)
       st.enet3_header = old and "3.0-3.1" or "3.2+"
     end
     local form = ENET3_HEADER_FORMS[st.enet3_header]
-    local scope = scope_new(nil)
-    ctx.base = 0
-    local ok, err = pcall(read_form, ctx, form, #p.data, 0, "ENet peer header", 0, #p.data, scope, nil)
-    if not ok and err ~= MPFAIL then error(err, 0) end
+    local raw = p.data
+    local src, dst, ok, err
+    if form.plain and #raw >= form.need then
+      src, dst, ok = read_code(raw, form.src_at, form.src_code), read_code(raw, form.dst_at, form.dst_code), true
+    else
+      local scope = scope_new(nil)
+      ctx.base = 0
+      ok, err = pcall(read_form, ctx, form, #raw, 0, "ENet peer header", 0, #raw, scope, nil)
+      if not ok and err ~= MPFAIL then error(err, 0) end
+      src, dst = scope.v.src, scope.v.dst
+    end
     if not ok then
       local text = sfmt("offset %d: %s", ctx.err_off or 0, ctx.err or "bad header")
       local root = tree:add(godot_mp, p.range)
@@ -1317,13 +1341,13 @@ payload = function(p, pinfo, tree, e, major, ctx, st, memo)
     end
     local hsize = form.header_size
     if e.direction == "c2s" and e.conv.client_id == nil and not frame_visited then
-      e.conv.client_id = scope.v.src -- no CONNECT in the capture: the header says who the client is
+      e.conv.client_id = src -- no CONNECT in the capture: the header says who the client is
     end
-    local v = scope.v
     -- (start: the packet's item covers the peer header, shown inside it)
-    local env = { major = 3, sender = v.src, receiver = v.dst, sender_id = v.src, target = v.dst,
-                  direction = e.direction, client_id = e.conv.client_id, channel = p.channel, transfer = transfer,
-                  wire = p.wire, start = 0, header = false }
+    local env = ENV3
+    env.sender, env.receiver, env.sender_id, env.target = src, dst, src, dst
+    env.direction, env.client_id, env.channel, env.transfer, env.wire = e.direction, e.conv.client_id, p.channel,
+                                                                        transfer, p.wire
     env.header = not ctx.null and function(root)
       local cname = CHANNEL_NAMES[major][p.channel]
       local hrange = rng(ctx, 0, hsize)
@@ -1335,9 +1359,10 @@ payload = function(p, pinfo, tree, e, major, ctx, st, memo)
     packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
     return
   end
-  local env = { major = 4, direction = e.direction, client_id = e.conv.client_id, direction_known = e.direction_known,
-                channel = p.channel, transfer = transfer, wire = p.wire, sender = "client", receiver = 1,
-                sender_id = e.client_id, receiver_id = nil }
+  local env = ENV4
+  env.direction, env.client_id, env.direction_known = e.direction, e.conv.client_id, e.direction_known
+  env.channel, env.transfer, env.wire = p.channel, transfer, p.wire
+  env.sender, env.receiver, env.sender_id, env.receiver_id = "client", 1, e.client_id, nil
   if e.direction == "s2c" then env.sender, env.receiver, env.sender_id, env.receiver_id = 1, "client", 1, e.client_id end
   packet(ctx, 0, #p.data, tree, env, st, memo, pinfo)
 end
