@@ -168,19 +168,21 @@ local ti_append, ti_set_text = TreeItem.append_text, TreeItem.set_text
 local MPFAIL = {}
 local function mfail(ctx, off, reason) ctx.err_off, ctx.err = off, reason; error(MPFAIL, 0) end
 
+local SIGN_AT, SPAN = {}, {} -- by size in bytes: the first negative value of a signed Int, and 2^bits
+for n = 1, 8 do SIGN_AT[n], SPAN[n] = 2 ^ (8 * n - 1), 2 ^ (8 * n) end
 local function read_code(raw, pos, code) -- pos 0-based; code {size, signed, le}
   local n, v = code.size, 0
-  if n == 1 then
-    v = sbyte(raw, pos + 1)
-  elseif n == 4 and code.le then
+  if n == 4 and code.le then
     local a, b, c, d = sbyte(raw, pos + 1, pos + 4)
     v = ((d * 256 + c) * 256 + b) * 256 + a
+  elseif n == 1 then
+    v = sbyte(raw, pos + 1)
   elseif code.le then
     for i = n, 1, -1 do v = v * 256 + sbyte(raw, pos + i) end
   else
     for i = 1, n do v = v * 256 + sbyte(raw, pos + i) end
   end
-  if code.signed and v >= 2 ^ (8 * n - 1) then v = v - 2 ^ (8 * n) end
+  if code.signed and v >= SIGN_AT[n] then v = v - SPAN[n] end
   return v
 end
 
@@ -755,7 +757,7 @@ end
 local function lookup(st, tbl, sender, id) local t = st[tbl][sender]; return t and t[id] end
 
 -- one SceneMultiplayer / MultiplayerAPI packet at raw[base, stop): its message { kind, command, node, ... }
-local decode_packet
+local decode_packet, show_header
 decode_packet = function(ctx, base, stop, tree, env, memo)
   local proto = PROTOCOLS[env.major]
   ctx.base = base
@@ -769,7 +771,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   if not null then
     -- (its text is set once, when the packet is read: packet())
     root = ti_add(tree, godot_mp, env.start ~= nil and env.start ~= base and rng(ctx, env.start, stop) or whole)
-    if env.header then env.header(root) end
+    if env.header then show_header(ctx, root, env.header, env) end
     ti_generated(ti_add(root, MF.protocol, whole, proto.name))
   end
   msg.root, ctx.root = root, root
@@ -1014,8 +1016,8 @@ local function route(env)
 end
 
 -- one record for the statistics (stats.lua): the message as godot-dissect stats counts it
+-- (callers test MP.count first: without the statistics there is nothing to count, and no call)
 local function count(pinfo, env, kind, r, app_bytes) -- r: a message's resolution (its memo), or nil
-  if MP.count == nil then return end
   local sender, receiver, relayed = route(env)
   local name
   if r and (kind == "rpc" or kind == "rset") then
@@ -1097,7 +1099,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     local it = where:add(MF.error, rng(ctx, math.min(ctx.err_off, stop), stop), text)
     it:add_proto_expert_info(ME.malformed, text)
     add_info(pinfo, (prefix or "") .. "malformed: " .. ctx.err)
-    count(pinfo, env, "error", nil, stop - base)
+    if MP.count then count(pinfo, env, "error", nil, stop - base) end
     return
   end
   if msg.command == "CONFIRM_PATH" and st.confirm_form == nil and not frame_visited then
@@ -1146,7 +1148,7 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
     return
   end
   add_info(pinfo, text)
-  count(pinfo, env, msg.kind, memo, stop - base)
+  if MP.count then count(pinfo, env, msg.kind, memo, stop - base) end
 end
 
 -- Memos: what a message's first reading decided (the CONFIRM_PATH form hint, the names resolved from the
@@ -1220,7 +1222,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
     local text = sfmt("offset %d: %s", ctx.err_off or s, ctx.err or "bad peer message")
     root:add(MF.error, rng(ctx, s, e), text):add_proto_expert_info(ME.malformed, text)
     add_info(pinfo, "malformed: " .. text)
-    count(pinfo, env, "error", nil, e - s)
+    if MP.count then count(pinfo, env, "error", nil, e - s) end
     return nil
   end
   local name = command_name
@@ -1234,7 +1236,7 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   local text = name .. " " .. tostring(peer)
   root:append_text(": " .. text)
   add_info(pinfo, text)
-  count(pinfo, env, "peer", nil, e - s)
+  if MP.count then count(pinfo, env, "peer", nil, e - s) end
   scope.root, scope.name = root, name
   return scope
 end
@@ -1273,6 +1275,16 @@ end
 -- keeps it: a relayed packet gets a table of its own), every key named so that it is sized once
 local ENV3 = { major = 3, sender = nil, receiver = nil, sender_id = nil, target = nil, direction = nil,
                client_id = nil, channel = nil, transfer = nil, wire = nil, start = 0, header = false }
+
+-- the Godot 3 ENet peer header's item (in the packet's, first): `form` read again, into the tree
+show_header = function(ctx, root, form, env)
+  local channel = env.channel
+  local hrange = rng(ctx, 0, form.header_size)
+  local htree = ti_add(root, MF.peer_header, hrange)
+  read_items(ctx, form.items, 0, ctx.len, scope_new(nil), htree)
+  ti_generated(ti_add(htree, MF.channel, hrange, channel))
+  ti_generated(ti_add(htree, MF.channel_name, hrange, CHANNEL_NAMES[env.major][channel]))
+end
 local ENV4 = { major = 4, direction = nil, client_id = nil, direction_known = nil, channel = nil, transfer = nil,
                wire = nil, sender = nil, receiver = nil, sender_id = nil, receiver_id = nil }
 
@@ -1348,14 +1360,7 @@ payload = function(p, pinfo, tree, e, major, ctx, st, memo)
     env.sender, env.receiver, env.sender_id, env.target = src, dst, src, dst
     env.direction, env.client_id, env.channel, env.transfer, env.wire = e.direction, e.conv.client_id, p.channel,
                                                                         transfer, p.wire
-    env.header = not ctx.null and function(root)
-      local cname = CHANNEL_NAMES[major][p.channel]
-      local hrange = rng(ctx, 0, hsize)
-      local htree = ti_add(root, MF.peer_header, hrange)
-      read_items(ctx, form.items, 0, #p.data, scope_new(nil), htree)
-      ti_generated(ti_add(htree, MF.channel, hrange, p.channel))
-      ti_generated(ti_add(htree, MF.channel_name, hrange, cname))
-    end
+    env.header = not ctx.null and form -- (shown by show_header: a closure per packet was garbage per packet)
     packet(ctx, hsize, #p.data, tree, env, st, memo, pinfo)
     return
   end
@@ -1502,6 +1507,16 @@ local handed, mp_handle = nil, nil
 -- direction); `number`, `visited`: the frame's (read by enet.lua already: each Pinfo read is a call)
 -- (`len`: the tvb's length, what the dissector returns: tvb:len() is a call into Wireshark)
 local job = { list = nil, env = nil, top = nil, len = 0 }
+-- read the packets handed over (whether there was a job)
+local function run_job(pinfo)
+  local j = handed
+  handed = nil
+  if j == nil then return false end
+  local list, env, top = j.list, j.env, j.top
+  j.list, j.env, j.top, j.len = nil, nil, nil, nil
+  for i = 1, #list do MP.payload(list[i], pinfo, top, env) end
+  return true
+end
 local mp_call -- Dissector.call, looked up once (a method call looks it up through the metatable)
 MP.deliver = function(list, env, tvb, pinfo, top, enet_item, number, visited, len)
   job.list, job.env, job.top, job.len = list, env, top, len
@@ -1510,7 +1525,7 @@ MP.deliver = function(list, env, tvb, pinfo, top, enet_item, number, visited, le
   if top == NULL_ITEM then
     -- no tree, so no frame.protocols or io,phs to show the layer in: the call through the handle
     -- (a Tvb, a Pinfo, Lua's helper item) would cost without showing anything
-    godot_mp.dissector(tvb, pinfo, enet_item)
+    run_job(pinfo)
   else
     if mp_handle == nil then mp_handle, mp_call = Dissector.get("godot_mp"), Dissector.call end
     mp_call(mp_handle, tvb, pinfo, enet_item)
@@ -1521,12 +1536,8 @@ MP.deliver = function(list, env, tvb, pinfo, top, enet_item, number, visited, le
 end
 
 function godot_mp.dissector(tvb, pinfo, tree)
-  local job = handed
-  handed = nil
-  if job == nil then return 0 end -- not called by enet.lua (e.g. Decode As): nothing to read alone
-  local list, env, top, len = job.list, job.env, job.top, job.len
-  job.list, job.env, job.top, job.len = nil, nil, nil, nil
-  for i = 1, #list do MP.payload(list[i], pinfo, top, env) end
+  local len = job.len
+  if not run_job(pinfo) then return 0 end -- not called by enet.lua (e.g. Decode As): nothing to read alone
   return len or tvb:len()
 end
 
