@@ -6893,7 +6893,7 @@ godot_mp.experts = { ME.malformed, ME.unresolved }
 -- Wireshark's TreeItem methods, called as functions where the tree is Wireshark's (not NULL_ITEM):
 -- item:add(...) looks the method up through the userdata's metatable on every call
 local ti_add, ti_add_le, ti_generated, ti_hidden = TreeItem.add, TreeItem.add_le, TreeItem.set_generated, TreeItem.set_hidden
-local ti_append, ti_set_text = TreeItem.append_text, TreeItem.set_text
+local ti_append, ti_set_text, ti_set_len = TreeItem.append_text, TreeItem.set_text, TreeItem.set_len
 
 -- Reading ---------------------------------------------------------------------------------------------
 local MPFAIL = {}
@@ -7067,6 +7067,12 @@ READ.blob = function(ctx, it, pos, stop, scope, tree)
     if show_blob then show_blob(ctx, it, pos, e, scope, item) end
     return e
 end
+-- a Repeat's group: an item labelled "<Name> [i]" at pos (its length set once it is read)
+local LABELS = setmetatable({}, { __index = function(t, name) local l = label(name); t[name] = l; return l end })
+local function group_item(ctx, tree, field, pos, name, i)
+  if tree == NULL_ITEM then return NULL_ITEM end
+  return ti_add(tree, field, rng(ctx, pos, pos), "", sfmt("%s [%d]", LABELS[name], i))
+end
 READ["repeat"] = function(ctx, it, pos, stop, scope, tree)
     local groups = {}
     if it.count then
@@ -7079,19 +7085,19 @@ READ["repeat"] = function(ctx, it, pos, stop, scope, tree)
       end
       for i = 1, n do
         local g = scope_new(scope)
-        local sub = tree and tree:add(IF[it.name] or MF.arg, rng(ctx, pos, pos), "")
+        local sub = tree and group_item(ctx, tree, IF[it.name] or MF.arg, pos, it.name, i - 1)
         local p0 = pos
         pos = read_items(ctx, it.items, pos, stop, g, sub)
-        if sub then sub:set_len(pos - p0); sub:set_text(sfmt("%s [%d]", label(it.name), i - 1)) end
+        if sub and sub ~= NULL_ITEM then ti_set_len(sub, pos - p0) end
         groups[#groups + 1] = g
       end
     else
       while pos + it.more_than < stop do
         local g = scope_new(scope)
-        local sub = tree and tree:add(MF.arg, rng(ctx, pos, pos), "")
+        local sub = tree and group_item(ctx, tree, MF.arg, pos, it.name, #groups)
         local p0 = pos
         pos = read_items(ctx, it.items, pos, stop, g, sub)
-        if sub then sub:set_len(pos - p0); sub:set_text(sfmt("%s [%d]", label(it.name), #groups)) end
+        if sub and sub ~= NULL_ITEM then ti_set_len(sub, pos - p0) end
         groups[#groups + 1] = g
       end
     end
@@ -7241,6 +7247,10 @@ local function bits_get(b, v)
   return (v - v % lo) / lo % span
 end
 
+-- a little-endian signed Int's code by size (the compressed int's widths), made once
+local LE_SIGNED = {}
+for n = 1, 8 do LE_SIGNED[n] = { size = n, signed = true, le = true } end
+
 -- one compressed Variant (MultiplayerAPI::decode_and_decompress_variant)
 local function one_compressed(ctx, pos, e, tree, prefix)
   if e - pos < 1 then mfail(ctx, pos, "compressed Variant: needs 1 byte, 0 left") end
@@ -7252,25 +7262,23 @@ local function one_compressed(ctx, pos, e, tree, prefix)
   if t == bool_t.id then
     local v = bits_get(CV.bool_value_bits, meta) == 1
     local text = bool_t.name .. ": " .. tostring(v)
-    if tree then -- the value field is the item (as engine.lua shows a bool), its type a hidden field
-      local r = rng(ctx, pos, pos + 1)
-      tree:add(F.bool, r, v, (prefix or "") .. text):add(F.type, r, t):set_hidden()
+    if tree and tree ~= NULL_ITEM then -- the value field is the item (as engine.lua shows a bool), its type a
+      local r = rng(ctx, pos, pos + 1) -- hidden field (TreeItem's functions called as such: no method lookups)
+      ti_hidden(ti_add(ti_add(tree, F.bool, r, v, (prefix or "") .. text), F.type, r, t))
     end
     return pos + 1, text
   end
   if t == int_t.id then
-    local code = { size = 0, signed = true, le = true }
-    local c = CV.int_codes[bits_get(CV.mode_bits, meta)]
-    code.size = c.size
+    local code = LE_SIGNED[CV.int_codes[bits_get(CV.mode_bits, meta)].size]
     if e - pos - 1 < code.size then
       mfail(ctx, pos + 1, sfmt("compressed int (%d-bit): needs %d bytes, %d left", code.size * 8, code.size, e - pos - 1))
     end
     local v = code.size == 8 and Struct.unpack("<e", ctx.raw, pos + 2) or read_code(ctx.raw, pos + 1, code)
     local text = int_t.name .. ": " .. tostring(v)
-    if tree then
+    if tree and tree ~= NULL_ITEM then
       local whole = rng(ctx, pos, pos + 1 + code.size)
-      tree:add(F.int, whole, type(v) == "number" and Int64.new(v) or v, (prefix or "") .. text)
-        :add(F.type, whole, t):set_hidden()
+      ti_hidden(ti_add(ti_add(tree, F.int, whole, type(v) == "number" and Int64.new(v) or v, (prefix or "") .. text),
+                       F.type, whole, t))
     end
     return pos + 1 + code.size, text
   end
@@ -8195,7 +8203,8 @@ ws_payload = function(tvb, pinfo, tree, raw, c, sender, direction, wsb, ctx, st,
   local form = MS.ws3_header
   local scope = scope_new(nil)
   local hsize = form.min_size
-  local htree = tree:add(godot_mp, tvb(0, math.min(hsize, #raw)), "Godot 3 WebSocket multiplayer header")
+  local htree = NULL_ITEM -- (no tree: not even the TvbRange)
+  if tree ~= NULL_ITEM then htree = ti_add(tree, godot_mp, tvb(0, math.min(hsize, #raw)), "Godot 3 WebSocket multiplayer header") end
   ctx.base = 0
   local ok, err = pcall(read_form, ctx, form, #raw, 0, "WebSocket multiplayer header", 0, #raw, scope, htree)
   if not ok and err ~= MPFAIL then error(err, 0) end
@@ -8249,6 +8258,7 @@ local function run_job(pinfo)
   return true
 end
 local mp_call -- Dissector.call, looked up once (a method call looks it up through the metatable)
+local tvb_len = Tvb.len -- (likewise: tvb:len() is two calls into Wireshark, tvb_len(tvb) one)
 MP.deliver = function(list, env, tvb, pinfo, top, enet_item, number, visited, len)
   job.list, job.env, job.top, job.len = list, env, top, len
   frame_number, frame_visited = number, visited
@@ -8269,7 +8279,7 @@ end
 function godot_mp.dissector(tvb, pinfo, tree)
   local len = job.len
   if not run_job(pinfo) then return 0 end -- not called by enet.lua (e.g. Decode As): nothing to read alone
-  return len or tvb:len()
+  return len or tvb_len(tvb)
 end
 
 godot_mp:register_heuristic("ws", heur_ws_mp)
