@@ -657,11 +657,16 @@ local function norm_path(p)
 end
 
 local NODE_RPC_FLAG = MS.node_rpc_flag
-local rpc_pref, rpc_tables = nil, {}
+-- (the preference is read once a session, not per RPC: two calls into Wireshark; rpc_want is forgotten
+-- when the preferences change or a new session starts)
+local rpc_pref, rpc_tables, rpc_want, rpc_any = nil, {}, nil, false
+function godot_mp.prefs_changed() rpc_want = nil end
+function godot_mp.init() rpc_want = nil end
 local function rpc_candidates(path)
-  local want = tostring(godot_mp.prefs.rpc_names or "")
+  local want = rpc_want
+  if want == nil then want = tostring(godot_mp.prefs.rpc_names or ""); rpc_want = want end
   if want ~= rpc_pref then
-    rpc_pref, rpc_tables = want, {}
+    rpc_pref, rpc_tables, rpc_any = want, {}, false
     for entry in want:gmatch("[^;]+") do
       local node, list = entry:match("^%s*(.-)%s*=(.*)$")
       if node then
@@ -674,13 +679,14 @@ local function rpc_candidates(path)
         for i, name in ipairs(native) do t.ids[bor(i - 1, NODE_RPC_FLAG)] = name end
         for i, name in ipairs(script) do t.ids[i - 1] = name end
         local key = norm_path(node)
+        rpc_any = true
         rpc_tables[key] = rpc_tables[key] or {}
         local list_ = rpc_tables[key]
         list_[#list_ + 1] = t
       end
     end
   end
-  return path and rpc_tables[norm_path(path)] or nil
+  return path and rpc_any and rpc_tables[norm_path(path)] or nil
 end
 
 -- name, verified (true / false = no md5 in the capture); nil when unknown or the md5 differs
@@ -1382,6 +1388,7 @@ end
 
 -- WebSocket ------------------------------------------------------------------------------------------------
 local wsconvs = {}
+local tvb_raw = Tvb.raw
 local ws_msg_index = { number = -1, n = 0 }
 local WS3_SYS_ID
 for id, name in pairs(MS.ws3_header.items[1].values) do if name == "SYS_ID" then WS3_SYS_ID = id end end
@@ -1427,7 +1434,7 @@ local ws_payload
 local function heur_ws_mp(tvb, pinfo, given)
   enter(given)
   local tree = tree_of(given)
-  local raw = tvb:raw()
+  local raw = tvb_raw(tvb) -- (tvb:raw() is two calls into Wireshark: the method's lookup, and the call)
   if looks_like_text(raw) then return false end -- a text message (engine.lua)
   local c, sender = ws_conv(pinfo)
   if c.kind == nil then
@@ -1500,7 +1507,7 @@ end
 
 MP.reset = function()
   mstates, memos, wsconvs = {}, {}, {}
-  decoded, decoded_n = {}, 0
+  decoded, decoded_n, rpc_want = {}, 0, nil
   info_last = { number = -1, visited = false, text = "" }
   ws_msg_index = { number = -1, n = 0 }
 end
