@@ -3,6 +3,7 @@ interleaved rounds.
 
     python benchmarks/bench_lua.py [CAPTURE ...] [--rounds N] [--prefs 'godot.compact:TRUE' ...]
     python benchmarks/bench_lua.py --make-enet-load /tmp/enet-load.pcap [--copies 150]
+    python benchmarks/bench_lua.py --make-ws-load /tmp/ws-load.pcap [--copies 600]
 
 Without CAPTURE a load capture is made with real Godot 3.2.3 processes
 (``tools/captures/make_captures.py --load 25000``: 25,001 UDP game-state datagrams and 5,001 TCP
@@ -10,6 +11,10 @@ messages). ``--make-enet-load`` writes the second load capture, of another shape
 real Godot 3.2.3 ENet multiplayer capture (``captures/godot3-enet-multiplayer.pcapng``: RPCs and
 remote sets with Dictionary, Array, math and PoolByteArray arguments, fragments, relays) replayed
 ``--copies`` times, each copy a connection of its own (other client ports, later times).
+``--make-ws-load`` writes a third, Godot 4 SceneMultiplayer over WebSocket: the committed real
+capture (``captures/godot4-websocket-multiplayer.pcapng``: the HTTP upgrade, SIMPLIFY_PATH,
+CONFIRM_PATH, RPCs with compressed arguments of most types, a raw packet) replayed the same way, each
+copy a TCP connection of its own.
 
 Each round runs every configuration once, in turn (A B C D, A B C D, ...): ``tshark -V`` and plain
 ``tshark`` (the packet list), each without and with the dissector, their output read through a pipe.
@@ -33,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LUA = ROOT / "lua" / "godot.lua"
 ENET_SOURCE = ROOT / "captures" / "godot3-enet-multiplayer.pcapng"
+WS_SOURCE = ROOT / "captures" / "godot4-websocket-multiplayer.pcapng"
 TARGETS = {"-V": 3.0, "list": 2.0}
 
 
@@ -75,6 +81,33 @@ def make_enet_load(out: Path, copies: int) -> None:
                 w.writepkt(bytes(eth), ts=ts + i * span)
 
 
+def make_ws_load(out: Path, copies: int) -> None:
+    """The committed Godot 4 WebSocket multiplayer capture ``copies`` times: in copy i the client's port is
+    30000+i, so each copy is a new TCP connection (handshake, HTTP upgrade, WebSocket, multiplayer
+    conversation); each copy starts after the one before."""
+    import dpkt
+
+    with WS_SOURCE.open("rb") as f:
+        frames = [(ts, bytes(buf)) for ts, buf in dpkt.pcapng.Reader(f)]
+    span = frames[-1][0] - frames[0][0] + 1.0
+    ports = {tcp.dport for _, buf in frames if isinstance(tcp := dpkt.ethernet.Ethernet(buf).data.data, dpkt.tcp.TCP)
+             and tcp.flags & dpkt.tcp.TH_SYN and not tcp.flags & dpkt.tcp.TH_ACK}
+    server_port = ports.pop()  # (the port the client's SYN goes to)
+    with out.open("wb") as f:
+        w = dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB, nano=True)
+        for i in range(copies):
+            for ts, buf in frames:
+                eth = dpkt.ethernet.Ethernet(buf)
+                tcp = eth.data.data
+                if isinstance(tcp, dpkt.tcp.TCP):
+                    if tcp.sport != server_port:
+                        tcp.sport = 30000 + i
+                    if tcp.dport != server_port:
+                        tcp.dport = 30000 + i
+                    tcp.sum = 0
+                w.writepkt(bytes(eth), ts=ts + i * span)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("capture", nargs="*")
@@ -82,11 +115,17 @@ def main() -> None:
     ap.add_argument("--prefs", action="append", default=[],
                     help="extra configurations: a space-separated list of NAME:VALUE prefs, e.g. godot.compact:TRUE")
     ap.add_argument("--make-enet-load", type=Path, metavar="PCAP", help="write the ENet load capture and exit")
-    ap.add_argument("--copies", type=int, default=150)
+    ap.add_argument("--make-ws-load", type=Path, metavar="PCAP",
+                    help="write the WebSocket multiplayer load capture and exit")
+    ap.add_argument("--copies", type=int, help="copies of the source capture (150 for ENet, 600 for WebSocket)")
     args = ap.parse_args()
     if args.make_enet_load:
-        make_enet_load(args.make_enet_load, args.copies)
+        make_enet_load(args.make_enet_load, args.copies or 150)
         print(f"wrote {args.make_enet_load}")
+        return
+    if args.make_ws_load:
+        make_ws_load(args.make_ws_load, args.copies or 600)
+        print(f"wrote {args.make_ws_load}")
         return
     if shutil.which("tshark") is None:
         raise SystemExit("tshark is not installed (apt-get install tshark)")
