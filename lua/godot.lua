@@ -7838,12 +7838,41 @@ local function memo_of(frame, i)
   return m, false
 end
 
+-- Memos with names of their own are mostly alike: every `state` RPC of a game names the same node and
+-- method, so one table per message (kept per frame) was most of a long session's live heap (20 MB at
+-- 40k messages) and of the collector's work. A memo that holds only its hint and resolved names is kept
+-- once per content: later messages alike keep that one (read only from then on: later passes copy out
+-- of it). At most MEMO_INTERN_KEEP contents are looked up at a time; past that the lookup starts again
+-- (memos kept so far stay with their frames).
+local MEMO_INTERN_KEEP = 4096
+local interned, interned_n = {}, 0
+local intern_parts = {}
+local function interned_memo(m)
+  local parts = intern_parts
+  parts[1] = tostring(m.hint)
+  for j = 1, #RESOLVED_KEYS do
+    local x = m[RESOLVED_KEYS[j]]
+    -- (the type too: the number 5 and the string "5" are different names)
+    parts[2 * j], parts[2 * j + 1] = type(x), tostring(x)
+  end
+  local key = tconcat(parts, "\0")
+  local got = interned[key]
+  if got then return got end
+  if interned_n >= MEMO_INTERN_KEEP then interned, interned_n = {}, 0 end
+  interned[key], interned_n = m, interned_n + 1
+  return m
+end
+
 -- keep what the first reading of message i of the frame put in its memo
 local function memo_keep(frame, i, m)
-  if m.inner == nil and m.peer_id == nil and m.resolved ~= OWN_RESOLVED then
-    local hint = m.hint -- (nil when the reading never got to the packet: kept as false)
-    if hint == nil then hint = false end
-    m = shared_memo(hint, m.resolved or false, 1) -- (nothing of its own)
+  if m.inner == nil and m.peer_id == nil then
+    if m.resolved ~= OWN_RESOLVED then
+      local hint = m.hint -- (nil when the reading never got to the packet: kept as false)
+      if hint == nil then hint = false end
+      m = shared_memo(hint, m.resolved or false, 1) -- (nothing of its own)
+    elseif m.hint ~= nil then
+      m = interned_memo(m)
+    end
   end
   local cur = memos[frame]
   if cur == nil then
@@ -8106,6 +8135,7 @@ end
 
 MP.reset = function()
   mstates, memos, wsconvs = {}, {}, {}
+  interned, interned_n = {}, 0
   info_last = { number = -1, visited = false, text = "" }
   ws_msg_index = { number = -1, n = 0 }
 end

@@ -4,9 +4,10 @@ extends SceneTree
 # unreliable RPCs with a Dictionary argument (id, position, rotation, sequence; 8 per frame), every 25th
 # also a reliable chat RPC; the server answers each state with an unreliable world snapshot (a Dictionary
 # holding an Array of two player Dictionaries) and sets a remote property every 50th. Run the server, then
-# the client, with `dumpcap -i lo -f "udp port 47200" -w enet-session.pcapng` running:
-#   GDX_ROLE=server godot3-server -s tools/captures/godot3/enet_load.gd &
-#   GDX_ROLE=client godot3-server -s tools/captures/godot3/enet_load.gd
+# the client, from an empty folder (Godot writes logs/ there), with
+# `dumpcap -i lo -f "udp port 47200" -w enet-session.pcapng` running:
+#   GDX_ROLE=server godot3-server -s REPO/tools/captures/godot3/enet_load.gd &
+#   GDX_ROLE=client godot3-server -s REPO/tools/captures/godot3/enet_load.gd
 
 const PORT = 47200
 const STATES = 20000
