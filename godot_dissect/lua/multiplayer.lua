@@ -1111,24 +1111,31 @@ end
 -- method, so one table per message (kept per frame) was most of a long session's live heap (20 MB at
 -- 40k messages) and of the collector's work. A memo that holds only its hint and resolved names is kept
 -- once per content: later messages alike keep that one (read only from then on: later passes copy out
--- of it). At most MEMO_INTERN_KEEP contents are looked up at a time; past that the lookup starts again
--- (memos kept so far stay with their frames).
-local MEMO_INTERN_KEEP = 4096
+-- of it). The content is looked up through nested tables, a level per key (no key text made: making one
+-- of ten values cost more than the memo saved); at most MEMO_INTERN_KEEP contents are looked up at a
+-- time, past that the lookup starts again (memos kept so far stay with their frames).
+local MEMO_INTERN_KEEP = 1024
+local NIL = {} -- (a key's level for "no value")
 local interned, interned_n = {}, 0
-local intern_parts = {}
 local function interned_memo(m)
-  local parts = intern_parts
-  parts[1] = tostring(m.hint)
-  for j = 1, #RESOLVED_KEYS do
+  local level = interned[m.hint]
+  if level == nil then level = {}; interned[m.hint] = level end
+  for j = 1, #RESOLVED_KEYS - 1 do
     local x = m[RESOLVED_KEYS[j]]
-    -- (the type too: the number 5 and the string "5" are different names)
-    parts[2 * j], parts[2 * j + 1] = type(x), tostring(x)
+    if x == nil then x = NIL end
+    local nxt = level[x]
+    if nxt == nil then nxt = {}; level[x] = nxt end
+    level = nxt
   end
-  local key = tconcat(parts, "\0")
-  local got = interned[key]
+  local x = m[RESOLVED_KEYS[#RESOLVED_KEYS]]
+  if x == nil then x = NIL end
+  local got = level[x]
   if got then return got end
-  if interned_n >= MEMO_INTERN_KEEP then interned, interned_n = {}, 0 end
-  interned[key], interned_n = m, interned_n + 1
+  if interned_n >= MEMO_INTERN_KEEP then
+    interned, interned_n = {}, 0
+    return m
+  end
+  level[x], interned_n = m, interned_n + 1
   return m
 end
 
