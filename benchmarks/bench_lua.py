@@ -4,6 +4,7 @@ interleaved rounds.
     python benchmarks/bench_lua.py [CAPTURE ...] [--rounds N] [--prefs 'godot.compact:TRUE' ...]
     python benchmarks/bench_lua.py --make-enet-load /tmp/enet-load.pcap [--copies 150]
     python benchmarks/bench_lua.py --make-ws-load /tmp/ws-load.pcap [--copies 600]
+    python benchmarks/bench_lua.py --make-enet-session /tmp/enet-session.pcapng
 
 Without CAPTURE a load capture is made with real Godot 3.2.3 processes
 (``tools/captures/make_captures.py --load 25000``: 25,001 UDP game-state datagrams and 5,001 TCP
@@ -11,7 +12,10 @@ messages). ``--make-enet-load`` writes the second load capture, of another shape
 real Godot 3.2.3 ENet multiplayer capture (``captures/godot3-enet-multiplayer.pcapng``: RPCs and
 remote sets with Dictionary, Array, math and PoolByteArray arguments, fragments, relays) replayed
 ``--copies`` times, each copy a connection of its own (other client ports, later times).
-``--make-ws-load`` writes a third, Godot 4 SceneMultiplayer over WebSocket: the committed real
+``--make-enet-session`` captures a third shape from real Godot 3.2.3 processes: one long ENet session of steady
+game traffic (``tools/captures/godot3/enet_load.gd``: 20,000 unreliable RPCs with a Dictionary argument each way,
+reliable chat RPCs and remote sets; ~42,000 frames), on the loopback interface with dumpcap.
+``--make-ws-load`` writes another shape, Godot 4 SceneMultiplayer over WebSocket: the committed real
 capture (``captures/godot4-websocket-multiplayer.pcapng``: the HTTP upgrade, SIMPLIFY_PATH,
 CONFIRM_PATH, RPCs with compressed arguments of most types, a raw packet) replayed the same way, each
 copy a TCP connection of its own.
@@ -108,6 +112,32 @@ def make_ws_load(out: Path, copies: int) -> None:
                 w.writepkt(bytes(eth), ts=ts + i * span)
 
 
+def make_enet_session(out: Path) -> None:
+    """Capture tools/captures/godot3/enet_load.gd's session (a server and a client, real Godot 3.2.3) with dumpcap."""
+    import time
+
+    script = ROOT / "tools" / "captures" / "godot3" / "enet_load.gd"
+    port = next(line.split("=")[1].strip() for line in script.read_text().splitlines() if line.startswith("const PORT"))
+    work = Path(tempfile.mkdtemp())  # Godot writes its logs/ where it runs
+    cap = subprocess.Popen(["dumpcap", "-q", "-i", "lo", "-f", f"udp port {port}", "-w", str(out)],
+                           stderr=subprocess.DEVNULL)
+    time.sleep(2)  # (dumpcap is listening)
+    godot = ["godot3-server", "-s", str(script)]
+    server = subprocess.Popen(godot, cwd=work, env={**os.environ, "GDX_ROLE": "server"},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1)
+        subprocess.run(godot, cwd=work, env={**os.environ, "GDX_ROLE": "client"}, check=True, timeout=300,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server.wait(timeout=30)  # (it quits when the client has gone)
+        time.sleep(1)
+    finally:
+        server.kill()
+        cap.terminate()
+        cap.wait()
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("capture", nargs="*")
@@ -118,7 +148,13 @@ def main() -> None:
     ap.add_argument("--make-ws-load", type=Path, metavar="PCAP",
                     help="write the WebSocket multiplayer load capture and exit")
     ap.add_argument("--copies", type=int, help="copies of the source capture (150 for ENet, 600 for WebSocket)")
+    ap.add_argument("--make-enet-session", type=Path, metavar="PCAPNG",
+                    help="capture the ENet session of real Godot 3.2.3 processes and exit")
     args = ap.parse_args()
+    if args.make_enet_session:
+        make_enet_session(args.make_enet_session)
+        print(f"wrote {args.make_enet_session}")
+        return
     if args.make_enet_load:
         make_enet_load(args.make_enet_load, args.copies or 150)
         print(f"wrote {args.make_enet_load}")
