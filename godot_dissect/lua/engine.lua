@@ -394,7 +394,9 @@ local function cache(limit, fn)
   end })
 end
 
-local SMALL = cache(KEEP, tostring) -- decimal text of an integer (counts, ids, hit points)
+-- decimal text of an integer (counts, ids, hit points): "%d" prints integers as tostring's "%.14g" does,
+-- without its floating-point conversion
+local SMALL = cache(KEEP, function(v) return sfmt("%d", v) end)
 local FLOAT7 = cache(KEEP, function(v) return sfmt("%.7g", v) end)
 local FLOAT15 = cache(KEEP, function(v) return sfmt("%.15g", v) end)
 
@@ -674,7 +676,8 @@ local function rp_int(op, items)
 end
 
 local function rp_int64(op, items)
-  local value = Int64.new(unpack("<I4I4", RAW, op[6] + 1))
+  local low, high = unpack("<I4I4", RAW, op[6] + 1) -- (not Int64.new(unpack()): unpack returns a position too)
+  local value = Int64.new(low, high)
   leaf(items[op[2]], op[3], op[4], op[5], F_int, value, op[7] .. tostring(value), nil, op[8])
 end
 
