@@ -108,6 +108,12 @@ def test_one_byte_off_a_known_shape(dialect: str, tmp_path: Path) -> None:
     listed = _info_without_tree(pcap, *args)
     assert len(listed) == n
     assert listed == _info_with_tree(pcap, *args)
+    # each mutant read through (after a message of its length of another shape), with a tree
+    mutants = [m for base in _bases(dialect) for m in _mutants(base)]
+    after_other = tmp_path / "after_other.pcap"
+    _write_pairs(after_other, [_other_shape(len(m), dialect) for m in mutants], mutants)
+    read = _info_with_tree(after_other, *args)
+    assert [listed[f] for f in range(2, n + 1, 2)] == [read[f] for f in range(2, n + 1, 2)]
     py_errors = {r.frame for r in read_pcap(str(pcap), dialect=dialect, ports=[4242]) if r.kind == "error"}
     assert 100 < len(py_errors) < n // 2  # many mutants are malformed, many are not
     assert {f for f, info in listed.items() if info.startswith("Malformed")} == py_errors
