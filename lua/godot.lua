@@ -1380,7 +1380,7 @@ end
 local function plan_op(fn, tree, t, s, e, pos, pre, h)
   local p = SLOT[tree]
   if p == nil then REC_OK = false; return nil end
-  local op = { fn, p, t, s, e, pos, pre, h }
+  local op = { fn, p, t, s, e, pos, pre, h, false, false } -- (room for 10: no resize)
   NOPS = NOPS + 1
   OPS[NOPS] = op
   return op
@@ -2184,13 +2184,16 @@ local SHAPE_KEEP = 128 -- shapes kept (by dialect and length) before starting ag
 -- the longest run of a shape's bytes found at once: a run that is not where it should be is searched
 -- for in the rest of the message, at most (bytes left) x (its length) byte comparisons
 local SHAPE_RUN_MAX = 64
+-- the ops of all plans kept (each a table of ~220 bytes) before starting again: a plan has an op per item
+-- shown, and 128 long messages of many small Variants would otherwise keep ~15 MB for the collector to walk
+local PLAN_OPS_KEEP = 8192
 -- the shapes kept for the packet list and the plans kept for the tree (see "Plans"), each by dialect
 -- and length, with how many they hold (n)
 local SHAPES, PLANS, SHAPES_SERIAL = {}, {}, -1
 
 local function clear_kept(kept)
   for _, d in ipairs(DIALECT_LIST) do kept[d] = {} end
-  kept.n = 0
+  kept.n, kept.ops = 0, 0
 end
 
 forget_shapes = function()
@@ -2302,9 +2305,10 @@ show = function(tvb, base, raw, d, tree, prefix)
   local ok, used, text = pcall(variant, 0, 0, tree, prefix, nil)
   if REC then
     REC = false
-    if ok and REC_OK then
+    if ok and REC_OK and (not TREC or NOPS <= PLAN_OPS_KEEP) then
+      if TREC and kept.ops + NOPS > PLAN_OPS_KEEP then clear_kept(kept) end
       local sh = keep_shape(kept, raw, used, text)
-      if sh and TREC then sh.ops, sh.prefix = OPS, prefix end
+      if sh and TREC then sh.ops, sh.prefix, kept.ops = OPS, prefix, kept.ops + NOPS end
     end
     TREC, OPS, SLOT = false, nil, nil
   end
