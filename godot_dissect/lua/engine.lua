@@ -13,7 +13,8 @@
 -- strings (numbers, keys, math values, Dictionary summaries) in small memo tables (the collector
 -- walks all of them on every cycle), TreeItem methods are looked up once, and the message being read
 -- lives in upvalues rather than in a table. Without a tree, a message of a shape read before (the
--- same bytes but for numbers and ASCII text) gets that reading's answer (see "Shapes").
+-- same bytes but for numbers and ASCII text) gets that reading's answer (see "Shapes"); with one, it
+-- gets that showing's items again with its own values, nothing but the values read (see "Plans").
 
 -- Loaded twice (an installed copy in the plugin folder and `-X lua_script:`): Wireshark loads the
 -- plugin folder first; the copy loaded second steps aside without a word, so every message is
