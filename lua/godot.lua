@@ -16,7 +16,8 @@
 -- strings (numbers, keys, math values, Dictionary summaries) in small memo tables (the collector
 -- walks all of them on every cycle), TreeItem methods are looked up once, and the message being read
 -- lives in upvalues rather than in a table. Without a tree, a message of a shape read before (the
--- same bytes but for numbers and ASCII text) gets that reading's answer (see "Shapes").
+-- same bytes but for numbers and ASCII text) gets that reading's answer (see "Shapes"); with one, it
+-- gets that showing's items again with its own values, nothing but the values read (see "Plans").
 
 -- Loaded twice (an installed copy in the plugin folder and `-X lua_script:`): Wireshark loads the
 -- plugin folder first; the copy loaded second steps aside without a word, so every message is
@@ -1151,7 +1152,9 @@ local function cache(limit, fn)
   end })
 end
 
-local SMALL = cache(KEEP, tostring) -- decimal text of an integer (counts, ids, hit points)
+-- decimal text of an integer (counts, ids, hit points): "%d" prints integers as tostring's "%.14g" does,
+-- without its floating-point conversion
+local SMALL = cache(KEEP, function(v) return sfmt("%d", v) end)
 local FLOAT7 = cache(KEEP, function(v) return sfmt("%.7g", v) end)
 local FLOAT15 = cache(KEEP, function(v) return sfmt("%.15g", v) end)
 
@@ -1223,11 +1226,16 @@ local SERIAL = 0 -- counts the messages shown (see leaf())
 -- recording a shape (see "Shapes" below): the spans of bytes check() lets vary, as flat triples
 -- (start, end, whether they must be ASCII without NUL), in the order check() steps over them
 local REC, REC_OK, SPANS, NSPAN = false, false, {}, 0
+-- recording a plan (see "Plans" below): the items shown, as ops in the order they were added, and the
+-- op (slot) that added each TreeItem, for its children's ops
+local TREC, OPS, NOPS, SLOT = false, nil, 0, nil
 
 local function begin(raw, stop, d, ck)
   RAW, STOP, D, TYPES, UTF8 = raw, stop, d, d.types, d.strict and decode_strict or decode_godot3
   CK, CANON, ERR_OFF, ERR_MSG, NOTED = ck, true, false, false, false
 end
+
+local SCAN = "[%z\128-\255]" -- a byte that may need UTF-8 checking (NUL, BOM, non-ASCII)
 
 local FAIL = {} -- the error object of a malformed message (anything else is a bug and is re-raised)
 
@@ -1361,14 +1369,43 @@ local function leaf(tree, t, s, e, field, value, label, key, h)
   return item
 end
 
+-- Plans. With a tree, a message of a shape shown before (see "Shapes": the same bytes but for numbers
+-- and ASCII text) adds the same items in the same order, only with other values: showing a message
+-- records its items as ops, and the next message of its shape replays them, reading just the values
+-- (no Variant header, key, count or summary read again; a container's item made with its final label).
+-- An op: { replay function, its parent's slot (the op that added it; 0: the tree given), type, start,
+-- end, where the value starts, label prefix, header, ... }; it calls head() and leaf() as the reader
+-- does, so its items are the reader's. Planned: Dictionaries and Arrays without types, nil, bool,
+-- numbers, Strings and math types, not shown under a key that is a Variant of its own; anything else
+-- shown leaves the message without a plan.
+local function plan_op(fn, tree, t, s, e, pos, pre, h)
+  local p = SLOT[tree]
+  if p == nil then REC_OK = false; return nil end
+  local op = { fn, p, t, s, e, pos, pre, h, false, false } -- (room for 10: no resize)
+  NOPS = NOPS + 1
+  OPS[NOPS] = op
+  return op
+end
+
 -- One reader per layout kind: R[kind](t, pos, h, s, depth, tree, prefix, key) checks the value at
 -- `pos` (its header, `h`, starts at `s`) and returns the position after it; given a tree it shows it
 -- there (`prefix` leads the label, `key` is what it is the value of) and returns its text too.
 local R = {}
 
+local function rp_empty(op, items) head(items[op[2]], op[3], op[4], op[5], op[7], nil, op[8]) end
+
 R.empty = function(t, pos, h, s, depth, tree, prefix, key)
-  if tree then head(tree, t, s, pos, prefix .. t.name, key, h) end
+  if tree then
+    if TREC then plan_op(rp_empty, tree, t, s, pos, pos, prefix .. t.name, h) end
+    head(tree, t, s, pos, prefix .. t.name, key, h)
+  end
   return pos, t.name
+end
+
+local function rp_bool(op, items)
+  local t = op[3]
+  local v = unpack("<I4", RAW, op[6] + 1)
+  leaf(items[op[2]], t, op[4], op[5], F_bool, v ~= 0, op[7] .. (v ~= 0 and t.text_true or t.text_false), nil, op[8])
 end
 
 R.bool = function(t, pos, h, s, depth, tree, prefix, key)
@@ -1377,6 +1414,10 @@ R.bool = function(t, pos, h, s, depth, tree, prefix, key)
   if CK and v > 1 then CANON = false end
   if not tree then return pos + 4 end
   local text = v ~= 0 and t.text_true or t.text_false
+  if TREC then
+    vary(pos, pos + 4, false)
+    plan_op(rp_bool, tree, t, s, pos + 4, pos, prefix, h)
+  end
   if DETAILS then
     local item, range = head(tree, t, s, pos + 4, prefix .. text, key, h)
     add(item, F_bool, range, v ~= 0)
@@ -1386,12 +1427,36 @@ R.bool = function(t, pos, h, s, depth, tree, prefix, key)
   return pos + 4, text
 end
 
+local function rp_int(op, items)
+  local t = op[3]
+  local v = unpack(t.nfmt, RAW, op[6] + 1)
+  leaf(items[op[2]], t, op[4], op[5], F_int, INT64[v], op[7] .. SMALL[v], nil, op[8])
+end
+
+local function rp_int64(op, items)
+  local low, high = unpack("<I4I4", RAW, op[6] + 1) -- (not Int64.new(unpack()): unpack returns a position too)
+  local value = Int64.new(low, high)
+  leaf(items[op[2]], op[3], op[4], op[5], F_int, value, op[7] .. tostring(value), nil, op[8])
+end
+
+local function rp_float(op, items) -- op[9]: 64-bit
+  local t, wide = op[3], op[9]
+  local v = unpack(wide and t.wfmt or t.nfmt, RAW, op[6] + 1)
+  leaf(items[op[2]], t, op[4], op[5], F_float, v, op[7] .. fmt_float(v, not wide), nil, op[8])
+end
+
 R.number = function(t, pos, h, s, depth, tree, prefix, key)
   local wide = h >= 65536 and has(h, FLAG64)
   local size = wide and t.wsize or t.nsize
   if STOP - pos < size then need(pos, size, wide and t.wname or t.nname) end
   local e = pos + size
   if not tree then return e end
+  if TREC then
+    vary(pos, e, false)
+    local op = plan_op(not t.is_int and rp_float or wide and rp_int64 or rp_int, tree, t, s, e, pos,
+                       prefix .. t.colon, h)
+    if op then op[9] = wide end
+  end
   local field, value, text
   if not t.is_int then
     value = unpack(wide and t.wfmt or t.nfmt, RAW, pos + 1)
@@ -1413,9 +1478,28 @@ R.number = function(t, pos, h, s, depth, tree, prefix, key)
   return e, text
 end
 
+local function rp_string(op, items) -- op[9]: the String's end, or its text when it is not plain ASCII
+  local str = op[9]
+  if str == true then str = ssub(RAW, op[6] + 5, op[10]) end
+  leaf(items[op[2]], op[3], op[4], op[5], F_string, str, op[7] .. QUOTED[str], nil, op[8])
+end
+
 R.string = function(t, pos, h, s, depth, tree, prefix, key)
-  local str, np = read_string(pos, t.name)
+  local str, np, n = read_string(pos, t.name)
   if not tree then return np end
+  if TREC then
+    local op = plan_op(rp_string, tree, t, s, np, pos, prefix .. t.colon, h)
+    if op then
+      -- plain ASCII without NUL reads as itself in every dialect (a shape keeps it plain ASCII)
+      local q = n > 0 and sfind(RAW, SCAN, pos + 5)
+      if n > 0 and not (q and q <= pos + 4 + n) then
+        vary(pos + 4, pos + 4 + n, true)
+        op[9], op[10] = true, pos + 4 + n
+      else
+        op[9] = str
+      end
+    end
+  end
   local text = t.colon .. QUOTED[str]
   if DETAILS then
     local item, range = head(tree, t, s, np, prefix .. text, key, h)
@@ -1440,18 +1524,34 @@ local function struct_text(t, bytes, fmt, wide)
   return text
 end
 
+-- a math value's label text, and for its components: their bytes, format and whether they are float32
+local function struct_label(t, pos, size, wide)
+  local fmt = wide and t.wfmt or t.nfmt
+  -- a single-precision build reads 64-bit components into float32 (the engine's C cast)
+  local single = wide and not D.real_double
+  local bytes = ssub(RAW, pos + 1, pos + size)
+  if single then bytes, fmt = Struct.pack(t.nfmt, unpack(fmt, bytes)), t.nfmt end
+  return struct_text(t, bytes, fmt, wide and not single), bytes, fmt, single
+end
+
+-- (op[9]: 64-bit)
+local function rp_struct(op, items)
+  local t, pos, e = op[3], op[6], op[5]
+  head(items[op[2]], t, op[4], e, op[7] .. struct_label(t, pos, e - pos, op[9]), nil, op[8])
+end
+
 R.struct = function(t, pos, h, s, depth, tree, prefix, key)
   local wide = t.real and h >= 65536 and has(h, FLAG64)
   local size = wide and t.wsize or t.nsize
   if STOP - pos < size then need(pos, size, t.name .. (wide and " (64-bit)" or "")) end
   if CK and t.real and wide ~= D.real_double then CANON = false end
   if not tree then return pos + size end
-  local fmt = wide and t.wfmt or t.nfmt
-  -- a single-precision build reads 64-bit components into float32 (the engine's C cast)
-  local single = wide and not D.real_double
-  local bytes = ssub(RAW, pos + 1, pos + size)
-  if single then bytes, fmt = Struct.pack(t.nfmt, unpack(fmt, bytes)), t.nfmt end
-  local text = struct_text(t, bytes, fmt, wide and not single)
+  if TREC then
+    vary(pos, pos + size, false)
+    local op = plan_op(rp_struct, tree, t, s, pos + size, pos, prefix, h)
+    if op then op[9] = wide end
+  end
+  local text, bytes, fmt, single = struct_label(t, pos, size, wide)
   local item = head(tree, t, s, pos + size, prefix .. text, key, h)
   if DETAILS then
     local vals = { unpack(fmt, bytes) }
@@ -1664,6 +1764,7 @@ end
 local function too_deep(item, s, e)
   if not NOTED and DEPTH_NOTED then
     NOTED = true
+    REC_OK = false -- (not planned)
     add_expert(item, E.depth, rg(s, e),
                sfmt("nesting deeper than %d levels is not shown (preference godot.max_depth)", MAX_SHOWN))
   end
@@ -1752,6 +1853,15 @@ local function summary_text(node)
   return text
 end
 
+-- (op[9]: the item's length, op[10]: the count shown, false in the compact tree)
+local function rp_container(op, items, i)
+  local item, range = head(items[op[2]], op[3], op[4], op[5], op[7], nil, op[8])
+  local n = op[10]
+  if n then add(item, F_count, range, n) end
+  set_len(item, op[9])
+  items[i] = item
+end
+
 R.container = function(t, pos, h, s, depth, tree, prefix, key)
   local raw = RAW
   local pairs_ = t.pairs
@@ -1780,7 +1890,7 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
   local n = word % (t.count_mask + 1)
   if CK and n ~= word then CANON = false end
   pos = pos + 4
-  local item, range, sub, tname, node
+  local item, range, sub, tname, node, op
   if tree then
     tname = t.name
     if types then
@@ -1789,7 +1899,13 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
                                        or types.element.name) .. "]"
     end
     -- the item covers the header and the count until the end is known (set_len below); so does Count
-    item, range = head(tree, t, s, pos, prefix .. tname .. (pairs_ and " (incomplete)" or BRACKET[n]), key, h)
+    local label = prefix .. tname .. (pairs_ and " (incomplete)" or BRACKET[n])
+    item, range = head(tree, t, s, pos, label, key, h)
+    if TREC then
+      if types then REC_OK = false end
+      op = plan_op(rp_container, tree, t, s, pos, pos, label, h)
+      if op then SLOT[item], op[10] = NOPS, not COMPACT and n end
+    end
     if key then prefix = key.pre end -- a key that is a Variant of its own has its text now
     if types then show_types(item, types) end
     if not COMPACT then add(item, F_count, range, n) end
@@ -1882,11 +1998,14 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
   end
   if settled and CK then CANON = false end
   if not tree then return pos end
-  set_len(item, (pos < TLEN and pos or TLEN) - s)
+  local len = (pos < TLEN and pos or TLEN) - s
+  set_len(item, len)
+  if op then op[9] = len end
   if not pairs_ then return pos, tname .. BRACKET[n] end
   if n > 4 then node = summary_next(node, MORE) end
   local text = summary_text(node)
   set_text(item, prefix .. text)
+  if op then op[7] = prefix .. text end -- replayed: the item made with its final label
   return pos, text
 end
 
@@ -1946,6 +2065,7 @@ for _, d in ipairs(DIALECT_LIST) do
     -- for check(): the size after the header of a Variant whose size the header alone gives, and
     -- whether the 64-bit flag widens it
     local k = t.kind
+    t.planned = k == "container" or k == "number" or k == "struct" or k == "string" or k == "bool" or k == "empty"
     if k == "number" or k == "struct" then t.fixed, t.widens = t.nsize, k == "number" or t.real
     elseif k == "bool" then t.fixed, t.widens = 4, false
     elseif k == "empty" then t.fixed, t.widens = 0, false end
@@ -1961,6 +2081,7 @@ local function full(pos, depth, tree, prefix, key)
   if t == nil then fail(pos, sfmt("type id %d is not below %d (%s)", id, D.vmax, D.name)) end
   local h = id + 256 * (b1 + 256 * (b2 + 256 * b3))
   if CK and h >= 256 and band(h, 0xFFFFFF00 - t.allowed) ~= 0 then CANON = false end
+  if TREC and tree and (key or not t.planned) then REC_OK = false end
   return t.read(t, pos + 4, h, pos, depth, tree, prefix, key)
 end
 
@@ -1968,7 +2089,6 @@ end
 -- one function, without the readers' calls; anything else, and anything that does not look right,
 -- goes to full(), which reads it as before (and fails where the engine does). Most Variants of a
 -- message are checked this way: all of them without a tree, and the levels below the ones shown.
-local SCAN = "[%z\128-\255]" -- a byte that may need UTF-8 checking (NUL, BOM, non-ASCII)
 local check
 check = function(pos, depth)
   if depth > MAX_NESTING or STOP - pos < 4 then return full(pos, depth) end
@@ -2065,11 +2185,22 @@ local SHAPE_KEEP = 128 -- shapes kept (by dialect and length) before starting ag
 -- the longest run of a shape's bytes found at once: a run that is not where it should be is searched
 -- for in the rest of the message, at most (bytes left) x (its length) byte comparisons
 local SHAPE_RUN_MAX = 64
-local SHAPES, SHAPES_SERIAL, shapes_n = {}, -1, 0
+-- the ops of all plans kept (each a table of ~220 bytes) before starting again: a plan has an op per item
+-- shown, and 128 long messages of many small Variants would otherwise keep ~15 MB for the collector to walk
+local PLAN_OPS_KEEP = 8192
+-- the shapes kept for the packet list and the plans kept for the tree (see "Plans"), each by dialect
+-- and length, with how many they hold (n)
+local SHAPES, PLANS, SHAPES_SERIAL = {}, {}, -1
+
+local function clear_kept(kept)
+  for _, d in ipairs(DIALECT_LIST) do kept[d] = {} end
+  kept.n, kept.ops = 0, 0
+end
 
 forget_shapes = function()
-  SHAPES, SHAPES_SERIAL, shapes_n = {}, P.serial, 0
-  for _, d in ipairs(DIALECT_LIST) do SHAPES[d] = {} end
+  clear_kept(SHAPES)
+  clear_kept(PLANS)
+  SHAPES_SERIAL = P.serial
 end
 
 -- whether the message fits the shape: { start (1-based), bytes, start, bytes, ..., ascii = { start,
@@ -2087,7 +2218,7 @@ fits = function(raw, sh)
   return true
 end
 
-keep_shape = function(shapes, raw, used, text)
+keep_shape = function(kept, raw, used, text)
   local len = #raw
   local sh, ascii, at = { used = used, text = text }, {}, 0
   sh.ascii = ascii
@@ -2103,11 +2234,24 @@ keep_shape = function(shapes, raw, used, text)
     if is_ascii then ascii[#ascii + 1], ascii[#ascii + 2] = s + 1, e end
     at = e
   end
+  local shapes = kept[D]
   if shapes[len] == nil then
-    if shapes_n >= SHAPE_KEEP then forget_shapes(); shapes = SHAPES[D] end
-    shapes_n = shapes_n + 1
+    if kept.n >= SHAPE_KEEP then clear_kept(kept); shapes = kept[D] end
+    kept.n = kept.n + 1
   end
   shapes[len] = sh
+  return sh
+end
+
+-- the ops of a plan, replayed under `tree`: items[slot] holds the TreeItem each op adds for its children
+local ITEMS = {}
+local function replay(ops, tree)
+  local items = ITEMS
+  items[0] = tree
+  for i = 1, #ops do
+    local op = ops[i]
+    op[1](op, items, i)
+  end
 end
 
 variant = function(pos, depth, tree, prefix, key)
@@ -2128,13 +2272,24 @@ end
 -- A malformed message shows what was read before the error.
 show = function(tvb, base, raw, d, tree, prefix)
   SERIAL = SERIAL + 1
-  local len, shapes = #raw, nil
+  local len, kept = #raw, nil
+  if SHAPES_SERIAL ~= P.serial then forget_shapes() end
   if tree == NULL_ITEM then
     -- no tree: a message of a shape read before gives the same answer (see "Shapes")
-    if SHAPES_SERIAL ~= P.serial then forget_shapes() end
-    shapes = SHAPES[d]
-    local sh = shapes[len]
+    kept = SHAPES
+    local sh = SHAPES[d][len]
     if sh and fits(raw, sh) then return true, sh.used, sh.text end
+  elseif not P.details then
+    -- a tree: a message of a shape shown before adds that one's items (see "Plans")
+    kept = PLANS
+    local pl = PLANS[d][len]
+    if pl and pl.prefix == prefix and fits(raw, pl) then
+      RAW, TVB, BASE, TLEN, D = raw, tvb, base, len, d
+      COMPACT = P.compact
+      tree_methods(tree)
+      replay(pl.ops, tree)
+      return true, pl.used, pl.text
+    end
   end
   begin(raw, len, d, false)
   NULL_MODE = tree == NULL_ITEM
@@ -2142,15 +2297,21 @@ show = function(tvb, base, raw, d, tree, prefix)
   COMPACT, DETAILS, LIMIT, MAX_SHOWN = P.compact, P.details, NULL_MODE and 0 or P.packed_limit, P.max_depth
   DEPTH_NOTED = P.depth_noted
   tree_methods(tree)
-  if shapes and len <= SHAPE_MAX_BYTES then
+  if kept and len <= SHAPE_MAX_BYTES then
     local t = TYPES[sbyte(raw, 1)]
     REC = t ~= nil and t.kind == "container"
     REC_OK, NSPAN = true, 0
+    if REC and kept == PLANS then TREC, OPS, NOPS, SLOT = true, {}, 0, { [tree] = 0 } end
   end
   local ok, used, text = pcall(variant, 0, 0, tree, prefix, nil)
   if REC then
     REC = false
-    if ok and REC_OK then keep_shape(shapes, raw, used, text) end
+    if ok and REC_OK and (not TREC or NOPS <= PLAN_OPS_KEEP) then
+      if TREC and kept.ops + NOPS > PLAN_OPS_KEEP then clear_kept(kept) end
+      local sh = keep_shape(kept, raw, used, text)
+      if sh and TREC then sh.ops, sh.prefix, kept.ops = OPS, prefix, kept.ops + NOPS end
+    end
+    TREC, OPS, SLOT = false, nil, nil
   end
   if ok then return true, used, text end
   if used ~= FAIL then error(used, 0) end

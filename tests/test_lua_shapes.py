@@ -1,15 +1,17 @@
-"""The packet list (tshark without a tree) reuses what it found for a message of a shape it read before:
-messages of that shape with one byte changed, anywhere, must still be told apart. Real engine bytes
-(the committed Godot 3.2.3 game state and the Godot 4.6 Dictionaries and Arrays of a committed
-capture), each byte in turn set to 0x00, 0x41, 0x80, 0xFF and to itself + 1, each mutant after the
-message itself (so that the mutant meets its shape): the Info column without a tree equals the one
-with a tree, which reads every message through, and it says Malformed exactly where the Python
-reader reports an error."""
+"""The packet list (tshark without a tree) reuses what it found for a message of a shape it read before,
+and a tree replays the items of a message of a shape it showed before: messages of that shape with
+one byte changed, anywhere, must still be told apart. Real engine bytes (the committed Godot 3.2.3
+game state and the Godot 4.6 Dictionaries and Arrays of a committed capture), each byte in turn set
+to 0x00, 0x41, 0x80, 0xFF and to itself + 1, each mutant after the message itself (so that the mutant
+meets its shape): the Info column without a tree equals the one with a tree, the tree equals the one
+of the mutant read through (after a message of its length of another shape), and the Info column
+says Malformed exactly where the Python reader reports an error."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,31 @@ def _mutants(base: bytes) -> list[bytes]:
     for i in range(len(base)):
         for b in {0x00, 0x41, 0x80, 0xFF, (base[i] + 1) % 256} - {base[i]}:
             out.append(base[:i] + bytes([b]) + base[i + 1:])
+    return out
+
+
+def _other_shape(length: int, dialect: str) -> bytes:
+    """A valid message of `length` bytes of a shape no mutant has: an Array of one String of non-ASCII
+    text (kept byte for byte in a shape). The message after it, of the same length, is read through."""
+    m = encode(["é" * ((length - 16) // 2)], dialect)
+    assert len(m) == length
+    return m
+
+
+def _write_pairs(pcap: Path, firsts: list[bytes], mutants: list[bytes]) -> None:
+    w = _PcapWriter(str(pcap))
+    for first, m in zip(firsts, mutants, strict=True):
+        w.udp("127.0.0.1", 5000, "127.0.0.1", 4242, first)
+        w.udp("127.0.0.1", 5000, "127.0.0.1", 4242, m)
+    w.close()
+
+
+def _godot_pdml(pcap: Path, *args: str) -> dict[int, bytes]:
+    """frame number -> the godot protocol of that frame in ``-T pdml``, every field with its attributes."""
+    out = {}
+    root = ET.fromstring(tshark(pcap, "-T", "pdml", *args))
+    for number, packet in enumerate(root.iter("packet"), 1):
+        out[number] = b"".join(ET.tostring(p) for p in packet.findall("proto") if p.get("name") == "godot")
     return out
 
 
@@ -81,9 +108,35 @@ def test_one_byte_off_a_known_shape(dialect: str, tmp_path: Path) -> None:
     listed = _info_without_tree(pcap, *args)
     assert len(listed) == n
     assert listed == _info_with_tree(pcap, *args)
+    # each mutant read through (after a message of its length of another shape), with a tree
+    mutants = [m for base in _bases(dialect) for m in _mutants(base)]
+    after_other = tmp_path / "after_other.pcap"
+    _write_pairs(after_other, [_other_shape(len(m), dialect) for m in mutants], mutants)
+    read = _info_with_tree(after_other, *args)
+    assert [listed[f] for f in range(2, n + 1, 2)] == [read[f] for f in range(2, n + 1, 2)]
     py_errors = {r.frame for r in read_pcap(str(pcap), dialect=dialect, ports=[4242]) if r.kind == "error"}
     assert 100 < len(py_errors) < n // 2  # many mutants are malformed, many are not
     assert {f for f, info in listed.items() if info.startswith("Malformed")} == py_errors
+
+
+@pytest.mark.parametrize("dialect", ["godot3", "godot4"])
+def test_tree_of_a_known_shape(dialect: str, tmp_path: Path) -> None:
+    """Each mutant after its base (the tree of a known shape, replayed) has the tree, to every field,
+    position and hidden item, that it has after a message of another shape (read through)."""
+    mutants, bases = [], []
+    for base in _bases(dialect):
+        for m in _mutants(base):
+            mutants.append(m)
+            bases.append(base)
+    after_base, after_other = tmp_path / "after_base.pcap", tmp_path / "after_other.pcap"
+    _write_pairs(after_base, bases, mutants)
+    _write_pairs(after_other, [_other_shape(len(m), dialect) for m in mutants], mutants)
+    args = (*PORTS, "-o", f"godot.dialect:{dialect}")
+    replayed, read = _godot_pdml(after_base, *args), _godot_pdml(after_other, *args)
+    assert len(replayed) == len(read) == 2 * len(mutants)
+    assert all(read[f] for f in read)  # (every message shown)
+    different = [f for f in range(2, len(read) + 1, 2) if replayed[f] != read[f]]
+    assert different == [], (different[:5], replayed[different[0]][:2000], read[different[0]][:2000])
 
 
 def test_more_shapes_than_kept_and_long_messages(tmp_path: Path) -> None:
