@@ -6041,6 +6041,9 @@ local read_header = (function()
   return compiled("header", tconcat(lines, "\n"), sbyte)
 end)()
 local CHECK_OP = { ["!="] = "~=" }
+-- sizes and ids parse() reads per datagram, as upvalues
+local WORD_SIZE, SENT_TIME_SIZE, CMD_BYTE_SIZE = HW.size, ES.sent_time.size, CH.command.size
+local CMD_HEADER_SIZE, UNASSIGNED_PEER = ES.command_header_size, ES.unassigned_peer_id
 -- what parse() says about a command besides its values (field names are checked not to clash)
 local CMD_KEYS = { "def", "off", "size", "flags" }
 local DATA_KEYS = { "data_off", "data_len" } -- (data commands only)
@@ -6076,8 +6079,9 @@ for _, d in ipairs(ES.commands) do
                 or sfmt("(v[%q] %s v[%q])", r[1], r[2], r[3])
     conds[#conds + 1] = sfmt("v[%q] %s %s", k.left, CHECK_OP[k.op] or k.op, rhs)
   end
-  d.checks_pass = compiled(d.name .. " checks", "return function(v) return "
-    .. (#conds > 0 and tconcat(conds, " and ") or "true") .. " end")
+  -- (nil: the command has no checks, nothing to call)
+  d.checks_pass = #conds > 0 and compiled(d.name .. " checks", "return function(v) return "
+    .. tconcat(conds, " and ") .. " end") or nil
 end
 
 -- what a command byte says, by its value (the bit ranges worked out once, not per command)
@@ -6109,28 +6113,28 @@ local DG_RAW, DG_BODY = new_datagram(), new_datagram()
 -- into new tables of its own
 local function parse(raw, body, dg)
   local pooled = dg ~= nil
-  if pooled then
-    dg.n, dg.word, dg.peer_id, dg.session_id, dg.compressed, dg.has_sent_time, dg.header_size = 0, nil, nil, nil, nil, nil, nil
-    dg.sent_time, dg.buf, dg.base, dg.err, dg.err_off, dg.opaque, dg.padding = nil, nil, nil, nil, nil, nil, nil
+  if pooled then -- (the word, its bits and header_size are set below on every path)
+    dg.n, dg.sent_time, dg.buf, dg.base, dg.err, dg.err_off, dg.opaque, dg.padding = 0, nil, nil, nil, nil, nil, nil, nil
   else
     dg = new_datagram()
   end
   local n = #raw
-  if n < HW.size then
-    dg.err_off, dg.err = 0, sfmt("%d bytes: shorter than the %d-byte ENet header", n, HW.size)
+  if n < WORD_SIZE then
+    dg.word, dg.header_size = nil, nil
+    for i = 1, #HEADER do dg[HEADER[i].name] = nil end
+    dg.err_off, dg.err = 0, sfmt("%d bytes: shorter than the %d-byte ENet header", n, WORD_SIZE)
     return dg
   end
   local sent_time = read_header(dg, raw)
-  local pos = HW.size
-  dg.header_size = pos
+  local pos = WORD_SIZE
   local has_sent_time = dg.has_sent_time == 1
   if has_sent_time then
     if sent_time == nil then
-      dg.err_off, dg.err = pos, "header has the sent-time flag but the datagram ends before the sent time"
+      dg.header_size, dg.err_off, dg.err = pos, pos, "header has the sent-time flag but the datagram ends before the sent time"
       return dg
     end
     dg.sent_time = sent_time
-    pos = pos + ES.sent_time.size
+    pos = pos + SENT_TIME_SIZE
   end
   dg.header_size = pos
   -- the commands are read where they are: raw's bytes (datagram offset = index - 1), or the
@@ -6142,8 +6146,8 @@ local function parse(raw, body, dg)
     buf, base, p, stop = body, pos, 0, #body -- offsets stay datagram offsets (header + decompressed body), as in the Python parser
   end
   if p >= stop then dg.err_off, dg.err = pos, "no commands after the header (ENet never sends that)"; return dg end
-  local have_peer = dg.peer_id ~= ES.unassigned_peer_id
-  local chs = ES.command_header_size
+  local have_peer = dg.peer_id ~= UNASSIGNED_PEER
+  local chs = CMD_HEADER_SIZE
   local cmds, count = dg.commands, 0
   while p < stop do
     local at, left = base + p, stop - p
@@ -6169,14 +6173,14 @@ local function parse(raw, body, dg)
     local slot = pooled and POOL[count + 1]
     if slot then
       local t = slot[d]
-      v = d.read_values(buf, p + 1 + CH.command.size, t)
+      v = d.read_values(buf, p + 1 + CMD_BYTE_SIZE, t)
       if t == nil then slot[d] = v end
     else
-      v = d.read_values(buf, p + 1 + CH.command.size, nil)
+      v = d.read_values(buf, p + 1 + CMD_BYTE_SIZE, nil)
     end
     if d.needs_peer and not have_peer then
       dg.err_off, dg.err = at, sfmt("%s in a datagram from the unassigned peer id 0x%x: ENet accepts only CONNECT from it",
-                                    d.name, ES.unassigned_peer_id)
+                                    d.name, UNASSIGNED_PEER)
       break
     end
     if not d.needs_peer and have_peer then
@@ -6193,8 +6197,8 @@ local function parse(raw, body, dg)
       v.data_off, v.data_len = at + size, dn
       size = size + dn
     end
-    local bad = not d.checks_pass(v) and first_failure(d.checks, v)
-    if bad then dg.err_off, dg.err = at, d.name .. ": " .. bad; break end
+    local pass = d.checks_pass
+    if pass and not pass(v) then dg.err_off, dg.err = at, d.name .. ": " .. first_failure(d.checks, v); break end
     v.def, v.off, v.size, v.flags = d, at, size, byte - number
     count = count + 1
     cmds[count] = v
@@ -6619,9 +6623,11 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   -- the frame's length is shared by the data bytes of its data commands (duplicates too: their share is
   -- nobody's), as godot_dissect.enet.reassembly gives Record.wire_bytes
   local ndata, data_bytes = 0, 0
+  local info0 = ninfo -- (command i's part of the Info column is info[info0 + i])
   for i = 1, ncmds do
     local c = cmds[i]
     local d = c.def
+    info[info0 + i] = d.name
     if d.delivery then
       ndata, data_bytes = ndata + 1, data_bytes + c.data_len
     elseif d.greets then
@@ -6662,27 +6668,38 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     -- a frame whose data commands all got one decision keeps it bare (a shared constant for most frames:
     -- no table per frame), for every data command of the frame (a second datagram read in the same frame,
     -- e.g. inside an ICMP error, then shares it; with a list, its commands past the first's are decided)
-    if fresh then plan = {} elseif plan.what then uniform = plan end
+    if not fresh and plan.what then uniform = plan end
     weight = data_bytes > 0 and pinfo.len / data_bytes or 0
     deliveries = {}
   end
-  local now = nil -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only; read when a decision needs it)
+  -- first pass: the decisions so far, `one` while they are all the same, else `list` by command index
+  local one, list = nil, nil
+  local now = nil -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only; read when a fragment needs it)
+  if null and ndata == 0 then ncmds = 0 end -- (nothing to show or deliver: the Info parts are in place)
   for i = 1, ncmds do
     local c = cmds[i]
     local d = c.def
     local item, whole, drange = NULL_ITEM, nil, nil
     if not null then item, whole, drange = show_command(root, ctvb, c) end
-    ninfo = ninfo + 1
-    info[ninfo] = d.name
     if d.delivery then
       local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
-      -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if uniform then
-      elseif fresh or plan[i] == nil then
-        now = now or (fresh and pinfo.abs_ts or 0)
-        plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len)
+      local p = uniform
+      if p == nil then
+        -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
+        p = not fresh and plan[i] or nil
+        if p == nil then
+          if d.fragment_key and now == nil then now = fresh and pinfo.abs_ts or 0 end
+          p = decide(conv, dir, c, number, now, data, weight * c.data_len)
+          if not fresh then plan[i] = p
+          elseif list then list[i] = p
+          elseif one == nil then one = p
+          elseif p ~= one then -- the first decision that differs: the earlier ones by index
+            list = {}
+            for j = 1, i - 1 do if cmds[j].def.delivery then list[j] = one end end
+            list[i] = p
+          end
+        end
       end
-      local p = uniform or plan[i]
       if not null then ti_generated(ti_add(item, F_DELIVERY, whole, d.delivery)) end
       if p.evicted then -- groups given up to bound memory when this fragment came
         for _, why in ipairs(p.evicted) do
@@ -6696,7 +6713,7 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
           item:add(F_FRAGMENTS, whole, sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
             :set_generated()
         end
-        info[ninfo] = sfmt("%s %d/%d", d.name, p.got, p.count)
+        info[info0 + i] = sfmt("%s %d/%d", d.name, p.got, p.count)
       elseif p.what == "dropped" then
         item:add_proto_expert_info(EE.dropped, p.why)
       elseif p.what == "reassembled" then
@@ -6716,14 +6733,17 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
       end
     end
   end
+  ninfo = info0 + dg.n
   -- (a frame without data commands keeps nothing: it has nothing to decide again)
-  if ndata > 0 and not uniform then
-    local one, same = nil, true
-    for i = 1, ncmds do
+  if fresh then
+    if ndata > 0 then plans[number] = list or one end
+  elseif ndata > 0 and not uniform then
+    local first, same = nil, true
+    for i = 1, dg.n do
       local x = plan[i]
-      if x == nil then elseif one == nil then one = x elseif x ~= one then same = false; break end
+      if x == nil then elseif first == nil then first = x elseif x ~= first then same = false; break end
     end
-    plans[number] = same and one or plan
+    plans[number] = same and first or plan
   end
   if dg.err then
     local at = dg.err_off
