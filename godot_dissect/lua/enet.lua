@@ -196,7 +196,7 @@ local CHECK_OP = { ["!="] = "~=" }
 local WORD_SIZE, SENT_TIME_SIZE, CMD_BYTE_SIZE = HW.size, ES.sent_time.size, CH.command.size
 local CMD_HEADER_SIZE, UNASSIGNED_PEER = ES.command_header_size, ES.unassigned_peer_id
 -- what parse() says about a command besides its values (field names are checked not to clash)
-local CMD_KEYS = { "def", "off", "size", "flags" }
+local CMD_KEYS = { "off", "flags" } -- (and def, size: set when the table is made)
 local DATA_KEYS = { "data_off", "data_len" } -- (data commands only)
 local CMD_KEY_SET = {}
 for _, k in ipairs(CMD_KEYS) do CMD_KEY_SET[k] = true end
@@ -215,14 +215,15 @@ for _, d in ipairs(ES.commands) do
   end
   assert(at - 1 == n, "enet.lua: the fields of " .. d.name .. " do not fill its size")
   -- a new table names every key it will get in its constructor (nil: set later) so that Lua sizes it
-  -- once; a table given (parse's pool) has those keys already and is filled in place
-  local keys = {}
-  for i, f in ipairs(fields) do keys[i] = sfmt("[%q] = %s", f.name, sums[i]) end
+  -- once; a table given (parse's pool) has those keys already and is filled in place. Its def, and its
+  -- size but for a data command's, never change: set once, here
+  local keys = { "def = d", "size = " .. d.size }
+  for i, f in ipairs(fields) do keys[#keys + 1] = sfmt("[%q] = %s", f.name, sums[i]) end
   for _, k in ipairs(CMD_KEYS) do keys[#keys + 1] = k .. " = nil" end
   if d.data_length then for _, k in ipairs(DATA_KEYS) do keys[#keys + 1] = k .. " = nil" end end
-  d.read_values = compiled(d.name, sfmt("local sbyte = ...\nreturn function(buf, q, t)\nlocal %s = sbyte(buf, q, q + %d)\n"
+  d.read_values = compiled(d.name, sfmt("local sbyte, d = ...\nreturn function(buf, q, t)\nlocal %s = sbyte(buf, q, q + %d)\n"
     .. "if t == nil then return { %s } end\n%s = %s\nreturn t\nend", tconcat(locals, ", "), n - 1, tconcat(keys, ", "),
-    tconcat(names, ", "), tconcat(sums, ", ")), sbyte)
+    tconcat(names, ", "), tconcat(sums, ", ")), sbyte, d)
   local conds = {}
   for _, k in ipairs(d.checks) do
     local r = k.right
@@ -254,70 +255,84 @@ for i = 1, POOL_SLOTS do POOL[i] = {} end
 local function new_datagram()
   return { commands = {}, n = 0, word = nil, peer_id = nil, session_id = nil, compressed = nil,
            has_sent_time = nil, header_size = nil, sent_time = nil, buf = nil, base = nil, err = nil,
-           err_off = nil, opaque = nil, padding = nil }
+           err_off = nil, opaque = nil, padding = nil, dirty = nil }
 end
 
 -- the datagram a dissector reads, and its decompressed form
 local DG_RAW, DG_BODY = new_datagram(), new_datagram()
 
+-- a datagram whose commands are not read (malformed before them, or compressed): its err (if any)
+local function no_commands(dg, err_off, err)
+  dg.n, dg.buf, dg.base = 0, nil, nil
+  if err then dg.err_off, dg.err, dg.dirty = err_off, err, true end
+  return dg
+end
+
 -- parse(raw, body, dg): into dg (its previous datagram forgotten) and POOL's command tables; with no dg,
 -- into new tables of its own
 local function parse(raw, body, dg)
   local pooled = dg ~= nil
-  if pooled then -- (the word, its bits and header_size are set below on every path)
-    dg.n, dg.sent_time, dg.buf, dg.base, dg.err, dg.err_off, dg.opaque, dg.padding = 0, nil, nil, nil, nil, nil, nil, nil
-  else
+  if not pooled then
     dg = new_datagram()
+  elseif dg.dirty then -- (the keys only a malformed, compressed or padded datagram sets; the rest are set below on every path)
+    dg.err, dg.err_off, dg.opaque, dg.padding, dg.dirty = nil, nil, nil, nil, nil
   end
   local n = #raw
   if n < WORD_SIZE then
-    dg.word, dg.header_size = nil, nil
+    dg.word, dg.header_size, dg.sent_time = nil, nil, nil
     for i = 1, #HEADER do dg[HEADER[i].name] = nil end
-    dg.err_off, dg.err = 0, sfmt("%d bytes: shorter than the %d-byte ENet header", n, WORD_SIZE)
-    return dg
+    return no_commands(dg, 0, sfmt("%d bytes: shorter than the %d-byte ENet header", n, WORD_SIZE))
   end
   local sent_time = read_header(dg, raw)
   local pos = WORD_SIZE
   local has_sent_time = dg.has_sent_time == 1
   if has_sent_time then
     if sent_time == nil then
-      dg.header_size, dg.err_off, dg.err = pos, pos, "header has the sent-time flag but the datagram ends before the sent time"
-      return dg
+      dg.header_size, dg.sent_time = pos, nil
+      return no_commands(dg, pos, "header has the sent-time flag but the datagram ends before the sent time")
     end
     dg.sent_time = sent_time
     pos = pos + SENT_TIME_SIZE
+  else
+    dg.sent_time = nil
   end
   dg.header_size = pos
   -- the commands are read where they are: raw's bytes (datagram offset = index - 1), or the
   -- decompressed body's (datagram offset = header size + index - 1)
   local buf, base, p, stop = raw, 0, pos, n
   if dg.compressed == 1 then
-    if n == pos then dg.err_off, dg.err = pos, "compressed flag set but nothing follows the header"; return dg end
-    if body == nil then dg.opaque = true; return dg end
+    if n == pos then return no_commands(dg, pos, "compressed flag set but nothing follows the header") end
+    if body == nil then
+      no_commands(dg, nil, nil)
+      dg.opaque, dg.dirty = true, true
+      return dg
+    end
     buf, base, p, stop = body, pos, 0, #body -- offsets stay datagram offsets (header + decompressed body), as in the Python parser
   end
-  if p >= stop then dg.err_off, dg.err = pos, "no commands after the header (ENet never sends that)"; return dg end
+  if p >= stop then return no_commands(dg, pos, "no commands after the header (ENet never sends that)") end
   local have_peer = dg.peer_id ~= UNASSIGNED_PEER
   local chs = CMD_HEADER_SIZE
   local cmds, count = dg.commands, 0
+  local err_off, err, padding = nil, nil, nil
   while p < stop do
     local at, left = base + p, stop - p
     -- (zero bytes to the end of a decompressed body are the codec's padding, not a command)
     if left < chs then
-      if body ~= nil and not sfind(buf, "[^%z]", p + 1) then dg.padding = left; break end
-      dg.err_off, dg.err = at, sfmt("%d bytes left: too short for a command header (%d bytes)", left, chs)
+      if body ~= nil and not sfind(buf, "[^%z]", p + 1) then padding = left; break end
+      err_off, err = at, sfmt("%d bytes left: too short for a command header (%d bytes)", left, chs)
       break
     end
     local byte = sbyte(buf, p + 1)
     local number = NUMBER_OF[byte]
     local d = CMD_BY_NUMBER[number]
     if d == nil then
-      if body ~= nil and not sfind(buf, "[^%z]", p + 1) then dg.padding = left; break end
-      dg.err_off, dg.err = at, sfmt("unknown command number %d (command byte 0x%02x)", number, byte)
+      if body ~= nil and not sfind(buf, "[^%z]", p + 1) then padding = left; break end
+      err_off, err = at, sfmt("unknown command number %d (command byte 0x%02x)", number, byte)
       break
     end
-    if left < d.size then
-      dg.err_off, dg.err = at, sfmt("%s needs %d bytes, only %d left", d.name, d.size, left)
+    local size = d.size
+    if left < size then
+      err_off, err = at, sfmt("%s needs %d bytes, only %d left", d.name, size, left)
       break
     end
     local v
@@ -329,41 +344,45 @@ local function parse(raw, body, dg)
     else
       v = d.read_values(buf, p + 1 + CMD_BYTE_SIZE, nil)
     end
-    if d.needs_peer and not have_peer then
-      dg.err_off, dg.err = at, sfmt("%s in a datagram from the unassigned peer id 0x%x: ENet accepts only CONNECT from it",
-                                    d.name, UNASSIGNED_PEER)
+    if d.needs_peer then
+      if not have_peer then
+        err_off, err = at, sfmt("%s in a datagram from the unassigned peer id 0x%x: ENet accepts only CONNECT from it",
+                                d.name, UNASSIGNED_PEER)
+        break
+      end
+    elseif have_peer then
+      err_off, err = at, sfmt("%s from a peer that already has an id: ENet rejects it", d.name)
       break
     end
-    if not d.needs_peer and have_peer then
-      dg.err_off, dg.err = at, sfmt("%s from a peer that already has an id: ENet rejects it", d.name)
-      break
-    end
-    local size = d.size
     if d.data_length then
       local dn = v[d.data_length]
       if left < size + dn then
-        dg.err_off, dg.err = at, sfmt("%s claims %d data bytes, only %d left in the datagram", d.name, dn, left - size)
+        err_off, err = at, sfmt("%s claims %d data bytes, only %d left in the datagram", d.name, dn, left - size)
         break
       end
-      v.data_off, v.data_len = at + size, dn
       size = size + dn
+      v.data_off, v.data_len, v.size = at + d.size, dn, size
     end
     local pass = d.checks_pass
-    if pass and not pass(v) then dg.err_off, dg.err = at, d.name .. ": " .. first_failure(d.checks, v); break end
-    v.def, v.off, v.size, v.flags = d, at, size, byte - number
+    if pass and not pass(v) then err_off, err = at, d.name .. ": " .. first_failure(d.checks, v); break end
+    v.off, v.flags = at, byte - number
     count = count + 1
     cmds[count] = v
     p = p + size
     have_peer = true
     if ACK_OF[byte] and not has_sent_time then
-      dg.err_off = at
-      dg.err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
+      err_off = at
+      err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
       break
     end
   end
-  dg.n = count
-  if dg.err and body then dg.err = dg.err .. " (offset in the decompressed datagram)" end
-  dg.buf, dg.base = buf, base
+  dg.n, dg.buf, dg.base = count, buf, base
+  if err then
+    if body then err = err .. " (offset in the decompressed datagram)" end
+    dg.err_off, dg.err, dg.dirty = err_off, err, true
+  elseif padding then
+    dg.padding, dg.dirty = padding, true
+  end
   return dg
 end
 -- (for other code: a datagram of its own, not the dissector's reused tables)
@@ -747,8 +766,8 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     if ok and out then
       body = out
     else
-      dg0.err_off, dg0.err = dg0.header_size + (err_off or 0),
-        sfmt("compressed body could not be decoded as %s: %s", EP.compression, tostring(err or out))
+      dg0.err_off, dg0.err, dg0.dirty = dg0.header_size + (err_off or 0),
+        sfmt("compressed body could not be decoded as %s: %s", EP.compression, tostring(err or out)), true
     end
   end
   local dg = body and parse(raw, body, DG_BODY) or dg0
