@@ -829,6 +829,7 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   end
   -- what delivering needs, read only for a frame with data commands (44% of them in a game's traffic)
   local number, plan, fresh, uniform, dir, weight, deliveries = nil, nil, false, nil, nil, 0, nil
+  local ndelivered, dbuf, dbase = 0, dg.buf, dg.base
   if ndata > 0 then
     if visited == nil then visited = pinfo.visited end
     number = pinfo.number
@@ -852,7 +853,8 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     local item, whole, drange = NULL_ITEM, nil, nil
     if not null then item, whole, drange = show_command(root, ctvb, c) end
     if d.delivery then
-      local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
+      local at = c.data_off - dbase
+      local data = ssub(dbuf, at + 1, at + c.data_len)
       local p = uniform
       if p == nil then
         -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
@@ -892,14 +894,14 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
                                                                     p.count, #p.data, p.first))
         it:set_generated()
         it:add_proto_expert_info(EE.reassembled, sfmt("%d fragments reassembled: %d bytes", p.count, #p.data))
-        deliveries[#deliveries + 1] = { tvb = rtvb, range = rtvb(), data = p.data, channel = c.channel,
-                                        delivery = d.delivery, wire = p.wire, frame = number,
-                                        index = #deliveries + 1 }
+        ndelivered = ndelivered + 1
+        deliveries[ndelivered] = { tvb = rtvb, range = rtvb(), data = p.data, channel = c.channel,
+                                   delivery = d.delivery, wire = p.wire, frame = number, index = ndelivered }
       else
-        deliveries[#deliveries + 1] = { tvb = ctvb, range = null and NULL_ITEM or drange or ctvb(c.data_off, c.data_len),
-                                        off = c.data_off, data = data, channel = c.channel,
-                                        delivery = d.delivery, wire = weight * c.data_len, frame = number,
-                                        index = #deliveries + 1 }
+        ndelivered = ndelivered + 1
+        deliveries[ndelivered] = { tvb = ctvb, range = null and NULL_ITEM or drange or ctvb(c.data_off, c.data_len),
+                                   off = c.data_off, data = data, channel = c.channel, delivery = d.delivery,
+                                   wire = weight * c.data_len, frame = number, index = ndelivered }
       end
     end
   end
@@ -934,7 +936,7 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   -- the Protocol and Info columns: the multiplayer layer's when it reads the frame's packets (it
   -- replaces the columns), else ENet's (each column write is a few calls into Wireshark)
   local written = false
-  if deliveries and deliveries[1] and MP.deliver then
+  if ndelivered > 0 and MP.deliver then
     -- what the frame's packets share (one table per frame); each packet is message `index` of `frame`
     -- (set in its constructor: a key added later would make Lua rehash the packet's table)
     local env = { key = conv.mp_key, major = major, evidence = evidence,
