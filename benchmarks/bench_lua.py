@@ -3,6 +3,7 @@ interleaved rounds.
 
     python benchmarks/bench_lua.py [CAPTURE ...] [--rounds N] [--prefs 'godot.compact:TRUE' ...]
     python benchmarks/bench_lua.py --make-enet-load /tmp/enet-load.pcap [--copies 150]
+    python benchmarks/bench_lua.py --make-enet-session /tmp/enet-session.pcapng
 
 Without CAPTURE a load capture is made with real Godot 3.2.3 processes
 (``tools/captures/make_captures.py --load 25000``: 25,001 UDP game-state datagrams and 5,001 TCP
@@ -10,6 +11,9 @@ messages). ``--make-enet-load`` writes the second load capture, of another shape
 real Godot 3.2.3 ENet multiplayer capture (``captures/godot3-enet-multiplayer.pcapng``: RPCs and
 remote sets with Dictionary, Array, math and PoolByteArray arguments, fragments, relays) replayed
 ``--copies`` times, each copy a connection of its own (other client ports, later times).
+``--make-enet-session`` captures a third shape from real Godot 3.2.3 processes: one long ENet session of steady
+game traffic (``tools/captures/godot3/enet_load.gd``: 20,000 unreliable RPCs with a Dictionary argument each way,
+reliable chat RPCs and remote sets; ~42,000 frames), on the loopback interface with dumpcap.
 
 Each round runs every configuration once, in turn (A B C D, A B C D, ...): ``tshark -V`` and plain
 ``tshark`` (the packet list), each without and with the dissector, their output read through a pipe.
@@ -75,6 +79,32 @@ def make_enet_load(out: Path, copies: int) -> None:
                 w.writepkt(bytes(eth), ts=ts + i * span)
 
 
+def make_enet_session(out: Path) -> None:
+    """Capture tools/captures/godot3/enet_load.gd's session (a server and a client, real Godot 3.2.3) with dumpcap."""
+    import time
+
+    script = ROOT / "tools" / "captures" / "godot3" / "enet_load.gd"
+    port = next(line.split("=")[1].strip() for line in script.read_text().splitlines() if line.startswith("const PORT"))
+    work = Path(tempfile.mkdtemp())  # Godot writes its logs/ where it runs
+    cap = subprocess.Popen(["dumpcap", "-q", "-i", "lo", "-f", f"udp port {port}", "-w", str(out)],
+                           stderr=subprocess.DEVNULL)
+    time.sleep(2)  # (dumpcap is listening)
+    godot = ["godot3-server", "-s", str(script)]
+    server = subprocess.Popen(godot, cwd=work, env={**os.environ, "GDX_ROLE": "server"},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1)
+        subprocess.run(godot, cwd=work, env={**os.environ, "GDX_ROLE": "client"}, check=True, timeout=300,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server.wait(timeout=30)  # (it quits when the client has gone)
+        time.sleep(1)
+    finally:
+        server.kill()
+        cap.terminate()
+        cap.wait()
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("capture", nargs="*")
@@ -83,7 +113,13 @@ def main() -> None:
                     help="extra configurations: a space-separated list of NAME:VALUE prefs, e.g. godot.compact:TRUE")
     ap.add_argument("--make-enet-load", type=Path, metavar="PCAP", help="write the ENet load capture and exit")
     ap.add_argument("--copies", type=int, default=150)
+    ap.add_argument("--make-enet-session", type=Path, metavar="PCAPNG",
+                    help="capture the ENet session of real Godot 3.2.3 processes and exit")
     args = ap.parse_args()
+    if args.make_enet_session:
+        make_enet_session(args.make_enet_session)
+        print(f"wrote {args.make_enet_session}")
+        return
     if args.make_enet_load:
         make_enet_load(args.make_enet_load, args.copies)
         print(f"wrote {args.make_enet_load}")

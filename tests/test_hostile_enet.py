@@ -3,11 +3,15 @@ channel, per peer and across the capture, and every group a bound gives up is an
 
 from __future__ import annotations
 
+import struct
 import tracemalloc
+from pathlib import Path
 
 from godot_dissect.enet import build, parse_datagram
 from godot_dissect.enet.reassembly import EnetReassembler, FragmentBudget, Payload
 from godot_dissect.spec import enet as spec
+
+CAPTURES = Path(__file__).resolve().parent.parent / "captures"
 
 #: what a held fragment of a few bytes is charged: the data of one fragment at ENet's smallest MTU
 #: (an ENet sender never cuts a packet finer), here from the command and header sizes of the spec
@@ -425,3 +429,60 @@ def test_lua_plugin_keeps_little_per_message_of_a_long_session(tmp_path) -> None
         assert r.returncode == 0 and "Lua" not in r.stderr.replace("LUA_HEAP_KB", ""), r.stderr[-2000:]
         heap[commands] = int(re.search(r"LUA_HEAP_KB (\d+)", r.stderr).group(1))
     assert heap[128_000] - heap[32_000] < 1024, heap
+
+
+def _repeated_rpc_capture(copies: int, path) -> None:  # noqa: ANN001
+    """The committed Godot 3.2.3 ENet capture up to its first unsequenced RPC through a cached path id (frame 55:
+    Guest.move), then that datagram again `copies` times, each with the next unsequenced group (ENet delivers
+    each once): a game's steady RPCs, every one naming the same node and method."""
+    import dpkt
+
+    with open(CAPTURES / "godot3-enet-multiplayer.pcapng", "rb") as f:
+        frames = [(ts, bytes(buf)) for ts, buf in dpkt.pcapng.Reader(f)]
+    ts, buf = frames[54]
+    eth = dpkt.ethernet.Ethernet(buf)
+    payload = bytes(eth.data.data.data)
+    assert payload[2] & 0x0F == 9, "frame 55 is no longer a SEND_UNSEQUENCED"  # ENet command 9 after the 2-byte header
+    with open(path, "wb") as f:
+        w = dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB)
+        for t, b in frames[:54]:
+            w.writepkt(b, ts=t)
+        for i in range(copies):
+            eth.data.data.data = payload[:6] + struct.pack(">H", (2 + i) & 0xFFFF) + payload[8:]
+            eth.data.data.sum = 0
+            eth.data.len = 0  # (dpkt computes the lengths and the IP checksum again)
+            eth.data.sum = 0
+            w.writepkt(bytes(eth), ts=ts + i * 1e-3)
+
+
+def test_lua_plugin_keeps_one_memo_for_alike_messages(tmp_path) -> None:  # noqa: ANN001
+    """A message's memo (the names it resolved from the path cache, shown again on later passes) is kept once per
+    content: 16k alike RPCs leave the Lua heap (live, after a full collection at the end) little more than 4k
+    leave. One memo table per message made a long real session (40k RPCs) keep 20 MB, which Lua's collector walks
+    every cycle. The RPCs are read, named, each once (Info), in both runs."""
+    import re
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from godot_dissect.fuzz.harness import lua_script
+
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark not installed")
+    probe = tmp_path / "heap.lua"
+    probe.write_text('local t = Listener.new("frame")\n'
+                     'function t.draw() collectgarbage("collect"); collectgarbage("collect")\n'
+                     '  io.stderr:write(string.format("LUA_HEAP_KB %d\\n", collectgarbage("count"))) end\n')
+    heap = {}
+    for copies in (4_000, 16_000):
+        path = tmp_path / f"rpcs-{copies}.pcap"
+        _repeated_rpc_capture(copies, path)
+        r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-X", f"lua_script:{probe}",
+                            "-r", str(path), "-T", "fields", "-e", "_ws.col.Info"],
+                           capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0 and "Lua" not in r.stderr.replace("LUA_HEAP_KB", ""), r.stderr[-2000:]
+        infos = r.stdout.splitlines()
+        assert infos[54:] == ["RPC Main/World/Players/Guest.move(Vector3: (1.5, 0, -2), int: 1)"] * copies
+        heap[copies] = int(re.search(r"LUA_HEAP_KB (\d+)", r.stderr).group(1))
+    assert heap[16_000] - heap[4_000] < 1536, heap  # (a memo table per message: 3.2 MB; one per content: 0.6 MB)

@@ -22,11 +22,12 @@ def _to_int(x: float, scalar: Scalar) -> int:
 
 
 _INT = T.INT.layout.wide  # type: ignore[attr-defined]  # Variant's int is 64-bit
-_I32 = T.VECTOR2I.layout.component  # type: ignore[attr-defined]  # every Vector*i / Rect2i component
 
 
-def _ints(v: Any) -> list[int]:
-    return [_to_int(x, _I32) for x in v]
+def _ints(v: Any, t: T.TypeDef) -> list[int]:
+    """The float components of v as the integer components of type t (each type's own width, from its row)."""
+    component = t.layout.component  # type: ignore[attr-defined]
+    return [_to_int(x, component) for x in v]
 
 
 _CONVERT = {
@@ -38,10 +39,10 @@ _CONVERT = {
     "NODE_PATH": V.NodePath.parse,
     "VECTOR2": lambda v: V.Vector2(*v), "VECTOR3": lambda v: V.Vector3(*v),
     "VECTOR4": lambda v: V.Vector4(*v),
-    "VECTOR2I": lambda v: V.Vector2i(*_ints(v)), "VECTOR3I": lambda v: V.Vector3i(*_ints(v)),
-    "VECTOR4I": lambda v: V.Vector4i(*_ints(v)),
+    "VECTOR2I": lambda v: V.Vector2i(*_ints(v, T.VECTOR2I)), "VECTOR3I": lambda v: V.Vector3i(*_ints(v, T.VECTOR3I)),
+    "VECTOR4I": lambda v: V.Vector4i(*_ints(v, T.VECTOR4I)),
     "RECT2": lambda v: V.Rect2(V.Vector2(*v.position), V.Vector2(*v.size)),
-    "RECT2I": lambda v: V.Rect2i(V.Vector2i(*_ints(v.position)), V.Vector2i(*_ints(v.size))),
+    "RECT2I": lambda v: V.Rect2i(V.Vector2i(*_ints(v.position, T.RECT2I)), V.Vector2i(*_ints(v.size, T.RECT2I))),
 }
 
 

@@ -1107,12 +1107,48 @@ local function memo_of(frame, i)
   return m, false
 end
 
+-- Memos with names of their own are mostly alike: every `state` RPC of a game names the same node and
+-- method, so one table per message (kept per frame) was most of a long session's live heap (20 MB at
+-- 40k messages) and of the collector's work. A memo that holds only its hint and resolved names is kept
+-- once per content: later messages alike keep that one (read only from then on: later passes copy out
+-- of it). The content is looked up through nested tables, a level per key (no key text made: making one
+-- of ten values cost more than the memo saved); at most MEMO_INTERN_KEEP contents are looked up at a
+-- time, past that the lookup starts again (memos kept so far stay with their frames).
+local MEMO_INTERN_KEEP = 1024
+local NIL = {} -- (a key's level for "no value")
+local interned, interned_n = {}, 0
+local function interned_memo(m)
+  local level = interned[m.hint]
+  if level == nil then level = {}; interned[m.hint] = level end
+  for j = 1, #RESOLVED_KEYS - 1 do
+    local x = m[RESOLVED_KEYS[j]]
+    if x == nil then x = NIL end
+    local nxt = level[x]
+    if nxt == nil then nxt = {}; level[x] = nxt end
+    level = nxt
+  end
+  local x = m[RESOLVED_KEYS[#RESOLVED_KEYS]]
+  if x == nil then x = NIL end
+  local got = level[x]
+  if got then return got end
+  if interned_n >= MEMO_INTERN_KEEP then
+    interned, interned_n = {}, 0
+    return m
+  end
+  level[x], interned_n = m, interned_n + 1
+  return m
+end
+
 -- keep what the first reading of message i of the frame put in its memo
 local function memo_keep(frame, i, m)
-  if m.inner == nil and m.peer_id == nil and m.resolved ~= OWN_RESOLVED then
-    local hint = m.hint -- (nil when the reading never got to the packet: kept as false)
-    if hint == nil then hint = false end
-    m = shared_memo(hint, m.resolved or false, 1) -- (nothing of its own)
+  if m.inner == nil and m.peer_id == nil then
+    if m.resolved ~= OWN_RESOLVED then
+      local hint = m.hint -- (nil when the reading never got to the packet: kept as false)
+      if hint == nil then hint = false end
+      m = shared_memo(hint, m.resolved or false, 1) -- (nothing of its own)
+    elseif m.hint ~= nil then
+      m = interned_memo(m)
+    end
   end
   local cur = memos[frame]
   if cur == nil then
@@ -1375,6 +1411,7 @@ end
 
 MP.reset = function()
   mstates, memos, wsconvs = {}, {}, {}
+  interned, interned_n = {}, 0
   info_last = { number = -1, visited = false, text = "" }
   ws_msg_index = { number = -1, n = 0 }
 end
