@@ -6127,15 +6127,6 @@ local function read_enet_prefs()
 end
 
 -- Reading ---------------------------------------------------------------------------------------------
-local function read_int(raw, pos, size) -- big-endian, 1-based pos
-  if size == 1 then return sbyte(raw, pos) end
-  if size == 2 then local a, b = sbyte(raw, pos, pos + 1); return a * 256 + b end
-  if size == 4 then local a, b, c, d = sbyte(raw, pos, pos + 3); return ((a * 256 + b) * 256 + c) * 256 + d end
-  local v = 0
-  for i = 0, size - 1 do v = v * 256 + sbyte(raw, pos + i) end
-  return v
-end
-
 local OPS = {
   ["<"] = function(a, b) return a < b end, ["<="] = function(a, b) return a <= b end,
   [">"] = function(a, b) return a > b end, [">="] = function(a, b) return a >= b end,
@@ -6164,9 +6155,12 @@ local function first_failure(checks, v)
   return nil
 end
 
--- One datagram as ENet's receiver reads it: { peer_id, session_id, compressed, has_sent_time,
--- sent_time, header_size, commands = { {def, number, byte, channel, seq, values, off, size, data_off,
--- data_len} }, err_off, err }. `raw`: the bytes after the header when `body` (decompressed) is given.
+-- One datagram as ENet's receiver reads it: { word, peer_id, session_id, compressed, has_sent_time,
+-- sent_time, header_size, commands = { cmd, ... }, n (commands read), buf, base, err_off, err,
+-- opaque, padding }. A command is one table: its values by field name (channel, reliable_seq, the
+-- command's fields) and def, off, size, flags, data_off, data_len (datagram offsets; the data is
+-- buf's bytes data_off - base + 1 .. data_off - base + data_len). `body`: the decompressed bytes
+-- after the header, when the header says compressed.
 local HEADER = {}
 for _, b in ipairs(ES.header_bits) do HEADER[#HEADER + 1] = b end
 -- a bit range as Lua arithmetic (bit32's functions are C calls): the word over 2^shift, modulo 2^bits
@@ -6180,7 +6174,8 @@ local ACK_BIT
 for _, b in ipairs(ES.command_bits) do if b.name == "ack_requested" then ACK_BIT = b end end
 
 -- Readers built once at load from the spec (Lua source made from ES, then load()): a datagram costs
--- one string.byte call per command and straight-line arithmetic, not a walk of the field tables
+-- one string.byte call for its header and one per command and straight-line arithmetic, not a walk of
+-- the field tables
 local function compiled(name, src, ...)
   return assert(load(src, "=enet " .. name))(...)
 end
@@ -6189,36 +6184,56 @@ local function be_sum(first, n) -- Lua arithmetic of n big-endian bytes in local
   for i = first + 1, first + n - 1 do e = "(" .. e .. ") * 256 + b" .. i end
   return e
 end
-local set_header_bits = (function()
-  local lines = { "local floor = ...\nreturn function(dg, w)" }
+-- read_header(dg, raw): sets the word and its bits in dg; returns the sent time the bytes after the
+-- word would give (nil: the datagram ends before it). Called with at least the word's bytes.
+local read_header = (function()
+  local n = HW.size + ES.sent_time.size
+  local locals = {}
+  for i = 1, n do locals[i] = "b" .. i end
+  local lines = { "local sbyte = ...\nreturn function(dg, raw)",
+                  sfmt("local %s = sbyte(raw, 1, %d)", tconcat(locals, ", "), n),
+                  sfmt("local w = %s", be_sum(1, HW.size)), "dg.word = w" }
   -- (w - w % div) / div is floor(w / div) for the word's whole numbers, without a call of floor
   for _, b in ipairs(HEADER) do
     lines[#lines + 1] = sfmt("dg[%q] = (w - w %% %.17g) / %.17g %% %.17g", b.name, b.div, b.div, b.mod)
   end
-  lines[#lines + 1] = "end"
-  return compiled("header", tconcat(lines, "\n"), floor)
+  lines[#lines + 1] = sfmt("if b%d == nil then return nil end", n)
+  lines[#lines + 1] = sfmt("return %s\nend", be_sum(HW.size + 1, ES.sent_time.size))
+  return compiled("header", tconcat(lines, "\n"), sbyte)
 end)()
 local CHECK_OP = { ["!="] = "~=" }
--- A command is one table: what parse() says about it (these keys) and its values by field name, so
--- cmd.values is the command itself (a table fewer per command; field names are checked not to clash)
-local CMD_KEYS = { "def", "number", "byte", "values", "off", "at", "size", "data_off", "data_len", "flags" }
+-- sizes and ids parse() reads per datagram, as upvalues
+local WORD_SIZE, SENT_TIME_SIZE, CMD_BYTE_SIZE = HW.size, ES.sent_time.size, CH.command.size
+local CMD_HEADER_SIZE, UNASSIGNED_PEER = ES.command_header_size, ES.unassigned_peer_id
+-- what parse() says about a command besides its values (field names are checked not to clash)
+local CMD_KEYS = { "off", "flags" } -- (and def, size: set when the table is made)
+local DATA_KEYS = { "data_off", "data_len" } -- (data commands only)
 local CMD_KEY_SET = {}
 for _, k in ipairs(CMD_KEYS) do CMD_KEY_SET[k] = true end
+for _, k in ipairs(DATA_KEYS) do CMD_KEY_SET[k] = true end
 for _, d in ipairs(ES.commands) do
   -- the values after the command byte: channel, reliable_seq, then the command's fields
   local fields = { CH.channel, CH.reliable_seq }
   for _, f in ipairs(d.fields) do fields[#fields + 1] = f end
   local n = d.size - CH.command.size
-  local locals, keys, at = {}, {}, 1
+  local locals, names, sums, at = {}, {}, {}, 1
   for i = 1, n do locals[i] = "b" .. i end
   for _, f in ipairs(fields) do
     assert(not CMD_KEY_SET[f.name], "enet.lua: field " .. f.name .. " clashes with a command key")
-    keys[#keys + 1] = sfmt("[%q] = %s", f.name, be_sum(at, f.size)); at = at + f.size
+    names[#names + 1] = sfmt("t[%q]", f.name)
+    sums[#sums + 1] = be_sum(at, f.size); at = at + f.size
   end
   assert(at - 1 == n, "enet.lua: the fields of " .. d.name .. " do not fill its size")
-  for _, k in ipairs(CMD_KEYS) do keys[#keys + 1] = k .. " = nil" end -- (sizes the table: no rehash as they are set)
-  d.read_values = compiled(d.name, sfmt("local sbyte = ...\nreturn function(buf, q)\nlocal %s = sbyte(buf, q, q + %d)\n"
-    .. "return { %s }\nend", tconcat(locals, ", "), n - 1, tconcat(keys, ", ")), sbyte)
+  -- a new table names every key it will get in its constructor (nil: set later) so that Lua sizes it
+  -- once; a table given (parse's pool) has those keys already and is filled in place. Its def, and its
+  -- size but for a data command's, never change: set once, here
+  local keys = { "def = d", "size = " .. d.size }
+  for i, f in ipairs(fields) do keys[#keys + 1] = sfmt("[%q] = %s", f.name, sums[i]) end
+  for _, k in ipairs(CMD_KEYS) do keys[#keys + 1] = k .. " = nil" end
+  if d.data_length then for _, k in ipairs(DATA_KEYS) do keys[#keys + 1] = k .. " = nil" end end
+  d.read_values = compiled(d.name, sfmt("local sbyte, d = ...\nreturn function(buf, q, t)\nlocal %s = sbyte(buf, q, q + %d)\n"
+    .. "if t == nil then return { %s } end\n%s = %s\nreturn t\nend", tconcat(locals, ", "), n - 1, tconcat(keys, ", "),
+    tconcat(names, ", "), tconcat(sums, ", ")), sbyte, d)
   local conds = {}
   for _, k in ipairs(d.checks) do
     local r = k.right
@@ -6226,8 +6241,9 @@ for _, d in ipairs(ES.commands) do
                 or sfmt("(v[%q] %s v[%q])", r[1], r[2], r[3])
     conds[#conds + 1] = sfmt("v[%q] %s %s", k.left, CHECK_OP[k.op] or k.op, rhs)
   end
-  d.checks_pass = compiled(d.name .. " checks", "return function(v) return "
-    .. (#conds > 0 and tconcat(conds, " and ") or "true") .. " end")
+  -- (nil: the command has no checks, nothing to call)
+  d.checks_pass = #conds > 0 and compiled(d.name .. " checks", "return function(v) return "
+    .. tconcat(conds, " and ") .. " end") or nil
 end
 
 -- what a command byte says, by its value (the bit ranges worked out once, not per command)
@@ -6237,114 +6253,166 @@ for byte = 0, 255 do
   ACK_OF[byte] = ACK_BIT ~= nil and bits_of(ACK_BIT, byte) == 1
 end
 
-local function parse(raw, body)
-  -- the keys a datagram gets, named in the constructor (nil: nothing set) so that Lua sizes its table
-  -- once: each rehash while it grows is an allocation, and there is a datagram per frame
-  local dg = { commands = {}, word = nil, peer_id = nil, session_id = nil, compressed = nil, has_sent_time = nil,
-               header_size = nil, sent_time = nil, buf = nil, base = nil, err = nil, err_off = nil }
-  local n = #raw
-  if n < HW.size then
-    dg.err_off, dg.err = 0, sfmt("%d bytes: shorter than the %d-byte ENet header", n, HW.size)
-    return dg
+-- The tables of the datagram being read, reused from frame to frame: a table made per datagram and per
+-- command (and collected later) cost more than all the reading. A dissector's datagram (and
+-- looks_like_enet's) lives until the next one is parsed; nothing of it is kept (the decisions kept per
+-- frame and the packets handed on are tables of their own). POOL[i][def]: the table of the i-th command
+-- when it is a `def`; commands past POOL_SLOTS get new tables (a hostile datagram of many small
+-- commands then costs what it did, and the pool stays bounded: POOL_SLOTS tables per command kind).
+local POOL_SLOTS = ES.max_packet_commands
+local POOL = {}
+for i = 1, POOL_SLOTS do POOL[i] = {} end
+local function new_datagram()
+  return { commands = {}, n = 0, word = nil, peer_id = nil, session_id = nil, compressed = nil,
+           has_sent_time = nil, header_size = nil, sent_time = nil, buf = nil, base = nil, err = nil,
+           err_off = nil, opaque = nil, padding = nil, dirty = nil }
+end
+
+-- the datagram a dissector reads, and its decompressed form
+local DG_RAW, DG_BODY = new_datagram(), new_datagram()
+
+-- a datagram whose commands are not read (malformed before them, or compressed): its err (if any)
+local function no_commands(dg, err_off, err)
+  dg.n, dg.buf, dg.base = 0, nil, nil
+  if err then dg.err_off, dg.err, dg.dirty = err_off, err, true end
+  return dg
+end
+
+-- parse(raw, body, dg): into dg (its previous datagram forgotten) and POOL's command tables; with no dg,
+-- into new tables of its own
+local function parse(raw, body, dg)
+  local pooled = dg ~= nil
+  if not pooled then
+    dg = new_datagram()
+  elseif dg.dirty then -- (the keys only a malformed, compressed or padded datagram sets; the rest are set below on every path)
+    dg.err, dg.err_off, dg.opaque, dg.padding, dg.dirty = nil, nil, nil, nil, nil
   end
-  local w = read_int(raw, 1, HW.size)
-  dg.word = w
-  set_header_bits(dg, w)
-  local pos = HW.size
+  local n = #raw
+  if n < WORD_SIZE then
+    dg.word, dg.header_size, dg.sent_time = nil, nil, nil
+    for i = 1, #HEADER do dg[HEADER[i].name] = nil end
+    return no_commands(dg, 0, sfmt("%d bytes: shorter than the %d-byte ENet header", n, WORD_SIZE))
+  end
+  local sent_time = read_header(dg, raw)
+  local pos = WORD_SIZE
+  local has_sent_time = dg.has_sent_time == 1
+  if has_sent_time then
+    if sent_time == nil then
+      dg.header_size, dg.sent_time = pos, nil
+      return no_commands(dg, pos, "header has the sent-time flag but the datagram ends before the sent time")
+    end
+    dg.sent_time = sent_time
+    pos = pos + SENT_TIME_SIZE
+  else
+    dg.sent_time = nil
+  end
   dg.header_size = pos
-  if dg.has_sent_time == 1 then
-    if n < pos + ES.sent_time.size then
-      dg.err_off, dg.err = pos, "header has the sent-time flag but the datagram ends before the sent time"
+  -- the commands are read where they are: raw's bytes (datagram offset = index - 1), or the
+  -- decompressed body's (datagram offset = header size + index - 1)
+  local buf, base, p, stop = raw, 0, pos, n
+  if dg.compressed == 1 then
+    if n == pos then return no_commands(dg, pos, "compressed flag set but nothing follows the header") end
+    if body == nil then
+      no_commands(dg, nil, nil)
+      dg.opaque, dg.dirty = true, true
       return dg
     end
-    dg.sent_time = read_int(raw, pos + 1, ES.sent_time.size)
-    pos = pos + ES.sent_time.size
+    buf, base, p, stop = body, pos, 0, #body -- offsets stay datagram offsets (header + decompressed body), as in the Python parser
   end
-  dg.header_size = pos
-  local buf, base = ssub(raw, pos + 1), pos
-  if dg.compressed == 1 then
-    if buf == "" then dg.err_off, dg.err = pos, "compressed flag set but nothing follows the header"; return dg end
-    if body == nil then dg.opaque = true; return dg end
-    buf = body -- offsets stay datagram offsets (header + decompressed body), as in the Python parser
-  end
-  if buf == "" then dg.err_off, dg.err = pos, "no commands after the header (ENet never sends that)"; return dg end
-  local have_peer = dg.peer_id ~= ES.unassigned_peer_id
-  local p, stop = 0, #buf
-  local chs = ES.command_header_size
+  if p >= stop then return no_commands(dg, pos, "no commands after the header (ENet never sends that)") end
+  local have_peer = dg.peer_id ~= UNASSIGNED_PEER
+  local chs = CMD_HEADER_SIZE
+  local cmds, count = dg.commands, 0
+  local err_off, err, padding = nil, nil, nil
   while p < stop do
     local at, left = base + p, stop - p
-    local padding = body ~= nil and not ssub(buf, p + 1):find("[^%z]")
+    -- (zero bytes to the end of a decompressed body are the codec's padding, not a command)
     if left < chs then
-      if padding then dg.padding = left; break end
-      dg.err_off, dg.err = at, sfmt("%d bytes left: too short for a command header (%d bytes)", left, chs)
+      if body ~= nil and not sfind(buf, "[^%z]", p + 1) then padding = left; break end
+      err_off, err = at, sfmt("%d bytes left: too short for a command header (%d bytes)", left, chs)
       break
     end
     local byte = sbyte(buf, p + 1)
     local number = NUMBER_OF[byte]
     local d = CMD_BY_NUMBER[number]
     if d == nil then
-      if padding then dg.padding = left; break end
-      dg.err_off, dg.err = at, sfmt("unknown command number %d (command byte 0x%02x)", number, byte)
+      if body ~= nil and not sfind(buf, "[^%z]", p + 1) then padding = left; break end
+      err_off, err = at, sfmt("unknown command number %d (command byte 0x%02x)", number, byte)
       break
     end
-    if left < d.size then
-      dg.err_off, dg.err = at, sfmt("%s needs %d bytes, only %d left", d.name, d.size, left)
+    local size = d.size
+    if left < size then
+      err_off, err = at, sfmt("%s needs %d bytes, only %d left", d.name, size, left)
       break
     end
-    local v = d.read_values(buf, p + 1 + CH.command.size)
-    if d.needs_peer and not have_peer then
-      dg.err_off, dg.err = at, sfmt("%s in a datagram from the unassigned peer id 0x%x: ENet accepts only CONNECT from it",
-                                    d.name, ES.unassigned_peer_id)
-      break
+    local v
+    local slot = pooled and POOL[count + 1]
+    if slot then
+      local t = slot[d]
+      v = d.read_values(buf, p + 1 + CMD_BYTE_SIZE, t)
+      if t == nil then slot[d] = v end
+    else
+      v = d.read_values(buf, p + 1 + CMD_BYTE_SIZE, nil)
     end
-    if not d.needs_peer and have_peer then
-      dg.err_off, dg.err = at, sfmt("%s from a peer that already has an id: ENet rejects it", d.name)
-      break
-    end
-    local cmd = v
-    cmd.def, cmd.number, cmd.byte, cmd.values, cmd.off, cmd.at, cmd.size = d, number, byte, v, base + p, p, d.size
-    if d.data_length then
-      local dn = v[d.data_length]
-      if left < d.size + dn then
-        dg.err_off, dg.err = at, sfmt("%s claims %d data bytes, only %d left in the datagram", d.name, dn, left - d.size)
+    if d.needs_peer then
+      if not have_peer then
+        err_off, err = at, sfmt("%s in a datagram from the unassigned peer id 0x%x: ENet accepts only CONNECT from it",
+                                d.name, UNASSIGNED_PEER)
         break
       end
-      cmd.data_off, cmd.data_len = base + p + d.size, dn
-      cmd.size = d.size + dn
+    elseif have_peer then
+      err_off, err = at, sfmt("%s from a peer that already has an id: ENet rejects it", d.name)
+      break
     end
-    local bad = not d.checks_pass(v) and first_failure(d.checks, v)
-    if bad then dg.err_off, dg.err = at, d.name .. ": " .. bad; break end
-    cmd.flags = byte - number
-    dg.commands[#dg.commands + 1] = cmd
-    p = p + cmd.size
+    if d.data_length then
+      local dn = v[d.data_length]
+      if left < size + dn then
+        err_off, err = at, sfmt("%s claims %d data bytes, only %d left in the datagram", d.name, dn, left - size)
+        break
+      end
+      size = size + dn
+      v.data_off, v.data_len, v.size = at + d.size, dn, size
+    end
+    local pass = d.checks_pass
+    if pass and not pass(v) then err_off, err = at, d.name .. ": " .. first_failure(d.checks, v); break end
+    v.off, v.flags = at, byte - number
+    count = count + 1
+    cmds[count] = v
+    p = p + size
     have_peer = true
-    if ACK_OF[byte] and dg.has_sent_time ~= 1 then
-      dg.err_off = at
-      dg.err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
+    if ACK_OF[byte] and not has_sent_time then
+      err_off = at
+      err = d.name .. " asks for an acknowledgement but the header has no sent time: ENet ignores the rest of the datagram"
+      break
     end
-    if dg.err then break end
   end
-  if dg.err and body then dg.err = dg.err .. " (offset in the decompressed datagram)" end
-  dg.buf, dg.base = buf, base
+  dg.n, dg.buf, dg.base = count, buf, base
+  if err then
+    if body then err = err .. " (offset in the decompressed datagram)" end
+    dg.err_off, dg.err, dg.dirty = err_off, err, true
+  elseif padding then
+    dg.padding, dg.dirty = padding, true
+  end
   return dg
 end
-MP.enet_parse = parse
+-- (for other code: a datagram of its own, not the dissector's reused tables)
+MP.enet_parse = function(raw, body) return parse(raw, body, nil) end
 
 -- the detection rule of enet/detect.py looks_like_enet
 local function in_list(list, x) for i = 1, #list do if list[i] == x then return true end end return false end
 local function looks_like_enet(raw)
   if #raw < HW.size + ES.command_header_size then return false end
-  local dg = parse(raw, nil)
+  local dg = parse(raw, nil, DG_RAW)
   if dg.opaque and EP.compression ~= "none" then -- checked after decompressing with the hosts' codec
     local body = MP.decompress(EP.compression, ssub(raw, dg.header_size + 1), ES.max_mtu - dg.header_size)
     if body == nil then return false end
-    dg = parse(raw, body)
+    dg = parse(raw, body, DG_BODY)
   end
-  if dg.opaque or dg.err or #dg.commands == 0 or #dg.commands > ES.max_packet_commands then return false end
+  if dg.opaque or dg.err or dg.n == 0 or dg.n > ES.max_packet_commands then return false end
   local cmds = dg.commands
-  for i = 1, #cmds do
+  for i = 1, dg.n do
     local c = cmds[i]
-    local d, v = c.def, c.values
+    local d, v = c.def, c
     if not in_list(d.sent_flags, c.flags) then return false end
     if d.delivery == nil and d.name ~= "ACKNOWLEDGE" and v.channel ~= ES.control_channel then return false end
     if v.mtu and not (ES.min_mtu <= v.mtu and v.mtu <= ES.max_mtu and ES.min_window_size <= v.window_size
@@ -6553,7 +6621,7 @@ end
 -- `share`: the wire bytes of the frame that carried this command's data (stats.lua's wire_bytes); a
 -- reassembled packet's wire is the sum of its fragments' shares
 local function fragment(dir, cmd, frame, now, raw_data, share)
-  local d, v = cmd.def, cmd.values
+  local d, v = cmd.def, cmd
   local parts = {}
   for _, k in ipairs(d.fragment_key) do parts[#parts + 1] = tostring(v[k]) end
   local key = d.number .. ":" .. tconcat(parts, ":")
@@ -6615,7 +6683,7 @@ local function fragment(dir, cmd, frame, now, raw_data, share)
 end
 
 local function decide(conv, dir, cmd, frame, now, raw_data, share)
-  local d, v = cmd.def, cmd.values
+  local d, v = cmd.def, cmd
   if d.delivery == "reliable" then
     -- one window for all channels of a direction (SEEN_WINDOW, as the reader's)
     if not recent_add(dir.reliable, v.channel * 65536 + v.reliable_seq) then return DUPLICATE end
@@ -6636,33 +6704,43 @@ end
 -- item:add(...) looks the method up through the userdata's metatable on every call
 local ti_add, ti_generated, ti_append = TreeItem.add, TreeItem.set_generated, TreeItem.append_text
 
-local function show_command(ctree, ctvb, cmd)
-  if ctree == NULL_ITEM then return NULL_ITEM end -- no tree: nothing to show
-  local d, v = cmd.def, cmd.values
-  local whole = ctvb(cmd.off, cmd.size) -- the command's item and its generated fields share it
-  local r = cmd.size == d.size and whole or ctvb(cmd.off, d.size) -- its header
-  -- (the label given to add() is the item's text: the whole of it, one call less than add and append_text)
-  local label
-  if d.data_length then label = sfmt("%s ch %d seq %d, %d bytes", d.name, v.channel, v.reliable_seq, cmd.data_len)
-  else label = sfmt("%s ch %d seq %d", d.name, v.channel, v.reliable_seq) end
-  local item = ti_add(ctree, enet, whole, label)
-  local byte_range = r(0, CH.command.size)
-  for i = 1, #CMD_BITS do ti_add(item, CMD_BITS[i].f, byte_range) end -- (numeric loops: ipairs calls C per step)
-  ti_add(item, F_CHANNEL, r(CH.command.size, CH.channel.size))
-  ti_add(item, F_RELIABLE_SEQ, r(CH.command.size + CH.channel.size, CH.reliable_seq.size))
+-- each command kind's items after the command byte: field, offset in the command, length
+for _, d in ipairs(ES.commands) do
+  local fs, offs, lens = { F_CHANNEL, F_RELIABLE_SEQ }, { CH.command.size, CH.command.size + CH.channel.size },
+                         { CH.channel.size, CH.reliable_seq.size }
   local q = ES.command_header_size
-  local fields = d.fields
-  for i = 1, #fields do
-    local f = fields[i]
-    ti_add(item, EF[f.abbrev], r(q, f.size))
+  for _, f in ipairs(d.fields) do
+    fs[#fs + 1], offs[#offs + 1], lens[#lens + 1] = EF[f.abbrev], q, f.size
     q = q + f.size
   end
-  if cmd.data_len and cmd.data_len > 0 then ti_add(item, F_DATA, ctvb(cmd.data_off, cmd.data_len)) end
-  if v.channel_count then
-    local major = ES.godot_major_by_channel_count[v.channel_count]
-    if major then ti_generated(ti_add(item, F_GODOT, r, major)) end
+  d.item_fields, d.item_offs, d.item_lens = fs, offs, lens
+end
+
+-- the command's item, its range, and its data's range (nil when it has no data bytes). Each item has
+-- a range of its own bytes, made from the datagram's Tvb (a TvbRange is a Wireshark object: one per
+-- item, and none made twice; the data's is the packet's range for the multiplayer layer too)
+local function show_command(ctree, ctvb, cmd)
+  local d, off = cmd.def, cmd.off
+  local whole = ctvb(off, cmd.size) -- the command's item and its generated fields share it
+  -- (the label given to add() is the item's text: the whole of it, one call less than add and append_text)
+  local label
+  if d.data_length then label = sfmt("%s ch %d seq %d, %d bytes", d.name, cmd.channel, cmd.reliable_seq, cmd.data_len)
+  else label = sfmt("%s ch %d seq %d", d.name, cmd.channel, cmd.reliable_seq) end
+  local item = ti_add(ctree, enet, whole, label)
+  local byte_range = ctvb(off, CH.command.size)
+  for i = 1, #CMD_BITS do ti_add(item, CMD_BITS[i].f, byte_range) end -- (numeric loops: ipairs calls C per step)
+  local fs, offs, lens = d.item_fields, d.item_offs, d.item_lens
+  for i = 1, #fs do ti_add(item, fs[i], ctvb(off + offs[i], lens[i])) end
+  local drange = nil
+  if d.data_length and cmd.data_len > 0 then
+    drange = ctvb(cmd.data_off, cmd.data_len)
+    ti_add(item, F_DATA, drange)
   end
-  return item, whole
+  if cmd.channel_count then
+    local major = ES.godot_major_by_channel_count[cmd.channel_count]
+    if major then ti_generated(ti_add(item, F_GODOT, cmd.size == d.size and whole or ctvb(off, d.size), major)) end
+  end
+  return item, whole, drange
 end
 
 -- the ENet item's ", peer 0x..." by peer id (at most 4096 of them, made once each)
@@ -6672,10 +6750,15 @@ local PEER_TEXT = setmetatable({ ["?"] = ", peer ?" }, { __index = function(t, i
   return text
 end })
 
-local function conv_major(conv)
-  if EP.major ~= 0 then return EP.major, "chosen by the user (preference enet.godot_major)" end
-  return conv.major, conv.major_evidence
+-- the commands that say which side is the client or which Godot it is (CONNECT, VERIFY_CONNECT)
+for _, d in ipairs(ES.commands) do
+  d.greets = d.name == "CONNECT"
+  for _, f in ipairs(d.fields) do if f.name == "channel_count" then d.greets = true end end
 end
+
+-- the parts of the frame's Info column (one list reused: ENet's dissector is not called inside itself,
+-- and the text is made before the next frame)
+local INFO = {}
 
 local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the heuristic's, when it ran)
   local tree = tree_of(given)
@@ -6683,21 +6766,21 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   local raw = tvb:raw()
   if conv == nil then conv, sender = econv_of(pinfo) end
   local body
-  local dg0 = parse(raw, nil)
+  local dg0 = parse(raw, nil, DG_RAW)
   -- the item's text given whole (its title and the peer id of the header), one call less than append_text
   local root = null and NULL_ITEM or ti_add(tree, enet, tvb(), ENET_TITLE .. PEER_TEXT[dg0.peer_id or "?"])
   local ctvb = tvb
-  local info = {}
+  local info, ninfo = INFO, 0
   if dg0.opaque and EP.compression ~= "none" and MP.decompress then
     local ok, out, err_off, err = pcall(MP.decompress, EP.compression, ssub(raw, dg0.header_size + 1), ES.max_mtu - dg0.header_size)
     if ok and out then
       body = out
     else
-      dg0.err_off, dg0.err = dg0.header_size + (err_off or 0),
-        sfmt("compressed body could not be decoded as %s: %s", EP.compression, tostring(err or out))
+      dg0.err_off, dg0.err, dg0.dirty = dg0.header_size + (err_off or 0),
+        sfmt("compressed body could not be decoded as %s: %s", EP.compression, tostring(err or out)), true
     end
   end
-  local dg = body and parse(raw, body) or dg0
+  local dg = body and parse(raw, body, DG_BODY) or dg0
   if dg.word and not null then
     local hrange = tvb(0, HW.size)
     for i = 1, #HEADER_BITS do ti_add(root, HEADER_BITS[i].f, hrange) end
@@ -6710,67 +6793,96 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     local it = root:add(F_COMPRESSED_BODY, tvb(dg.header_size))
     it:add_proto_expert_info(EE.compressed, "compressed ENet datagram; the codec is not on the wire (choose one in "
       .. "the preference enet.compression)")
-    info[#info + 1] = sfmt("compressed (%d bytes)", tvb:len() - dg.header_size)
+    ninfo = ninfo + 1
+    info[ninfo] = sfmt("compressed (%d bytes)", tvb:len() - dg.header_size)
   end
-  -- the conversation's client and Godot version, from CONNECT / VERIFY_CONNECT
-  local visited = pinfo.visited -- (each Pinfo attribute read is a call into Wireshark)
-  local cmds = dg.commands
-  for i = 1, #cmds do
-    local c = cmds[i]
-    local d = c.def
-    if d.name == "CONNECT" then
-      if conv.client ~= sender or conv.connect_id ~= c.values.connect_id then
-        conv.client, conv.connect_id, conv.client_id = sender, c.values.connect_id, c.values.data
-        conv.connect_seen = true -- the client's side is known for sure
-        for _, dir in pairs(conv.dirs) do
-          local open = {}
-          for _, g in pairs(dir.groups) do open[#open + 1] = g end
-          for _, g in ipairs(open) do release(g) end -- a new connection: the old one's groups are gone
-          for _, w in ipairs({ dir.reliable, dir.unreliable, dir.unsequenced, dir.dropped }) do recent_release(w) end
-          for k, x in pairs(new_direction()) do dir[k] = x end
-        end
-      end
-    end
-    local major = c.values.channel_count and ES.godot_major_by_channel_count[c.values.channel_count]
-    if major and not visited then
-      conv.major = major
-      conv.major_evidence = sfmt("ENet multiplayer: %s channel count %d = Godot %d", d.name, c.values.channel_count, major)
-    end
-  end
-  if conv.client == nil and not visited then conv.client = sender end
-  local direction = conv.client == sender and "c2s" or "s2c"
-  local dir = dir_of(conv, sender)
-  local number = pinfo.number
-  local plan = plans[number]
-  local fresh = plan == nil
-  -- a frame whose data commands all got one decision keeps it bare (a shared constant for most frames:
-  -- no table per frame), for every data command of the frame (a second datagram read in the same frame,
-  -- e.g. inside an ICMP error, then shares it; with a list, its commands past the first's are decided)
-  local uniform = nil
-  if fresh then plan = {} elseif plan.what then uniform = plan end
-  local now = nil -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only; read when a decision needs it)
-  local decided = false
-  local deliveries = {}
+  -- each Pinfo attribute read is a call into Wireshark: `visited` is read when something needs it (a
+  -- CONNECT or VERIFY_CONNECT, a conversation without a client yet, data to deliver), not per frame
+  local visited = nil
+  local cmds, ncmds = dg.commands, dg.n
   -- the frame's length is shared by the data bytes of its data commands (duplicates too: their share is
   -- nobody's), as godot_dissect.enet.reassembly gives Record.wire_bytes
-  local data_bytes = 0
-  for i = 1, #cmds do local c = cmds[i]; if c.def.delivery then data_bytes = data_bytes + c.data_len end end
-  local weight = data_bytes > 0 and pinfo.len / data_bytes or 0
-  for i = 1, #cmds do
+  local ndata, data_bytes = 0, 0
+  local info0 = ninfo -- (command i's part of the Info column is info[info0 + i])
+  for i = 1, ncmds do
     local c = cmds[i]
-    local item, whole = show_command(root, ctvb, c)
-    info[#info + 1] = c.def.name
-    if c.def.delivery then
-      local data = ssub(dg.buf, c.data_off - dg.base + 1, c.data_off - dg.base + c.data_len)
-      -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
-      if uniform then
-      elseif fresh or plan[i] == nil then
-        now = now or (fresh and pinfo.abs_ts or 0)
-        plan[i] = decide(conv, dir, c, number, now, data, weight * c.data_len)
+    local d = c.def
+    info[info0 + i] = d.name
+    if d.delivery then
+      ndata, data_bytes = ndata + 1, data_bytes + c.data_len
+    elseif d.greets then
+      -- the conversation's client and Godot version, from CONNECT / VERIFY_CONNECT
+      if visited == nil then visited = pinfo.visited end
+      if d.name == "CONNECT" then
+        if conv.client ~= sender or conv.connect_id ~= c.connect_id then
+          conv.client, conv.connect_id, conv.client_id = sender, c.connect_id, c.data
+          conv.connect_seen = true -- the client's side is known for sure
+          for _, dir in pairs(conv.dirs) do
+            local open = {}
+            for _, g in pairs(dir.groups) do open[#open + 1] = g end
+            for _, g in ipairs(open) do release(g) end -- a new connection: the old one's groups are gone
+            for _, w in ipairs({ dir.reliable, dir.unreliable, dir.unsequenced, dir.dropped }) do recent_release(w) end
+            for k, x in pairs(new_direction()) do dir[k] = x end
+          end
+        end
       end
-      decided = true
-      local p = uniform or plan[i]
-      if not null then ti_generated(ti_add(item, F_DELIVERY, whole, c.def.delivery)) end
+      local major = c.channel_count and ES.godot_major_by_channel_count[c.channel_count]
+      if major and not visited then
+        conv.major = major
+        conv.major_evidence = sfmt("ENet multiplayer: %s channel count %d = Godot %d", d.name, c.channel_count, major)
+      end
+    end
+  end
+  if conv.client == nil then
+    if visited == nil then visited = pinfo.visited end
+    if not visited then conv.client = sender end
+  end
+  -- what delivering needs, read only for a frame with data commands (44% of them in a game's traffic)
+  local number, plan, fresh, uniform, dir, weight, deliveries = nil, nil, false, nil, nil, 0, nil
+  local ndelivered, dbuf, dbase = 0, dg.buf, dg.base
+  if ndata > 0 then
+    if visited == nil then visited = pinfo.visited end
+    number = pinfo.number
+    dir = dir_of(conv, sender)
+    plan = plans[number]
+    fresh = plan == nil
+    -- a frame whose data commands all got one decision keeps it bare (a shared constant for most frames:
+    -- no table per frame), for every data command of the frame (a second datagram read in the same frame,
+    -- e.g. inside an ICMP error, then shares it; with a list, its commands past the first's are decided)
+    if not fresh and plan.what then uniform = plan end
+    weight = data_bytes > 0 and pinfo.len / data_bytes or 0
+    deliveries = {}
+  end
+  -- first pass: the decisions so far, `one` while they are all the same, else `list` by command index
+  local one, list = nil, nil
+  local now = nil -- capture time, for REASSEMBLY_STALE_SECONDS (first pass only; read when a fragment needs it)
+  if null and ndata == 0 then ncmds = 0 end -- (nothing to show or deliver: the Info parts are in place)
+  for i = 1, ncmds do
+    local c = cmds[i]
+    local d = c.def
+    local item, whole, drange = NULL_ITEM, nil, nil
+    if not null then item, whole, drange = show_command(root, ctvb, c) end
+    if d.delivery then
+      local at = c.data_off - dbase
+      local data = ssub(dbuf, at + 1, at + c.data_len)
+      local p = uniform
+      if p == nil then
+        -- (a second datagram in the same frame, e.g. inside an ICMP error, gets decided then too)
+        p = not fresh and plan[i] or nil
+        if p == nil then
+          if d.fragment_key and now == nil then now = fresh and pinfo.abs_ts or 0 end
+          p = decide(conv, dir, c, number, now, data, weight * c.data_len)
+          if not fresh then plan[i] = p
+          elseif list then list[i] = p
+          elseif one == nil then one = p
+          elseif p ~= one then -- the first decision that differs: the earlier ones by index
+            list = {}
+            for j = 1, i - 1 do if cmds[j].def.delivery then list[j] = one end end
+            list[i] = p
+          end
+        end
+      end
+      if not null then ti_generated(ti_add(item, F_DELIVERY, whole, d.delivery)) end
       if p.evicted then -- groups given up to bound memory when this fragment came
         for _, why in ipairs(p.evicted) do
           if why ~= p.why then item:add_proto_expert_info(EE.dropped, why) end
@@ -6783,7 +6895,7 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
           item:add(F_FRAGMENTS, whole, sfmt("%d of %d (first in frame %d)", p.got, p.count, p.first))
             :set_generated()
         end
-        info[#info] = sfmt("%s %d/%d", c.def.name, p.got, p.count)
+        info[info0 + i] = sfmt("%s %d/%d", d.name, p.got, p.count)
       elseif p.what == "dropped" then
         item:add_proto_expert_info(EE.dropped, p.why)
       elseif p.what == "reassembled" then
@@ -6792,25 +6904,28 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
                                                                     p.count, #p.data, p.first))
         it:set_generated()
         it:add_proto_expert_info(EE.reassembled, sfmt("%d fragments reassembled: %d bytes", p.count, #p.data))
-        deliveries[#deliveries + 1] = { tvb = rtvb, range = rtvb(), data = p.data, channel = c.values.channel,
-                                        delivery = c.def.delivery, wire = p.wire, frame = number,
-                                        index = #deliveries + 1 }
+        ndelivered = ndelivered + 1
+        deliveries[ndelivered] = { tvb = rtvb, range = rtvb(), data = p.data, channel = c.channel,
+                                   delivery = d.delivery, wire = p.wire, frame = number, index = ndelivered }
       else
-        deliveries[#deliveries + 1] = { tvb = ctvb, range = not null and ctvb(c.data_off, c.data_len) or NULL_ITEM,
-                                        off = c.data_off, data = data, channel = c.values.channel,
-                                        delivery = c.def.delivery, wire = weight * c.data_len, frame = number,
-                                        index = #deliveries + 1 }
+        ndelivered = ndelivered + 1
+        deliveries[ndelivered] = { tvb = ctvb, range = null and NULL_ITEM or drange or ctvb(c.data_off, c.data_len),
+                                   off = c.data_off, data = data, channel = c.channel, delivery = d.delivery,
+                                   wire = weight * c.data_len, frame = number, index = ndelivered }
       end
     end
   end
+  ninfo = info0 + dg.n
   -- (a frame without data commands keeps nothing: it has nothing to decide again)
-  if decided and not uniform then
-    local one, same = nil, true
-    for i = 1, #cmds do
+  if fresh then
+    if ndata > 0 then plans[number] = list or one end
+  elseif ndata > 0 and not uniform then
+    local first, same = nil, true
+    for i = 1, dg.n do
       local x = plan[i]
-      if x == nil then elseif one == nil then one = x elseif x ~= one then same = false; break end
+      if x == nil then elseif first == nil then first = x elseif x ~= first then same = false; break end
     end
-    plans[number] = same and one or plan
+    plans[number] = same and first or plan
   end
   if dg.err then
     local at = dg.err_off
@@ -6820,17 +6935,22 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     if len > 0 then it = root:add(F_ERROR, etvb(at, len), sfmt("offset %d: %s", at, dg.err))
     else it = root:add(F_ERROR, etvb(0, 0), sfmt("offset %d: %s", at, dg.err)) end
     it:add_proto_expert_info(EE.malformed, sfmt("offset %d: %s", at, dg.err))
-    info[#info + 1] = "malformed"
+    ninfo = ninfo + 1
+    info[ninfo] = "malformed"
   end
-  local major, evidence = conv_major(conv)
-  if major and not null then ti_generated(ti_add(root, F_GODOT, tvb(0, 0), major)) end
+  local major, evidence = conv.major, conv.major_evidence
+  if EP.major ~= 0 then major, evidence = EP.major, "chosen by the user (preference enet.godot_major)" end
+  -- (no range: Wireshark's Lua then gives the item offset 0, length 0 of this dissector's Tvb, as
+  -- tvb(0, 0) did, without making a TvbRange)
+  if major and not null then ti_generated(ti_add(root, F_GODOT, major)) end
   -- the Protocol and Info columns: the multiplayer layer's when it reads the frame's packets (it
   -- replaces the columns), else ENet's (each column write is a few calls into Wireshark)
   local written = false
-  if #deliveries > 0 and MP.deliver then
+  if ndelivered > 0 and MP.deliver then
     -- what the frame's packets share (one table per frame); each packet is message `index` of `frame`
     -- (set in its constructor: a key added later would make Lua rehash the packet's table)
-    local env = { key = conv.mp_key, major = major, evidence = evidence, direction = direction,
+    local env = { key = conv.mp_key, major = major, evidence = evidence,
+                  direction = conv.client == sender and "c2s" or "s2c",
                   client_id = conv.client_id, transport = "enet", conv = conv,
                   direction_known = conv.connect_seen or false }
     written = MP.deliver(deliveries, env, tvb, pinfo, tree, root ~= NULL_ITEM and root or given, number, visited)
@@ -6838,7 +6958,7 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   if not written then
     local cols = pinfo.cols
     cols.protocol = "ENet"
-    cols.info = "ENet " .. tconcat(info, ", ")
+    cols.info = ninfo == 1 and "ENet " .. info[1] or "ENet " .. tconcat(info, ", ", 1, ninfo)
   end
   return #raw -- (tvb:len() is a call into Wireshark)
 end
