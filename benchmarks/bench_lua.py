@@ -37,7 +37,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 LUA = ROOT / "lua" / "godot.lua"
@@ -60,29 +62,38 @@ def run(cmd: list[str]) -> tuple[float, int]:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), lines
 
 
-def make_enet_load(out: Path, copies: int) -> None:
-    """The committed ENet capture ``copies`` times: in copy i the two clients use ports 52000+2i and
-    52001+2i (ephemeral ports no Wireshark dissector claims), so each copy is new ENet and multiplayer
-    conversations, CONNECT included; each copy starts after the one before."""
+def _replay(source: Path, out: Path, copies: int, move: Callable[[Any, int], None]) -> None:
+    """A committed capture ``copies`` times into a pcap, each copy after the one before; ``move(segment, i)``
+    gives copy i's UDP datagram or TCP segment its own client port (checksum left to be ignored)."""
     import dpkt
 
-    with ENET_SOURCE.open("rb") as f:
+    with source.open("rb") as f:
         frames = [(ts, bytes(buf)) for ts, buf in dpkt.pcapng.Reader(f)]
     span = frames[-1][0] - frames[0][0] + 1.0
-    server_port = 4270
     with out.open("wb") as f:
         w = dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB, nano=True)
         for i in range(copies):
             for ts, buf in frames:
                 eth = dpkt.ethernet.Ethernet(buf)
-                udp = eth.data.data
-                if isinstance(udp, dpkt.udp.UDP):
-                    if udp.sport != server_port:
-                        udp.sport = 52000 + 2 * i + (udp.sport - server_port - 1)
-                    if udp.dport != server_port:
-                        udp.dport = 52000 + 2 * i + (udp.dport - server_port - 1)
-                    udp.sum = 0
+                if isinstance(eth.data.data, (dpkt.udp.UDP, dpkt.tcp.TCP)):
+                    move(eth.data.data, i)
+                    eth.data.data.sum = 0
                 w.writepkt(bytes(eth), ts=ts + i * span)
+
+
+def make_enet_load(out: Path, copies: int) -> None:
+    """The committed ENet capture ``copies`` times: in copy i the two clients use ports 52000+2i and
+    52001+2i (ephemeral ports no Wireshark dissector claims), so each copy is new ENet and multiplayer
+    conversations, CONNECT included; each copy starts after the one before."""
+    server_port = 4270
+
+    def move(udp: Any, i: int) -> None:
+        if udp.sport != server_port:
+            udp.sport = 52000 + 2 * i + (udp.sport - server_port - 1)
+        if udp.dport != server_port:
+            udp.dport = 52000 + 2 * i + (udp.dport - server_port - 1)
+
+    _replay(ENET_SOURCE, out, copies, move)
 
 
 def make_ws_load(out: Path, copies: int) -> None:
@@ -92,24 +103,18 @@ def make_ws_load(out: Path, copies: int) -> None:
     import dpkt
 
     with WS_SOURCE.open("rb") as f:
-        frames = [(ts, bytes(buf)) for ts, buf in dpkt.pcapng.Reader(f)]
-    span = frames[-1][0] - frames[0][0] + 1.0
-    ports = {tcp.dport for _, buf in frames if isinstance(tcp := dpkt.ethernet.Ethernet(buf).data.data, dpkt.tcp.TCP)
-             and tcp.flags & dpkt.tcp.TH_SYN and not tcp.flags & dpkt.tcp.TH_ACK}
+        ports = {tcp.dport for _, buf in dpkt.pcapng.Reader(f)
+                 if isinstance(tcp := dpkt.ethernet.Ethernet(buf).data.data, dpkt.tcp.TCP)
+                 and tcp.flags & dpkt.tcp.TH_SYN and not tcp.flags & dpkt.tcp.TH_ACK}
     server_port = ports.pop()  # (the port the client's SYN goes to)
-    with out.open("wb") as f:
-        w = dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB, nano=True)
-        for i in range(copies):
-            for ts, buf in frames:
-                eth = dpkt.ethernet.Ethernet(buf)
-                tcp = eth.data.data
-                if isinstance(tcp, dpkt.tcp.TCP):
-                    if tcp.sport != server_port:
-                        tcp.sport = 30000 + i
-                    if tcp.dport != server_port:
-                        tcp.dport = 30000 + i
-                    tcp.sum = 0
-                w.writepkt(bytes(eth), ts=ts + i * span)
+
+    def move(tcp: Any, i: int) -> None:
+        if tcp.sport != server_port:
+            tcp.sport = 30000 + i
+        if tcp.dport != server_port:
+            tcp.dport = 30000 + i
+
+    _replay(WS_SOURCE, out, copies, move)
 
 
 def make_enet_session(out: Path) -> None:

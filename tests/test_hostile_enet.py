@@ -398,36 +398,43 @@ def test_lua_plugin_cost_of_long_sessions_is_linear(tmp_path) -> None:  # noqa: 
         f"2x the commands: {large / small:.1f}x the time ({[round(o.cpu_seconds, 2) for o in runs]}, floor {floor:.2f})"
 
 
+def _lua_heap_kb(tmp_path, capture, *tshark_args: str) -> tuple[int, str]:  # noqa: ANN001
+    """(the plugin's live Lua heap in KB after the last frame, after a full collection; tshark's output): a
+    second script shares the plugin's Lua state and reports it when the capture has been read."""
+    import re
+    import subprocess
+
+    from godot_dissect.fuzz.harness import lua_script
+
+    probe = tmp_path / "heap.lua"
+    probe.write_text('local t = Listener.new("frame")\n'
+                     'function t.draw() collectgarbage("collect"); collectgarbage("collect")\n'
+                     '  io.stderr:write(string.format("LUA_HEAP_KB %d\\n", collectgarbage("count"))) end\n')
+    r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-X", f"lua_script:{probe}",
+                        "-r", str(capture), *tshark_args], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0 and "Lua" not in r.stderr.replace("LUA_HEAP_KB", ""), r.stderr[-2000:]
+    return int(re.search(r"LUA_HEAP_KB (\d+)", r.stderr).group(1)), r.stdout
+
+
 def test_lua_plugin_keeps_little_per_message_of_a_long_session(tmp_path) -> None:  # noqa: ANN001
     """What the plugin keeps per frame for later passes (delivery decisions, the multiplayer layer's memo of each
     message) is a shared constant where a message needs nothing of its own: one peer's 128k commands (4,000 frames
     of 32 undecodable empty packets) leave the Lua heap (live, after a full collection at the end) what 32k leave,
     give or take 1 MB. A table per decision list and two per message once made it 26 MB against 8 MB, and Lua's
     collector walks every live object once a cycle: the flood's cost grew faster than the flood."""
-    import re
     import shutil
-    import subprocess
 
     import pytest
 
     from godot_dissect.fuzz import hostile
-    from godot_dissect.fuzz.harness import lua_script
 
     if shutil.which("tshark") is None:
         pytest.skip("tshark not installed")
-    probe = tmp_path / "heap.lua"  # a second script shares the plugin's Lua state: its heap after the last frame
-    probe.write_text('local t = Listener.new("frame")\n'
-                     'function t.draw() collectgarbage("collect"); collectgarbage("collect")\n'
-                     '  io.stderr:write(string.format("LUA_HEAP_KB %d\\n", collectgarbage("count"))) end\n')
     heap = {}
     for commands in (32_000, 128_000):
         path = tmp_path / f"one-peer-{commands}.pcap"
         hostile.enet_command_flood(1, commands, path)
-        r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-X", f"lua_script:{probe}",
-                            "-o", f"enet.udp_ports:{hostile.ENET_PORT}", "-r", str(path)],
-                           capture_output=True, text=True, timeout=900)
-        assert r.returncode == 0 and "Lua" not in r.stderr.replace("LUA_HEAP_KB", ""), r.stderr[-2000:]
-        heap[commands] = int(re.search(r"LUA_HEAP_KB (\d+)", r.stderr).group(1))
+        heap[commands], _ = _lua_heap_kb(tmp_path, path, "-o", f"enet.udp_ports:{hostile.ENET_PORT}")
     assert heap[128_000] - heap[32_000] < 1024, heap
 
 
@@ -460,29 +467,17 @@ def test_lua_plugin_keeps_one_memo_for_alike_messages(tmp_path) -> None:  # noqa
     content: 16k alike RPCs leave the Lua heap (live, after a full collection at the end) little more than 4k
     leave. One memo table per message made a long real session (40k RPCs) keep 20 MB, which Lua's collector walks
     every cycle. The RPCs are read, named, each once (Info), in both runs."""
-    import re
     import shutil
-    import subprocess
 
     import pytest
 
-    from godot_dissect.fuzz.harness import lua_script
 
     if shutil.which("tshark") is None:
         pytest.skip("tshark not installed")
-    probe = tmp_path / "heap.lua"
-    probe.write_text('local t = Listener.new("frame")\n'
-                     'function t.draw() collectgarbage("collect"); collectgarbage("collect")\n'
-                     '  io.stderr:write(string.format("LUA_HEAP_KB %d\\n", collectgarbage("count"))) end\n')
     heap = {}
     for copies in (4_000, 16_000):
         path = tmp_path / f"rpcs-{copies}.pcap"
         _repeated_rpc_capture(copies, path)
-        r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-X", f"lua_script:{probe}",
-                            "-r", str(path), "-T", "fields", "-e", "_ws.col.Info"],
-                           capture_output=True, text=True, timeout=900)
-        assert r.returncode == 0 and "Lua" not in r.stderr.replace("LUA_HEAP_KB", ""), r.stderr[-2000:]
-        infos = r.stdout.splitlines()
-        assert infos[54:] == ["RPC Main/World/Players/Guest.move(Vector3: (1.5, 0, -2), int: 1)"] * copies
-        heap[copies] = int(re.search(r"LUA_HEAP_KB (\d+)", r.stderr).group(1))
+        heap[copies], out = _lua_heap_kb(tmp_path, path, "-T", "fields", "-e", "_ws.col.Info")
+        assert out.splitlines()[54:] == ["RPC Main/World/Players/Guest.move(Vector3: (1.5, 0, -2), int: 1)"] * copies
     assert heap[16_000] - heap[4_000] < 1536, heap  # (a memo table per message: 3.2 MB; one per content: 0.6 MB)
