@@ -451,24 +451,27 @@ def test_godot3_header_version_is_told_apart() -> None:
 def test_full_caches_drop_their_oldest_entry_in_constant_time() -> None:
     # one SPAWN announcing 150000 synchronizers overflows the session's cache (MAX_CACHE_ENTRIES)
     # by ~85000: dropping the oldest entry of a plain dict each time rescans its deleted slots
-    # (~3 s more than decoding the packet); it must cost next to nothing
+    # (~3 s more than decoding the packet); it must cost next to nothing. CPU time of this process, the
+    # smallest of three alternating runs each (wall time read 1.4 s against 0.27 s on a loaded machine)
     import time
 
     from godot_dissect.multiplayer.session import MAX_CACHE_ENTRIES
 
     n = 150_000
     p = g4.build_spawn(1, 7, 3, "Player", list(range(n)), [])
-    t = time.perf_counter()
-    g4.decode_packet(p)
-    plain = time.perf_counter() - t
-    s = MultiplayerSession(4, "enet")
-    t = time.perf_counter()
-    [m] = s.decode(p, "s2c", 2)
-    in_session = time.perf_counter() - t
-    assert not m.error and len(m.fields["sync_ids"]) == n
-    table = s.synchronizers[1]
-    assert len(table) == MAX_CACHE_ENTRIES and next(iter(table)) == n - MAX_CACHE_ENTRIES
-    assert in_session < 2 * plain + 0.5, (in_session, plain)
+    plain, in_session = [], []
+    for _ in range(3):
+        t = time.process_time()
+        g4.decode_packet(p)
+        plain.append(time.process_time() - t)
+        s = MultiplayerSession(4, "enet")
+        t = time.process_time()
+        [m] = s.decode(p, "s2c", 2)
+        in_session.append(time.process_time() - t)
+        assert not m.error and len(m.fields["sync_ids"]) == n
+        table = s.synchronizers[1]
+        assert len(table) == MAX_CACHE_ENTRIES and next(iter(table)) == n - MAX_CACHE_ENTRIES
+    assert min(in_session) < 2 * min(plain) + 0.5, (in_session, plain)
 
 
 def test_godot4_spawn_cut_short_with_an_empty_name_is_one_error() -> None:
