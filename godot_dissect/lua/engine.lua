@@ -1431,6 +1431,12 @@ local SHAPE_RUN_MAX = 64
 -- the ops of all plans kept (each a table of ~220 bytes) before starting again: a plan has an op per item
 -- shown, and 128 long messages of many small Variants would otherwise keep ~15 MB for the collector to walk
 local PLAN_OPS_KEEP = 8192
+-- Recording a plan costs more than showing the message without one (an op table per item, the shape's
+-- bytes copied), and a flood of messages of distinct shapes replays none (-V took ~1.4x the time it did
+-- without plans). After PLAN_MISS_RUN plans recorded in a row and none replayed, only one message in
+-- PLAN_SAMPLE records one; a replay ends the run. (Plans change no output, only the time taken.)
+local PLAN_MISS_RUN, PLAN_SAMPLE = 64, 16
+local plan_misses = 0 -- plans recorded since the last replay
 -- the shapes kept for the packet list and the plans kept for the tree (see "Plans"), each by dialect
 -- and length, with how many they hold (n)
 local SHAPES, PLANS, SHAPES_SERIAL = {}, {}, -1
@@ -1524,15 +1530,17 @@ show = function(tvb, base, raw, d, tree, prefix)
     if sh and fits(raw, sh) then return true, sh.used, sh.text end
   elseif not P.details then
     -- a tree: a message of a shape shown before adds that one's items (see "Plans")
-    kept = PLANS
     local pl = PLANS[d][len]
     if pl and pl.prefix == prefix and fits(raw, pl) then
       RAW, TVB, BASE, TLEN, D = raw, tvb, base, len, d
       COMPACT = P.compact
       tree_methods(tree)
       replay(pl.ops, tree)
+      plan_misses = 0
       return true, pl.used, pl.text
     end
+    -- (after a run of plans recorded and none replayed, one message in PLAN_SAMPLE records one)
+    if plan_misses < PLAN_MISS_RUN or SERIAL % PLAN_SAMPLE == 0 then kept = PLANS end
   end
   begin(raw, len, d, false)
   NULL_MODE = tree == NULL_ITEM
@@ -1552,7 +1560,7 @@ show = function(tvb, base, raw, d, tree, prefix)
     if ok and REC_OK and (not TREC or NOPS <= PLAN_OPS_KEEP) then
       if TREC and kept.ops + NOPS > PLAN_OPS_KEEP then clear_kept(kept) end
       local sh = keep_shape(kept, raw, used, text)
-      if sh and TREC then sh.ops, sh.prefix, kept.ops = OPS, prefix, kept.ops + NOPS end
+      if sh and TREC then sh.ops, sh.prefix, kept.ops, plan_misses = OPS, prefix, kept.ops + NOPS, plan_misses + 1 end
     end
     TREC, OPS, SLOT = false, nil, nil
   end
