@@ -29,7 +29,7 @@ remote func chat(text):
 var role = ""
 var game = null
 var peer = null
-var client_id = 0
+var client_id = 0  # the client's own network id, once connected
 var sent = 0
 var done_at = -1
 
@@ -44,11 +44,10 @@ func _init():
 	game.name = "Game"
 	game.set_script(script)
 	root.add_child(game)
-	add_to_group_self()
+	_add_relay()
 	peer = NetworkedMultiplayerENet.new()
 	if role == "server":
 		peer.create_server(PORT, 1)
-		connect("network_peer_connected", self, "_on_connected")
 		connect("network_peer_disconnected", self, "_on_gone")
 	else:
 		peer.create_client("127.0.0.1", PORT)
@@ -56,7 +55,7 @@ func _init():
 	network_peer = peer
 
 
-func add_to_group_self():
+func _add_relay():
 	# the game node's state() hands each state to on_state() here (the server answers it)
 	var relay = Node.new()
 	relay.name = "Relay"
@@ -81,10 +80,6 @@ func answer(sender, d):
 	game.rpc_unreliable_id(sender, "world", snapshot)
 	if seq % 50 == 0:
 		game.rset_id(sender, "hp", 100 - seq % 100)
-
-
-func _on_connected(id):
-	client_id = id
 
 
 func _on_gone(_id):
