@@ -750,6 +750,21 @@ end
 -- and the text is made before the next frame)
 local INFO = {}
 
+-- What a frame hands the multiplayer layer: its packets (a list of tables, one per data command) and what
+-- they share (env). The layer reads them during MP.deliver and keeps none of them (its memos and caches
+-- copy what they keep), so one list, one table per position and one env serve every frame: each was
+-- garbage per frame (a 9-key table is a 16-slot hash, ~0.7 kB), and the collector's work grows with it
+local DELIVERIES, DELIVERY_AT, ENV = {}, {}, {}
+local function delivery_at(i) -- (every key set afresh by the caller: a reused table keeps its old ones)
+  local p = DELIVERY_AT[i]
+  if p == nil then
+    p = { tvb = nil, range = nil, off = nil, data = nil, channel = nil, delivery = nil, wire = nil, frame = nil,
+          index = nil }
+    DELIVERY_AT[i] = p
+  end
+  return p
+end
+
 local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the heuristic's, when it ran)
   local tree = tree_of(given)
   local null = tree == NULL_ITEM -- no tree: no items, no TvbRanges
@@ -841,7 +856,8 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     -- e.g. inside an ICMP error, then shares it; with a list, its commands past the first's are decided)
     if not fresh and plan.what then uniform = plan end
     weight = data_bytes > 0 and pinfo.len / data_bytes or 0
-    deliveries = {}
+    deliveries = DELIVERIES
+    for k = #deliveries, 1, -1 do deliveries[k] = nil end -- (the last frame's)
   end
   -- first pass: the decisions so far, `one` while they are all the same, else `list` by command index
   local one, list = nil, nil
@@ -895,13 +911,17 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
         it:set_generated()
         it:add_proto_expert_info(EE.reassembled, sfmt("%d fragments reassembled: %d bytes", p.count, #p.data))
         ndelivered = ndelivered + 1
-        deliveries[ndelivered] = { tvb = rtvb, range = rtvb(), data = p.data, channel = c.channel,
-                                   delivery = d.delivery, wire = p.wire, frame = number, index = ndelivered }
+        local dv = delivery_at(ndelivered)
+        dv.tvb, dv.range, dv.off, dv.data, dv.channel = rtvb, rtvb(), nil, p.data, c.channel
+        dv.delivery, dv.wire, dv.frame, dv.index = d.delivery, p.wire, number, ndelivered
+        deliveries[ndelivered] = dv
       else
         ndelivered = ndelivered + 1
-        deliveries[ndelivered] = { tvb = ctvb, range = null and NULL_ITEM or drange or ctvb(c.data_off, c.data_len),
-                                   off = c.data_off, data = data, channel = c.channel, delivery = d.delivery,
-                                   wire = weight * c.data_len, frame = number, index = ndelivered }
+        local dv = delivery_at(ndelivered)
+        dv.tvb, dv.range = ctvb, null and NULL_ITEM or drange or ctvb(c.data_off, c.data_len)
+        dv.off, dv.data, dv.channel, dv.delivery = c.data_off, data, c.channel, d.delivery
+        dv.wire, dv.frame, dv.index = weight * c.data_len, number, ndelivered
+        deliveries[ndelivered] = dv
       end
     end
   end
@@ -937,12 +957,12 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
   -- replaces the columns), else ENet's (each column write is a few calls into Wireshark)
   local written = false
   if ndelivered > 0 and MP.deliver then
-    -- what the frame's packets share (one table per frame); each packet is message `index` of `frame`
-    -- (set in its constructor: a key added later would make Lua rehash the packet's table)
-    local env = { key = conv.mp_key, major = major, evidence = evidence,
-                  direction = conv.client == sender and "c2s" or "s2c",
-                  client_id = conv.client_id, transport = "enet", conv = conv,
-                  direction_known = conv.connect_seen or false }
+    -- what the frame's packets share; each packet is message `index` of `frame`
+    local env = ENV
+    env.key, env.major, env.evidence = conv.mp_key, major, evidence
+    env.direction, env.client_id, env.transport = conv.client == sender and "c2s" or "s2c", conv.client_id, "enet"
+    env.conv, env.direction_known = conv, conv.connect_seen or false
+    -- (the pooled tables hold this frame's Tvb, ranges and data until the next frame's: read by nobody)
     written = MP.deliver(deliveries, env, tvb, pinfo, tree, root ~= NULL_ITEM and root or given, number, visited)
   end
   if not written then

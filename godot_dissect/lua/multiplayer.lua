@@ -231,11 +231,12 @@ end
 -- allocation (and garbage) per packet. A relayed packet is read with its carrier's ctx, after it.
 -- `range`: a TvbRange of all of raw the caller has made already (or nil), handed out for it by rng
 local CTX = { tvb = nil, off = 0, raw = nil, d = nil, null = false, range = nil, len = 0, base = nil, root = nil,
-              hint = nil, args = nil, inner = nil, err = nil, err_off = nil }
+              whole = nil, hint = nil, args = nil, inner = nil, err = nil, err_off = nil }
 local function ctx_for(tvb, off, raw, d, null, range)
   local ctx = CTX
   ctx.tvb, ctx.off, ctx.raw, ctx.d, ctx.null, ctx.range, ctx.len = tvb, off, raw, d, null, range, #raw
   ctx.base, ctx.root, ctx.hint, ctx.args, ctx.inner, ctx.err, ctx.err_off = nil, nil, nil, nil, nil, nil, nil
+  ctx.whole = nil
   return ctx
 end
 local function rng(ctx, s, e)
@@ -777,9 +778,10 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
   ctx.base = base
   local whole = rng(ctx, base, stop)
   -- (every key a message may get, named so that Lua sizes its table once: each rehash as it grows is
-  -- an allocation, and there is a message per packet; what resolve() finds goes to the memo)
-  local msg = { args = nil, base = base, whole = whole, root = nil, command = nil, kind = nil, scope = nil, form = nil,
-                inner = nil }
+  -- an allocation, and there is a message per packet; what resolve() finds goes to the memo. At most 8
+  -- keys: Lua gives 9 a 16-slot hash, twice the memory. The packet's item and its TvbRange are the ctx's:
+  -- a message kept for the packet list has neither)
+  local msg = { args = nil, base = base, command = nil, kind = nil, scope = nil, form = nil, inner = nil }
   local null = ctx.null -- (no tree: every item below would go to NULL_ITEM; the calls are skipped)
   local root = NULL_ITEM
   if not null then
@@ -788,7 +790,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
     if env.header then show_header(ctx, root, env.header, env) end
     ti_generated(ti_add(root, MF.protocol, whole, proto.name))
   end
-  msg.root, ctx.root = root, root
+  ctx.root, ctx.whole = root, whole
   if stop - base < 1 then
     if not null then root:add(MF.command, rng(ctx, base, stop), ""):append_text("(none)") end
     mfail(ctx, base, "empty packet")
@@ -951,8 +953,8 @@ end
 -- from a cache id, a Godot 4 method name from its id: an item it carried with the same value is the
 -- field, shown once); the arguments as text are hidden fields, for filters and pyshark (their Variants
 -- are the items shown). r: what resolve() put in the memo
-local function show_resolved(msg, r, whole)
-  local root, v = msg.root, msg.scope.v
+local function show_resolved(msg, r, root, whole)
+  local v = msg.scope.v
   local node, node_id, method = r.node, r.node_id, r.method
   if node and v.node_path ~= node then ti_generated(ti_add(root, MF.node, whole, node)) end
   if node_id and v.node_id ~= node_id and v.path_id ~= node_id and v.cache_id ~= node_id then
@@ -1122,20 +1124,20 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   resolve(msg, st, env, memo)
   if memo.err then
     local text = sfmt("offset %d: %s", memo.err_off, memo.err)
-    msg.root:add(MF.error, rng(ctx, memo.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
+    ctx.root:add(MF.error, rng(ctx, memo.err_off, stop), text):add_proto_expert_info(ME.malformed, text)
   end
   local text = (prefix or "") .. summary(msg, memo)
   if not ctx.null then -- (no tree: the generated fields and labels would go nowhere)
     local sender, receiver, relayed = route(env)
-    local whole = msg.whole -- one TvbRange for the generated fields (each costs an allocation)
-    local root = msg.root
+    local whole = ctx.whole -- one TvbRange for the generated fields (each costs an allocation)
+    local root = ctx.root
     if sender then ti_generated(ti_add(root, MF.sender, whole, sender)) end
     if receiver then ti_generated(ti_add(root, MF.receiver, whole, receiver)) end
     if relayed then ti_generated(ti_add(root, MF.relayed, whole, true)) end
     ti_generated(ti_add(root, MF.app_bytes, whole, env.app_bytes or (stop - base)))
     if env.transfer then ti_generated(ti_add(root, MF.transfer, whole, env.transfer)) end
     if env.relay then ti_generated(ti_add(root, MF.relay, whole, env.relay)) end
-    show_resolved(msg, memo, whole)
+    show_resolved(msg, memo, root, whole)
     local title = PROTOCOLS[env.major].title
     if #title + #text < LABEL_SHORT then ti_set_text(root, title .. ": " .. text)
     else -- (a label Wireshark cuts: set_text marks it "[truncated]", append_text does not)
