@@ -7239,6 +7239,13 @@ local function read_code(raw, pos, code) -- pos 0-based; code {size, signed, le}
 end
 
 local function scope_new(parent) return { v = {}, at = {}, parent = parent } end
+-- a packet's own scope, made with room for what an RPC's holds (a table constructor's fields size its
+-- hash, whatever their names and nil values): filled from empty, `v` grew 1, 2, 4, 8 slots and `at` 1,
+-- 2, 4, a reallocation and a rehash a step, per packet (a Godot 3 RPC's scope holds 6 values at 4 offsets)
+local function packet_scope()
+  return { v = { a = nil, b = nil, c = nil, d = nil, e = nil, f = nil, g = nil, h = nil },
+           at = { a = nil, b = nil, c = nil, d = nil }, parent = nil }
+end
 local function get(s, name)
   while s do
     local x = s.v[name]
@@ -7863,7 +7870,7 @@ decode_packet = function(ctx, base, stop, tree, env, memo)
     citem = ti_add(root, MF.command, first, c.name, c.label) -- (its label: the field's, and the number)
     ti_generated(ti_add(root, MF.kind, first, c.kind))
   end
-  local scope = scope_new(nil)
+  local scope = packet_scope()
   local flags = c.flags or NONE
   for i = 1, #flags do
     local b = flags[i]
