@@ -6290,9 +6290,21 @@ end
 
 -- the datagram a dissector reads, and its decompressed form
 local DG_RAW, DG_BODY = new_datagram(), new_datagram()
+-- how many entries each reused datagram's command list holds: the next datagram's parse drops those past
+-- its own, so a hostile datagram of thousands of commands is not kept (its command tables, ~0.7 kB each)
+-- once a smaller one has been read
+local HELD = { [DG_RAW] = 0, [DG_BODY] = 0 }
+local function drop_commands(dg, from)
+  local held = HELD[dg]
+  if held == nil then return end -- (a datagram of its own: garbage with its tables)
+  local cmds = dg.commands
+  for k = from, held do cmds[k] = nil end
+  HELD[dg] = math.min(held, from - 1)
+end
 
 -- a datagram whose commands are not read (malformed before them, or compressed): its err (if any)
 local function no_commands(dg, err_off, err)
+  drop_commands(dg, 1)
   dg.n, dg.buf, dg.base = 0, nil, nil
   if err then dg.err_off, dg.err, dg.dirty = err_off, err, true end
   return dg
@@ -6406,6 +6418,7 @@ local function parse(raw, body, dg)
       break
     end
   end
+  if pooled then drop_commands(dg, count + 1); HELD[dg] = count end
   dg.n, dg.buf, dg.base = count, buf, base
   if err then
     if body then err = err .. " (offset in the decompressed datagram)" end

@@ -485,15 +485,14 @@ def test_lua_plugin_keeps_one_memo_for_alike_messages(tmp_path) -> None:  # noqa
 
 def _one_rpc_many_times(path, per_datagram: int, copies: int) -> None:  # noqa: ANN001
     """CONNECT (Godot 4: 255 channels), then `copies` reliable commands each carrying the engine's `ordered(42)`
-    RPC (from the Godot 4 capture's golden), `per_datagram` a datagram, then one datagram of as many ACKNOWLEDGEs
-    (the ENet layer's reused command list then holds the same, whatever the data datagrams were)."""
+    RPC (from the Godot 4 capture's golden), `per_datagram` a datagram, then the server's ACKNOWLEDGE alone."""
     import json
+
+    from godot_dissect.fuzz.pcapout import PcapWriter
 
     golden = CAPTURES / "godot4-enet-multiplayer-assembled.golden.jsonl"
     rpc = next(bytes.fromhex(r["hex"]) for r in map(json.loads, golden.read_text().splitlines())
                if r.get("text") == "ordered(42)")
-    from godot_dissect.fuzz.pcapout import PcapWriter
-
     w = PcapWriter(path)
     w.udp(0, CLIENT, SERVER, build.build_datagram(spec.UNASSIGNED_PEER_ID, [build.connect(0, 0x1234, 0, 255)],
                                                   sent_time=1))
@@ -502,17 +501,18 @@ def _one_rpc_many_times(path, per_datagram: int, copies: int) -> None:  # noqa: 
     for i in range(0, copies, per_datagram):
         w.udp(t, CLIENT, SERVER, build.build_datagram(0, cmds[i:i + per_datagram], sent_time=2))
         t += 0.001
-    w.udp(t, SERVER, CLIENT, build.build_datagram(0, [build.acknowledge(1, k + 1, 2) for k in range(copies)],
-                                                  sent_time=3))
+    w.udp(t, SERVER, CLIENT, build.build_datagram(0, [build.acknowledge(1, copies, 2)], sent_time=3))
     w.close()
 
 
 def test_lua_plugin_keeps_nothing_of_a_datagram_of_many_packets(tmp_path) -> None:  # noqa: ANN001
-    """The tables the ENet layer hands the multiplayer layer a frame's packets in are reused from frame to frame
-    for the first MAX_PACKET_COMMANDS packets only: 4,500 RPCs in one 54 kB datagram leave the Lua heap (live,
-    after a full collection at the end) what the same RPCs 32 a datagram leave, give or take 512 kB. A pool
-    without that bound kept a table per packet of the largest datagram, with its ranges and data, for the rest of
-    the session (+3.5 MB here, 0.8 kB a packet). Every RPC is read, in both runs."""
+    """The tables the ENet layer reads a datagram's commands into, and hands the multiplayer layer a frame's
+    packets in, are reused from frame to frame, and what a datagram of thousands of commands put in them goes
+    with the next datagram: 4,500 RPCs in one 54 kB datagram, then a datagram of one command, leave the Lua heap
+    (live, after a full collection at the end) what the same RPCs 32 a datagram leave, give or take 512 kB. The
+    reused lists once kept every entry of the largest datagram for the rest of the session: the command tables
+    (+3.3 MB here) and, with pooled deliveries, a table per packet with its ranges and data (+3.5 MB). Every RPC
+    is read, in both runs."""
     import shutil
 
     import pytest
