@@ -6299,7 +6299,7 @@ local function drop_commands(dg, from)
   if held == nil then return end -- (a datagram of its own: garbage with its tables)
   local cmds = dg.commands
   for k = from, held do cmds[k] = nil end
-  HELD[dg] = math.min(held, from - 1)
+  if held >= from then HELD[dg] = from - 1 end -- (a C call per datagram less than math.min)
 end
 
 -- a datagram whose commands are not read (malformed before them, or compressed): its err (if any)
