@@ -260,9 +260,21 @@ end
 
 -- the datagram a dissector reads, and its decompressed form
 local DG_RAW, DG_BODY = new_datagram(), new_datagram()
+-- how many entries each reused datagram's command list holds: the next datagram's parse drops those past
+-- its own, so a hostile datagram of thousands of commands is not kept (its command tables, ~0.7 kB each)
+-- once a smaller one has been read
+local HELD = { [DG_RAW] = 0, [DG_BODY] = 0 }
+local function drop_commands(dg, from)
+  local held = HELD[dg]
+  if held == nil then return end -- (a datagram of its own: garbage with its tables)
+  local cmds = dg.commands
+  for k = from, held do cmds[k] = nil end
+  if held >= from then HELD[dg] = from - 1 end -- (a C call per datagram less than math.min)
+end
 
 -- a datagram whose commands are not read (malformed before them, or compressed): its err (if any)
 local function no_commands(dg, err_off, err)
+  drop_commands(dg, 1)
   dg.n, dg.buf, dg.base = 0, nil, nil
   if err then dg.err_off, dg.err, dg.dirty = err_off, err, true end
   return dg
@@ -376,6 +388,7 @@ local function parse(raw, body, dg)
       break
     end
   end
+  if pooled then drop_commands(dg, count + 1); HELD[dg] = count end
   dg.n, dg.buf, dg.base = count, buf, base
   if err then
     if body then err = err .. " (offset in the decompressed datagram)" end
@@ -753,14 +766,17 @@ local INFO = {}
 -- What a frame hands the multiplayer layer: its packets (a list of tables, one per data command) and what
 -- they share (env). The layer reads them during MP.deliver and keeps none of them (its memos and caches
 -- copy what they keep), so one list, one table per position and one env serve every frame: each was
--- garbage per frame (a 9-key table is a 16-slot hash, ~0.7 kB), and the collector's work grows with it
+-- garbage per frame (a 9-key table is a 16-slot hash, ~0.7 kB), and the collector's work grows with it.
+-- Only the first POOL_SLOTS positions are pooled, as the command tables are: a hostile datagram of thousands
+-- of small data commands gets tables of its own (garbage after its frame), not a pool that keeps them all,
+-- with its frame's ranges and data, for the rest of the session
 local DELIVERIES, DELIVERY_AT, ENV = {}, {}, {}
 local function delivery_at(i) -- (every key set afresh by the caller: a reused table keeps its old ones)
   local p = DELIVERY_AT[i]
   if p == nil then
     p = { tvb = nil, range = nil, off = nil, data = nil, channel = nil, delivery = nil, wire = nil, frame = nil,
           index = nil }
-    DELIVERY_AT[i] = p
+    if i <= POOL_SLOTS then DELIVERY_AT[i] = p end
   end
   return p
 end
@@ -856,8 +872,12 @@ local function dissect(tvb, pinfo, given, conv, sender) -- (conv, sender: the he
     -- e.g. inside an ICMP error, then shares it; with a list, its commands past the first's are decided)
     if not fresh and plan.what then uniform = plan end
     weight = data_bytes > 0 and pinfo.len / data_bytes or 0
-    deliveries = DELIVERIES
-    for k = #deliveries, 1, -1 do deliveries[k] = nil end -- (the last frame's)
+    if ndata <= POOL_SLOTS then
+      deliveries = DELIVERIES
+      for k = #deliveries, 1, -1 do deliveries[k] = nil end -- (the last frame's)
+    else
+      deliveries = {} -- (a list of its own: the pooled one stays POOL_SLOTS long)
+    end
   end
   -- first pass: the decisions so far, `one` while they are all the same, else `list` by command index
   local one, list = nil, nil
