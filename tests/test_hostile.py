@@ -30,6 +30,12 @@ TSHARK_SECONDS = 120
 SCALE_RATIO = 2.5
 #: ... once that time is long enough to measure
 SCALE_MIN_SECONDS = 1.0
+#: tshark with the plugin at 2x the input: its CPU seconds took 2.3-2.9x (resync_junk 2.5-2.6x, enet_peers up to
+#: 2.9x, the plugin of this round and the one before alike) where its instructions double exactly (callgrind,
+#: above start-up: resync_junk 2048 -> 4096 6.80 G -> 13.62 G, enet_peers 64 -> 128 peers 4.20 G -> 8.33 G): the
+#: memory these classes make tshark hold grows with the input, and each step's cache misses with it. A quadratic
+#: path takes 4x.
+TSHARK_SCALE_RATIO = 3.3
 
 CAPTURES = Path(__file__).resolve().parents[1] / "captures"
 
@@ -72,10 +78,10 @@ def _check(o: harness.Outcome, rss_mb: float, seconds: float) -> None:
     assert o.seconds < seconds, f"{o.tool}: {o.seconds:.1f} s"
 
 
-def _scales(small: float, large: float, floor: float, what: str, detail: str = "") -> None:
+def _scales(small: float, large: float, floor: float, what: str, detail: str = "", ratio: float = SCALE_RATIO) -> None:
     a, b = max(small - floor, 0.05), large - floor
     if b > SCALE_MIN_SECONDS:
-        assert b <= SCALE_RATIO * a, \
+        assert b <= ratio * a, \
             f"{what}: 2x input took {b / a:.1f}x the time ({small:.2f} s -> {large:.2f} s){detail}"
 
 
@@ -151,7 +157,7 @@ def test_tshark_lua_scales(name: str, tmp_path: Path, floor: dict[str, float]) -
     small, large = (min(o.cpu_seconds for o in runs[i::2]) for i in range(2))
     detail = "; runs (CPU s, of it system, peak MB): " + ", ".join(
         f"{o.cpu_seconds:.2f}/{o.system_seconds:.2f}/{o.rss_mb:.0f}" for o in runs)
-    _scales(small, large, floor["tshark"], f"{name} tshark+lua", detail)
+    _scales(small, large, floor["tshark"], f"{name} tshark+lua", detail, TSHARK_SCALE_RATIO)
 
 
 @pytest.mark.parametrize("capture", sorted(p.name for p in CAPTURES.glob("*.pcapng"))[:4])
