@@ -5,12 +5,14 @@ and tshark with the generated Lua plugin, each a separate process.
 Asserted per run: exit 0 or the CLI's clean error, no traceback / RecursionError / Lua error, peak
 RSS and time under the bounds below, the error records the class must give (what a bound cuts off
 is reported once per cut, never once per segment), and at twice the input at most ~2.5x the time
-over the tool's start-up floor. The long run is ``benchmarks/bench_hostile.py``.
+over the tool's start-up floor (tshark with the plugin: 3.3x CPU, and at most 2.2x the plugin's own Lua VM
+instructions, counted). The long run is ``benchmarks/bench_hostile.py``.
 """
 
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -158,6 +160,42 @@ def test_tshark_lua_scales(name: str, tmp_path: Path, floor: dict[str, float]) -
     detail = "; runs (CPU s, of it system, peak MB): " + ", ".join(
         f"{o.cpu_seconds:.2f}/{o.system_seconds:.2f}/{o.rss_mb:.0f}" for o in runs)
     _scales(small, large, floor["tshark"], f"{name} tshark+lua", detail, TSHARK_SCALE_RATIO)
+
+
+#: the plugin's own work at 2x the input, counted: Lua VM instructions (deterministic; linear work doubles them)
+LUA_VM_SCALE_RATIO = 2.2
+#: a second script, loaded after the plugin: counts the Lua VM instructions of everything run from then on (a
+#: hook every VM_COUNT_STEP) and writes the count when Wireshark closes its Lua state (the object that writes it
+#: is held by the hook: a global of a script's is collected once the script has run)
+VM_COUNT_STEP = 1000
+VM_COUNTER = f"""local n = 0
+local at_close = setmetatable({{}}, {{ __gc = function() io.stderr:write("vm-steps " .. n .. "\\n") end }})
+debug.sethook(function() n = n + 1; return at_close end, "", {VM_COUNT_STEP})
+"""
+
+
+def _vm_steps(path: Path, counter: Path, prefs: list[str]) -> int:
+    argv = ["tshark", "-n", "-X", f"lua_script:{harness.lua_script()}", "-X", f"lua_script:{counter}",
+            "-r", str(path), "-V", *prefs]
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=TSHARK_SECONDS,
+                          check=True)
+    steps = [int(line.split()[1]) for line in done.stderr.decode().splitlines() if line.startswith("vm-steps ")]
+    assert len(steps) == 1, done.stderr.decode()[-300:]
+    return steps[0]
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
+@pytest.mark.parametrize("name", sorted(LUA_SCALING))
+def test_lua_plugin_work_scales(name: str, tmp_path: Path) -> None:
+    """What the CPU check above cannot tell from the cache (see TSHARK_SCALE_RATIO): the plugin's own Lua work
+    at 2x the input, in VM instructions, at most LUA_VM_SCALE_RATIO times that at 1x."""
+    h = hostile.BY_NAME[name]
+    counter = tmp_path / "vm_counter.lua"
+    counter.write_text(VM_COUNTER)
+    small, large = (_vm_steps(_build(h, n, tmp_path), counter, _lua_prefs(h)) for n in LUA_SCALING[name])
+    assert small > 100, f"{name}: the plugin ran {small} x {VM_COUNT_STEP} VM instructions: was it counted?"
+    assert large <= LUA_VM_SCALE_RATIO * small, \
+        f"{name}: 2x input took {large / small:.2f}x the plugin's Lua VM instructions ({small} -> {large} steps)"
 
 
 @pytest.mark.parametrize("capture", sorted(p.name for p in CAPTURES.glob("*.pcapng"))[:4])
