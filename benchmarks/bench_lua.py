@@ -1,7 +1,7 @@
 """tshark with the generated Lua dissectors against tshark without them: same capture, same run,
 interleaved rounds.
 
-    python benchmarks/bench_lua.py [CAPTURE ...] [--rounds N] [--prefs 'godot.compact:TRUE' ...]
+    python benchmarks/bench_lua.py [CAPTURE ...] [--rounds N] [--prefs 'godot.compact:TRUE' ...] [--floor]
     python benchmarks/bench_lua.py --make-enet-load /tmp/enet-load.pcap [--copies 150]
     python benchmarks/bench_lua.py --make-ws-load /tmp/ws-load.pcap [--copies 600]
     python benchmarks/bench_lua.py --make-enet-session /tmp/enet-session.pcapng
@@ -25,6 +25,13 @@ Each round runs every configuration once, in turn (A B C D, A B C D, ...): ``tsh
 Times are the tshark processes' CPU time (user + system); the report gives the median of the rounds
 with min-max, and the ratio of the medians. Targets: ``-V`` with the dissector at most 3x ``-V``
 without, the packet list at most 2x.
+
+``--floor`` adds the floor of the dissector's tree to the ``-V`` rounds: a count run first
+(``benchmarks/lua/api_count.lua`` loaded before the dissector) counts the calls it makes into Wireshark's
+tree API on the capture (items added, marked generated or hidden, TvbRanges made, other item calls); then
+``benchmarks/lua/api_floor.lua``, a post-dissector that makes the same calls spread evenly over the frames and
+computes nothing, is timed with the others. Its ratio is what Wireshark 4.0's Lua charges for a tree of that
+size on that capture; the dissector's ratio over it is the cost of reading the bytes and of everything else.
 """
 
 from __future__ import annotations
@@ -43,15 +50,17 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 LUA = ROOT / "lua" / "godot.lua"
+API_COUNT = ROOT / "benchmarks" / "lua" / "api_count.lua"
+API_FLOOR = ROOT / "benchmarks" / "lua" / "api_floor.lua"
 ENET_SOURCE = ROOT / "captures" / "godot3-enet-multiplayer.pcapng"
 WS_SOURCE = ROOT / "captures" / "godot4-websocket-multiplayer.pcapng"
 TARGETS = {"-V": 3.0, "list": 2.0}
 
 
-def run(cmd: list[str]) -> tuple[float, int]:
+def run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
     """(cpu seconds, output lines) of one tshark run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     lines = 0
     assert proc.stdout is not None
     for chunk in iter(lambda: proc.stdout.read(1 << 20), b""):  # type: ignore[union-attr]
@@ -143,12 +152,25 @@ def make_enet_session(out: Path) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
+def api_calls(path: str) -> str:
+    """api_count.lua's totals for the dissector on the capture with -V: "frames items generated hidden
+    ranges other"."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "count.txt"
+        subprocess.run(["tshark", "-n", "-V", "-r", path, "-X", f"lua_script:{API_COUNT}", "-X", f"lua_script:{LUA}"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
+                       env={**os.environ, "GODOT_API_COUNT": str(out)})
+        return out.read_text().strip()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("capture", nargs="*")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--prefs", action="append", default=[],
                     help="extra configurations: a space-separated list of NAME:VALUE prefs, e.g. godot.compact:TRUE")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time the floor of the dissector's tree with -V (benchmarks/lua/api_floor.lua)")
     ap.add_argument("--make-enet-load", type=Path, metavar="PCAP", help="write the ENet load capture and exit")
     ap.add_argument("--make-ws-load", type=Path, metavar="PCAP",
                     help="write the WebSocket multiplayer load capture and exit")
@@ -179,10 +201,15 @@ def main() -> None:
     lua = ["-X", f"lua_script:{LUA}"]
     for path in paths:
         configs: dict[str, list[str]] = {}
+        envs: dict[str, dict[str, str]] = {}
+        calls = api_calls(path) if args.floor else ""
         for mode, flags in (("-V", ["-V"]), ("list", [])):
             base = ["tshark", "-n", "-r", path, *flags]
             configs[f"tshark {mode}"] = base
             configs[f"tshark {mode} + godot.lua"] = [*base, *lua]
+            if calls and mode == "-V":
+                configs[f"tshark {mode} + API floor"] = [*base, "-X", f"lua_script:{API_FLOOR}"]
+                envs[f"tshark {mode} + API floor"] = {**os.environ, "GODOT_API_FLOOR": calls}
             for p in args.prefs:
                 opts = [x for pref in p.split() for x in ("-o", pref)]
                 configs[f"tshark {mode} + godot.lua ({p})"] = [*base, *lua, *opts]
@@ -190,17 +217,25 @@ def main() -> None:
         lines: dict[str, int] = {}
         for _ in range(args.rounds):
             for name, cmd in configs.items():
-                cpu, n = run(cmd)
+                cpu, n = run(cmd, envs.get(name))
                 times[name].append(cpu)
                 lines[name] = n
         size = os.path.getsize(path) / 1e6
         print(f"capture: {path} ({size:.1f} MB); CPU seconds, median of {args.rounds} interleaved rounds (min-max)")
+        if calls:
+            frames, items, generated, hidden, ranges, other = (int(x) for x in calls.split())
+            per = frames or 1
+            print(f"  the dissector's tree with -V, a frame: {items / per:.1f} items ({generated / per:.1f} generated, "
+                  f"{hidden / per:.1f} hidden), {ranges / per:.1f} TvbRanges, {other / per:.1f} other item calls")
         for name, ts in times.items():
             mode = name.split()[1]
             plain = statistics.median(times[f"tshark {mode}"])
             med = statistics.median(ts)
             ratio = "" if name == f"tshark {mode}" else f"  {med / plain:5.2f}x"
             print(f"  {name:50} {med:6.2f} s ({min(ts):.2f}-{max(ts):.2f})  {lines[name]:>9} lines{ratio}")
+        if calls:
+            over = statistics.median(times["tshark -V + godot.lua"]) / statistics.median(times["tshark -V + API floor"])
+            print(f"  godot.lua -V over its API floor: {over:.2f}x")
         for mode, target in TARGETS.items():
             r = statistics.median(times[f"tshark {mode} + godot.lua"]) / statistics.median(times[f"tshark {mode}"])
             print(f"  target {mode}: <= {target:g}x: {r:.2f}x, {'met' if r <= target else 'MISSED'}")

@@ -126,6 +126,11 @@ def test_every_field_once_and_flag_words_as_bits(name: str) -> None:
             assert sum(1 for f in visible if f.get("name") == fname) <= 1, (name, fname, proto.get("showname"))
         shown = [(f.get("name"), f.get("show")) for f in visible if f.get("name", "").startswith("godot_mp.")]
         texts = [s for n, s in shown if n in ("godot_mp.rpc.method", "godot_mp.rpc.node", "godot_mp.rset.property")]
+        # a cache id the packet carries (Godot 3's Target, shown with its Path offset bits; Godot 4's node
+        # id; a path or cache id) is not repeated as a generated Node cache id
+        carried = {s for n, s in shown if n in ("godot_mp.path_offset", "godot_mp.node_id", "godot_mp.path_id",
+                                                "godot_mp.cache_id")}
+        assert not [s for n, s in shown if n == "godot_mp.rpc.node_id" and s in carried], proto.get("showname")
         assert len(texts) == len(set(texts)) or len(set(texts)) == 1 and len(texts) == 1
         for f in proto.iter("field"):
             # a compressed bool/int argument is its value field, not a type item with the value inside

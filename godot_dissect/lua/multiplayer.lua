@@ -958,13 +958,14 @@ end
 
 -- what the packet means, as generated fields: only what it did not carry as such (a node resolved
 -- from a cache id, a Godot 4 method name from its id: an item it carried with the same value is the
--- field, shown once); the arguments as text are hidden fields, for filters and pyshark (their Variants
--- are the items shown). r: what resolve() put in the memo
+-- field, shown once; a Godot 3 RPC's cache id is its Target, whose Path offset bits show it); the
+-- arguments as text are hidden fields, for filters and pyshark (their Variants are the items shown).
+-- r: what resolve() put in the memo
 local function show_resolved(msg, r, root, whole)
   local v = msg.scope.v
   local node, node_id, method = r.node, r.node_id, r.method
   if node and v.node_path ~= node then ti_generated(ti_add(root, MF.node, whole, node)) end
-  if node_id and v.node_id ~= node_id and v.path_id ~= node_id and v.cache_id ~= node_id then
+  if node_id and v.node_id ~= node_id and v.path_id ~= node_id and v.cache_id ~= node_id and v.target ~= node_id then
     ti_generated(ti_add(root, MF.node_id, whole, node_id))
   end
   local kind = msg.kind
