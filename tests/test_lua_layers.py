@@ -131,6 +131,8 @@ def test_every_field_once_and_flag_words_as_bits(name: str) -> None:
         carried = {s for n, s in shown if n in ("godot_mp.path_offset", "godot_mp.node_id", "godot_mp.path_id",
                                                 "godot_mp.cache_id")}
         assert not [s for n, s in shown if n == "godot_mp.rpc.node_id" and s in carried], proto.get("showname")
+        # nor is the ENet channel (enet.channel, ENet's field): the peer header says what it is for
+        assert not [n for n, _ in shown if n == "godot_mp.channel"], proto.get("showname")
         assert len(texts) == len(set(texts)) or len(set(texts)) == 1 and len(texts) == 1
         for f in proto.iter("field"):
             # a compressed bool/int argument is its value field, not a type item with the value inside

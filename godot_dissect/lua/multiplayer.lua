@@ -86,7 +86,6 @@ local MF = {
   relayed = add_field(ProtoField.bool("godot_mp.relayed", "Relayed by the server")),
   app_bytes = add_field(ProtoField.uint32("godot_mp.app_bytes", "Packet size (as the engine sees it)", base.DEC)),
   transfer = add_field(ProtoField.string("godot_mp.transfer", "Transfer mode")),
-  channel = add_field(ProtoField.uint8("godot_mp.channel", "ENet channel", base.DEC)),
   channel_name = add_field(ProtoField.string("godot_mp.channel_name", "Channel")),
   relay = add_field(ProtoField.string("godot_mp.relay", "Relay")),
   error = add_field(ProtoField.string("godot_mp.error", "Malformed")),
@@ -1334,14 +1333,13 @@ end
 local ENV3 = { major = 3, sender = nil, receiver = nil, sender_id = nil, target = nil, direction = nil,
                client_id = nil, channel = nil, transfer = nil, wire = nil, start = 0, header = false }
 
--- the Godot 3 ENet peer header's item (in the packet's, first): `form` read again, into the tree
+-- the Godot 3 ENet peer header's item (in the packet's, first): `form` read again, into the tree, and what
+-- its ENet channel is for (the channel's number is ENet's field, enet.channel, shown once)
 show_header = function(ctx, root, form, env)
-  local channel = env.channel
   local hrange = rng(ctx, 0, form.header_size)
   local htree = ti_add(root, MF.peer_header, hrange)
   read_items(ctx, form.items, 0, ctx.len, scope_new(nil), htree)
-  ti_generated(ti_add(htree, MF.channel, hrange, channel))
-  ti_generated(ti_add(htree, MF.channel_name, hrange, CHANNEL_NAMES[env.major][channel]))
+  ti_generated(ti_add(htree, MF.channel_name, hrange, CHANNEL_NAMES[env.major][env.channel]))
 end
 local ENV4 = { major = 4, direction = nil, client_id = nil, direction_known = nil, channel = nil, transfer = nil,
                wire = nil, sender = nil, receiver = nil, sender_id = nil, receiver_id = nil }
