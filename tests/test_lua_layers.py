@@ -117,6 +117,7 @@ def test_every_field_once_and_flag_words_as_bits(name: str) -> None:
     root = _pdml(name)
     messages = 0
     bits_shown = 0
+    named_channels = 0
     for proto in root.iter("proto"):
         if proto.get("name") != "godot_mp":
             continue
@@ -131,8 +132,13 @@ def test_every_field_once_and_flag_words_as_bits(name: str) -> None:
         carried = {s for n, s in shown if n in ("godot_mp.path_offset", "godot_mp.node_id", "godot_mp.path_id",
                                                 "godot_mp.cache_id")}
         assert not [s for n, s in shown if n == "godot_mp.rpc.node_id" and s in carried], proto.get("showname")
-        # nor is the ENet channel (enet.channel, ENet's field): the peer header says what it is for
-        assert not [n for n, _ in shown if n == "godot_mp.channel"], proto.get("showname")
+        # nor is the ENet channel's number (enet.channel, ENet's field): the multiplayer layer names what the
+        # channel is for ([Channel: reliable] in a Godot 3 peer header)
+        channels = [(n, s) for n, s in shown if "channel" in n]
+        assert not [s for _, s in channels if s.isdigit()], (proto.get("showname"), channels)
+        if "godot3" in name and "enet" in name and proto.find(".//field[@name='godot_mp.peer_header']") is not None:
+            named_channels += 1
+            assert [s for n, s in channels if n == "godot_mp.channel_name" and s], proto.get("showname")
         assert len(texts) == len(set(texts)) or len(set(texts)) == 1 and len(texts) == 1
         for f in proto.iter("field"):
             # a compressed bool/int argument is its value field, not a type item with the value inside
@@ -151,6 +157,7 @@ def test_every_field_once_and_flag_words_as_bits(name: str) -> None:
     assert messages > 20
     if "godot3" in name and "enet" in name:
         assert bits_shown > 10  # every REMOTE_CALL/SET's target
+        assert named_channels > 10  # every packet with a peer header
 
 
 def test_target_is_shown_as_bits_in_hex() -> None:
