@@ -92,6 +92,7 @@ def test_phs_lists_the_layers_in_order() -> None:
 
 #: preferences a capture needs to be read whole (its hosts' ENet codec is not on the wire)
 PREFS = {"godot3-enet-compressed": ("-o", "enet.compression:range_coder")}
+NO_PEER_MESSAGES = ("godot3-enet-compressed", "godot4-enet-multiplayer-assembled")  # (their peers joined before)
 
 
 def _pdml(name: str, *args: str) -> ET.Element:
@@ -100,7 +101,7 @@ def _pdml(name: str, *args: str) -> ET.Element:
 
 SUMMARY_FIELDS = ("godot_mp.rpc.node", "godot_mp.rpc.node_id", "godot_mp.rpc.method", "godot_mp.rpc.method_id",
                   "godot_mp.rset.property", "godot_mp.command", "godot_mp.kind", "godot_mp.sender",
-                  "godot_mp.receiver", "godot_mp.app_bytes")
+                  "godot_mp.receiver", "godot_mp.app_bytes", "godot_mp.peer", "godot_mp.transfer")
 
 
 def _visible(elem: ET.Element) -> list[ET.Element]:
@@ -171,23 +172,30 @@ def test_target_is_shown_as_bits_in_hex() -> None:
 
 @pytest.mark.parametrize("name", MP_NAMES)
 def test_sender_receiver_app_bytes_equal_read_pcap(name: str) -> None:
+    """Every multiplayer message, peer messages (ADD_PEER, SYS_ID, PEER_ID) too: they had no sender,
+    receiver, size or transfer mode in the tree, where read_pcap's records have them."""
+    kinds = ("rpc", "rset", "simplify_path", "confirm_path", "peer")
     want: dict[int, list[tuple]] = {}
     opts = {"enet_compression": "range_coder"} if name in PREFS else {}
     for r in read_pcap(str(pcap_of(name)), **opts):
-        if r.kind in ("rpc", "rset"):
-            want.setdefault(r.frame, []).append((r.sender, r.receiver, r.app_bytes))
+        if r.kind in kinds:
+            want.setdefault(r.frame, []).append((r.kind, r.sender, r.receiver, r.app_bytes, r.transfer))
     got: dict[int, list[tuple]] = {}
     frames = TL.json_frames(TL.tshark(pcap_of(name), "-T", "json", "-J", "frame godot_mp", *PREFS.get(name, ())),
                             layer="godot_mp")
     for frame, items in frames.items():
         for pairs in items:
             d = dict(pairs)
-            if d.get("godot_mp.kind") in ("rpc", "rset") and "godot_mp.error" not in d:
-                got.setdefault(frame, []).append(tuple(None if d.get(k) is None else int(d[k]) for k in
-                                                       ("godot_mp.sender", "godot_mp.receiver", "godot_mp.app_bytes")))
+            if d.get("godot_mp.kind") in kinds and "godot_mp.error" not in d:
+                got.setdefault(frame, []).append(
+                    (d["godot_mp.kind"], *(None if d.get(k) is None else int(d[k]) for k in
+                                           ("godot_mp.sender", "godot_mp.receiver", "godot_mp.app_bytes")),
+                     d.get("godot_mp.transfer")))
     common = set(want) & set(got)
     assert len(common) > 10
     assert {f: got[f] for f in common} == {f: want[f] for f in common}
+    peers = [f for f in common if any(m[0] == "peer" for m in want[f])]
+    assert peers or name in NO_PEER_MESSAGES, name
 
 
 # -- Info column -------------------------------------------------------------------------------------

@@ -1051,6 +1051,18 @@ local function count(pinfo, env, kind, r, app_bytes) -- r: a message's resolutio
 end
 MP.route = route
 
+-- where a message went, as generated fields: the values read_pcap gives its record (sender, receiver,
+-- relayed, app_bytes, transfer) and the relay it came through; whole: the message's TvbRange
+local function show_route(root, env, whole, app_bytes)
+  local sender, receiver, relayed = route(env)
+  if sender then ti_generated(ti_add(root, MF.sender, whole, sender)) end
+  if receiver then ti_generated(ti_add(root, MF.receiver, whole, receiver)) end
+  if relayed then ti_generated(ti_add(root, MF.relayed, whole, true)) end
+  ti_generated(ti_add(root, MF.app_bytes, whole, env.app_bytes or app_bytes))
+  if env.transfer then ti_generated(ti_add(root, MF.transfer, whole, env.transfer)) end
+  if env.relay then ti_generated(ti_add(root, MF.relay, whole, env.relay)) end
+end
+
 -- Readings of packets, for the packet list. Without a tree, what decode_packet makes of a packet (its
 -- command, form, values and argument texts, or where and why it is malformed) is a function of the
 -- packet's bytes, where they start in the message (the offsets of errors count from there), the dialect
@@ -1135,15 +1147,9 @@ local function packet(ctx, base, stop, tree, env, st, memo, pinfo, prefix)
   end
   local text = (prefix or "") .. summary(msg, memo)
   if not ctx.null then -- (no tree: the generated fields and labels would go nowhere)
-    local sender, receiver, relayed = route(env)
     local whole = ctx.whole -- one TvbRange for the generated fields (each costs an allocation)
     local root = ctx.root
-    if sender then ti_generated(ti_add(root, MF.sender, whole, sender)) end
-    if receiver then ti_generated(ti_add(root, MF.receiver, whole, receiver)) end
-    if relayed then ti_generated(ti_add(root, MF.relayed, whole, true)) end
-    ti_generated(ti_add(root, MF.app_bytes, whole, env.app_bytes or (stop - base)))
-    if env.transfer then ti_generated(ti_add(root, MF.transfer, whole, env.transfer)) end
-    if env.relay then ti_generated(ti_add(root, MF.relay, whole, env.relay)) end
+    show_route(root, env, whole, stop - base)
     show_resolved(msg, memo, root, whole)
     local title = PROTOCOLS[env.major].title
     if #title + #text < LABEL_SHORT then ti_set_text(root, title .. ": " .. text)
@@ -1286,10 +1292,15 @@ local function peer_message(ctx, form, tree, pinfo, command_name, values_name, s
   local first = form.items[1]
   if first.values and first.values[scope.v[first.name]] then name = first.values[scope.v[first.name]] end
   if values_name then name = values_name end
-  root:add(MF.command, rng(ctx, s, e), name)
-  root:add(MF.kind, rng(ctx, s, e), "peer"):set_generated()
+  local whole = rng(ctx, s, e)
+  root:add(MF.command, whole, name)
+  root:add(MF.kind, whole, "peer"):set_generated()
   local peer = scope.v.peer
-  if peer then root:add(MF.peer, rng(ctx, s, e), peer):set_generated() end
+  -- (the peer id the message carries is its Peer item already: shown once)
+  if peer and scope.at.peer == nil then root:add(MF.peer, whole, peer):set_generated() end
+  -- (a message telling the client its own id goes to that id: the conversation learns it from this one)
+  if env.own_id and env.client_id == nil then env.client_id = peer end
+  if not ctx.null then show_route(root, env, whole, e - s) end
   local text = name .. " " .. tostring(peer)
   root:append_text(": " .. text)
   add_info(pinfo, text)
@@ -1507,7 +1518,7 @@ ws_payload = function(tvb, pinfo, tree, raw, c, sender, direction, wsb, ctx, st,
       memo.peer_id = true
       peer_message(ctx, MS.ws4_peer_id, tree, pinfo, "PEER_ID", "PEER_ID", 0, #raw,
                    { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable",
-                     ws_bytes = wsb })
+                     ws_bytes = wsb, own_id = true })
       return true
     end
     local env = { major = 4, direction = direction, client_id = c.client_id, direction_known = true, transfer = "reliable",
@@ -1537,7 +1548,7 @@ ws_payload = function(tvb, pinfo, tree, raw, c, sender, direction, wsb, ctx, st,
   if scope.v.type ~= 0 then
     local ps = peer_message(ctx, MS.ws3_sys, tree, pinfo, tname or ("SYS_" .. scope.v.type), tname, hsize, #raw,
                             { direction = direction, client_id = c.client_id, sender_id = 1, transfer = "reliable",
-                              ws_bytes = wsb })
+                              ws_bytes = wsb, own_id = tname == "SYS_ID" })
     if ps and ps.name == "SYS_ID" and not frame_visited then c.client_id = ps.v.peer end
     return true
   end
