@@ -5,6 +5,7 @@ interleaved rounds.
     python benchmarks/bench_lua.py --make-enet-load /tmp/enet-load.pcap [--copies 150]
     python benchmarks/bench_lua.py --make-ws-load /tmp/ws-load.pcap [--copies 600]
     python benchmarks/bench_lua.py --make-enet-session /tmp/enet-session.pcapng
+    python benchmarks/bench_lua.py --make-enet-mix /tmp/enet-mix.pcapng
 
 Without CAPTURE a load capture is made with real Godot 3.2.3 processes
 (``tools/captures/make_captures.py --load 25000``: 25,001 UDP game-state datagrams and 5,001 TCP
@@ -15,6 +16,10 @@ remote sets with Dictionary, Array, math and PoolByteArray arguments, fragments,
 ``--make-enet-session`` captures a third shape from real Godot 3.2.3 processes: one long ENet session of steady
 game traffic (``tools/captures/godot3/enet_load.gd``: 20,000 unreliable RPCs with a Dictionary argument each way,
 reliable chat RPCs and remote sets; ~42,000 frames), on the loopback interface with dumpcap.
+``--make-enet-mix`` captures a fourth the same way: a game of a server and three clients where most traffic crosses
+the server (``tools/captures/godot3/enet_mix.gd``: state RPCs with a Dictionary, relayed chat RPCs, relayed
+PoolByteArrays of 2.5-3.2 kB in ENet fragments, remote sets, world snapshots of an Array of Dictionaries; ~25,000
+frames).
 ``--make-ws-load`` writes another shape, Godot 4 SceneMultiplayer over WebSocket: the committed real
 capture (``captures/godot4-websocket-multiplayer.pcapng``: the HTTP upgrade, SIMPLIFY_PATH,
 CONFIRM_PATH, RPCs with compressed arguments of most types, a raw packet) replayed the same way, each
@@ -130,9 +135,20 @@ def make_ws_load(out: Path, copies: int) -> None:
 
 def make_enet_session(out: Path) -> None:
     """Capture tools/captures/godot3/enet_load.gd's session (a server and a client, real Godot 3.2.3) with dumpcap."""
+    _capture_godot3_session("enet_load.gd", [{}], out)
+
+
+def make_enet_mix(out: Path) -> None:
+    """Capture tools/captures/godot3/enet_mix.gd's game (a server and three clients, real Godot 3.2.3) with dumpcap."""
+    _capture_godot3_session("enet_mix.gd", [{"GDX_NAME": name} for name in ("a", "b", "c")], out)
+
+
+def _capture_godot3_session(script_name: str, clients: list[dict[str, str]], out: Path) -> None:
+    """Run a tools/captures/godot3 script as a server and the given clients (their extra environment), each a
+    real Godot 3.2.3 process, and capture its port on the loopback interface with dumpcap."""
     import time
 
-    script = ROOT / "tools" / "captures" / "godot3" / "enet_load.gd"
+    script = ROOT / "tools" / "captures" / "godot3" / script_name
     port = next(line.split("=")[1].strip() for line in script.read_text().splitlines() if line.startswith("const PORT"))
     work = Path(tempfile.mkdtemp())  # Godot writes its logs/ where it runs
     cap = subprocess.Popen(["dumpcap", "-q", "-i", "lo", "-f", f"udp port {port}", "-w", str(out)],
@@ -141,14 +157,19 @@ def make_enet_session(out: Path) -> None:
     godot = ["godot3-server", "-s", str(script)]
     server = subprocess.Popen(godot, cwd=work, env={**os.environ, "GDX_ROLE": "server"},
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    running = []
     try:
         time.sleep(1)
-        subprocess.run(godot, cwd=work, env={**os.environ, "GDX_ROLE": "client"}, check=True, timeout=300,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        server.wait(timeout=30)  # (it quits when the client has gone)
+        running = [subprocess.Popen(godot, cwd=work, env={**os.environ, "GDX_ROLE": "client", **extra},
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for extra in clients]
+        for client in running:
+            if client.wait(timeout=300) != 0:
+                raise RuntimeError(f"a Godot client of {script_name} failed")
+        server.wait(timeout=30)  # (it quits when the clients have gone)
         time.sleep(1)
     finally:
-        server.kill()
+        for p in [server, *running]:
+            p.kill()
         cap.terminate()
         cap.wait()
     shutil.rmtree(work, ignore_errors=True)
@@ -179,7 +200,13 @@ def main() -> None:
     ap.add_argument("--copies", type=int, help="copies of the source capture (150 for ENet, 600 for WebSocket)")
     ap.add_argument("--make-enet-session", type=Path, metavar="PCAPNG",
                     help="capture the ENet session of real Godot 3.2.3 processes and exit")
+    ap.add_argument("--make-enet-mix", type=Path, metavar="PCAPNG",
+                    help="capture the three-client ENet game of real Godot 3.2.3 processes and exit")
     args = ap.parse_args()
+    if args.make_enet_mix:
+        make_enet_mix(args.make_enet_mix)
+        print(f"wrote {args.make_enet_mix}")
+        return
     if args.make_enet_session:
         make_enet_session(args.make_enet_session)
         print(f"wrote {args.make_enet_session}")
