@@ -7832,7 +7832,7 @@ local MAX_CACHE = MS.max_cache_entries
 local function state_of(key)
   local s = mstates[key]
   if s == nil then
-    s = { paths = {}, md5s = {}, spawned = {}, syncs = {}, received = {}, n = 0, first_s2c = true }
+    s = { paths = {}, md5s = {}, path_md5s = {}, spawned = {}, syncs = {}, received = {}, n = 0, first_s2c = true }
     mstates[key] = s
   end
   return s
@@ -7842,7 +7842,7 @@ local function remember(st, tbl, sender, id, value)
   if t == nil then t = {}; st[tbl][sender] = t end
   st.n = st.n + 1
   if st.n > MAX_CACHE then
-    st.paths, st.md5s, st.spawned, st.syncs, st.received, st.n = {}, {}, {}, {}, {}, 0
+    st.paths, st.md5s, st.path_md5s, st.spawned, st.syncs, st.received, st.n = {}, {}, {}, {}, {}, {}, 0
     return remember(st, tbl, sender, id, value)
   end
   t[id] = value
@@ -7964,6 +7964,7 @@ local function resolve(msg, st, env, memo)
       st.received[key] = true
       remember(st, "paths", sender, v.cache_id, v.node_path)
       remember(st, "md5s", sender, v.cache_id, v.md5)
+      remember(st, "path_md5s", sender, v.node_path, v.md5) -- (an inline-path call: the latest announcement's)
     elseif c == "CONFIRM_PATH" then
       if v.node_path then r.node = v.node_path
       elseif v.cache_id then r.node_id = v.cache_id; r.node = lookup(st, "paths", receiver, v.cache_id) end
@@ -7972,9 +7973,7 @@ local function resolve(msg, st, env, memo)
       local md5
       if v.node_id ~= nil and v.inline_path == 1 and v.node_path then
         r.node = v.node_path
-        for id, path in pairs(st.paths[sender] or {}) do
-          if path == r.node then md5 = lookup(st, "md5s", sender, id) end
-        end
+        md5 = lookup(st, "path_md5s", sender, r.node)
       else
         r.node_id = v.node_id
         r.node = lookup(st, "paths", sender, v.node_id)
