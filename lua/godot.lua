@@ -7026,7 +7026,12 @@ end
 -- Registration ---------------------------------------------------------------------------------------
 function enet.dissector(tvb, pinfo, tree)
   enter(tree)
-  return dissect(tvb, pinfo, tree)
+  local c, sender = econv_of(pinfo)
+  -- the heuristic found the conversation at frame c.from and made ENet the UDP conversation's dissector,
+  -- which Wireshark's Lua sets from the conversation's first frame on: a second pass (tshark -2, a redraw)
+  -- brings the datagrams before c.from here too, which the first pass (and read_pcap) left alone
+  if c.from and pinfo.number < c.from then return 0 end
+  return dissect(tvb, pinfo, tree, c, sender)
 end
 
 local function heur_enet(tvb, pinfo, tree)
@@ -7035,7 +7040,8 @@ local function heur_enet(tvb, pinfo, tree)
   local c, sender = econv_of(pinfo)
   if not c.confirmed then
     if not looks_like_enet(tvb:raw()) then return false end
-    c.confirmed = true
+    c.confirmed, c.from = true, pinfo.number
+  elseif pinfo.number < c.from then return false -- (a second pass: see enet.dissector)
   end
   pinfo.conversation = enet
   dissect(tvb, pinfo, tree, c, sender)
