@@ -160,8 +160,12 @@ class Traffic:
         n = seg.frame_len
         d.frames += 1
         d.bytes += n
-        d.last = t
-        w = int((t - self.t0) / self.interval)
+        # capture order is not always time order: the span is the earliest to the latest time, as tshark's
+        if t > d.last:
+            d.last = t
+        elif t < d.first:
+            d.first = t
+        w = int((t - self.t0) // self.interval)  # floor: before t0 is window -1, -2 ...
         d.windows.add(w, n)
         if self.series is not None:
             self.series.add(self.series.frames, key, w, n)
@@ -214,7 +218,7 @@ class Traffic:
             row = self.rows.get((hop.dkey, label))
         if self.t0 is None:
             self.t0 = rec.time
-        w = int((rec.time - self.t0) / self.interval)
+        w = int((rec.time - self.t0) // self.interval)
         wire = rec.wire_bytes
         if kind != "enet":
             app = rec.app_bytes

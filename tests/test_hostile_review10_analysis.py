@@ -1,0 +1,93 @@
+"""Hostile review 10 of the analysis paths: ``stats`` against tshark's own counts when capture order is not
+time order, ``query`` over datasets whose paths hold glob characters, and the command line's output paths.
+
+Captures are built with the project's ``PcapWriter``; ground truth is what tshark prints for them.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from godot_dissect.fuzz import harness, hostile
+from godot_dissect.fuzz.pcapout import PcapWriter
+from godot_dissect.stats import profile
+
+TSHARK = shutil.which("tshark")
+needs_tshark = pytest.mark.skipif(TSHARK is None, reason="tshark not installed")
+CAPTURES = Path(__file__).resolve().parent.parent / "captures"
+A = (("10.0.0.1", 40000), hostile.SERVER)
+B = (("10.0.0.3", 40001), hostile.SERVER)
+
+
+def _cli(*args: str, timeout: float = 300) -> harness.Outcome:
+    return harness._run(args[0], [sys.executable, "-m", "godot_dissect", *args], timeout, harness._env())
+
+
+def _clock_stepped_back(path: Path) -> None:
+    """Conversation A's third frame is a second before its first; every frame of conversation B is
+    some 500 s before the capture's first frame (a clock stepped back, or two captures merged)."""
+    w = PcapWriter(path)
+    for t, (src, dst) in ((1000.0, A), (1001.5, A), (999.0, A), (500.0, B), (502.5, B)):
+        w.udp(t, src, dst, hostile.GOOD)
+    w.close()
+
+
+def _tshark_conv_udp(pcap: Path) -> dict[tuple[str, str], tuple[float, float]]:
+    """(relative start, duration) per conversation from ``tshark -q -z conv,udp``."""
+    out = subprocess.run([TSHARK, "-r", str(pcap), "-q", "-z", "conv,udp"], capture_output=True, text=True,
+                         check=True, timeout=120).stdout
+    return {(p[0], p[2]): (float(p[-2]), float(p[-1])) for ln in out.splitlines()
+            if len(p := ln.split()) > 4 and p[1] == "<->"}
+
+
+def _tshark_frames(pcap: Path) -> list[tuple[float, str, int]]:
+    """(epoch time, source endpoint, frame length) per frame, in capture order."""
+    out = subprocess.run([TSHARK, "-r", str(pcap), "-T", "fields", "-e", "frame.time_epoch", "-e", "ip.src",
+                          "-e", "udp.srcport", "-e", "frame.len"], capture_output=True, text=True, check=True,
+                         timeout=120).stdout
+    return [(float(t), f"{ip}:{port}", int(n)) for t, ip, port, n in (ln.split("\t") for ln in out.splitlines())]
+
+
+@needs_tshark
+def test_conversation_span_is_tsharks_when_frames_go_back_in_time(tmp_path: Path) -> None:
+    """The span was from the conversation's first frame in capture order to its last one: a frame
+    earlier in time than the first made the duration negative (-1.0 s where tshark says 2.5 s)."""
+    pcap = tmp_path / "back.pcap"
+    _clock_stepped_back(pcap)
+    want = _tshark_conv_udp(pcap)
+    t0 = _tshark_frames(pcap)[0][0]
+    p = profile(str(pcap), ports=(hostile.PORT,), tables=("conversations",))
+    got = {(r[1], r[2]): (r[13] - t0, r[14]) for r in p.rows("conversations")}
+    assert got.keys() == want.keys()
+    for key, (start, duration) in want.items():
+        assert got[key][0] == pytest.approx(start, abs=1e-6) and got[key][1] == pytest.approx(duration, abs=1e-4), key
+
+
+@needs_tshark
+def test_bandwidth_rates_of_a_direction_before_the_first_frame(tmp_path: Path) -> None:
+    """A direction whose frames all came before the capture's first frame in time had rates 0 B/s
+    (min, mean and max) for its 116 bytes: its windows were numbered below the 'nothing yet' mark; a
+    frame before a direction's first window was left out of the mean's span."""
+    pcap = tmp_path / "back.pcap"
+    _clock_stepped_back(pcap)
+    frames = _tshark_frames(pcap)
+    t0 = frames[0][0]
+    p = profile(str(pcap), ports=(hostile.PORT,), tables=("bandwidth",), interval=1.0)
+    rows = {r[0]: r for r in p.rows("bandwidth")}
+    for src in ("10.0.0.1:40000", "10.0.0.3:40001"):
+        mine = [(t, n) for t, s, n in frames if s == src]
+        windows = [math.floor(t - t0) for t, _ in mine]  # 1 s windows aligned on the first frame
+        per = {w: sum(n for (_, n), x in zip(mine, windows, strict=True) if x == w) for w in set(windows)}
+        span = max(windows) - min(windows) + 1
+        low = 0 if len(per) < span else min(per.values())
+        row = rows[src]
+        assert row[6] == sum(n for _, n in mine)  # wire bytes, as tshark's frame lengths add up
+        assert row[13] == pytest.approx(sum(per.values()) / span), src  # mean: over the whole span
+        if windows == sorted(windows):  # min and max: a frame earlier than the open window counts in it
+            assert row[12:15] == pytest.approx((low, sum(per.values()) / span, max(per.values()))), src
