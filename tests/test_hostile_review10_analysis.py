@@ -91,3 +91,25 @@ def test_bandwidth_rates_of_a_direction_before_the_first_frame(tmp_path: Path) -
         assert row[13] == pytest.approx(sum(per.values()) / span), src  # mean: over the whole span
         if windows == sorted(windows):  # min and max: a frame earlier than the open window counts in it
             assert row[12:15] == pytest.approx((low, sum(per.values()) / span, max(per.values()))), src
+
+
+# --- query over datasets with glob characters in their paths -----------------------------------------
+
+@pytest.mark.parametrize("folder", ["o*t", "o?t", "o[u]t"])
+def test_query_reads_a_dataset_folder_named_with_glob_characters_alone(folder: str, tmp_path: Path) -> None:
+    """DuckDB expands *, ? and [ in each file path it is given: `query 'o*t'` read the parts of every
+    sibling folder it matched as well (612 rows where the dataset holds 204)."""
+    capture = CAPTURES / "godot3-udp-all-types.pcapng"
+    want = len((CAPTURES / "godot3-udp-all-types.golden.jsonl").read_text(encoding="utf-8").splitlines())
+    other = CAPTURES / "godot3-tcp-stream.pcapng"
+    for name in ("out", "o*t", "o?t", "o[u]t", "oXt"):  # the same capture names; this folder's are the golden's
+        for source, fmt in (("p.pcapng", "parquet"), ("a[1]*.pcapng", "csv")):  # glob characters in a name too
+            (tmp_path / name).mkdir(exist_ok=True)
+            shutil.copy(capture if name == folder else other, tmp_path / name / source)
+            o = _cli("export", str(tmp_path / name / source), "-o", str(tmp_path / name), "-f", fmt, "-j", "1")
+            assert o.rc == 0 and o.clean, o.crash
+    q = subprocess.run([sys.executable, "-m", "godot_dissect", "query", str(tmp_path / folder),
+                        "SELECT capture, count(*) FROM messages GROUP BY 1 ORDER BY 1", "-f", "csv"],
+                       capture_output=True, text=True, env=harness._env(), timeout=300)
+    assert q.returncode == 0, q.stderr
+    assert q.stdout.splitlines() == ["capture,count_star()", f"a[1]*.pcapng,{want}", f"p.pcapng,{want}"]
