@@ -113,3 +113,45 @@ def test_query_reads_a_dataset_folder_named_with_glob_characters_alone(folder: s
                        capture_output=True, text=True, env=harness._env(), timeout=300)
     assert q.returncode == 0, q.stderr
     assert q.stdout.splitlines() == ["capture,count_star()", f"a[1]*.pcapng,{want}", f"p.pcapng,{want}"]
+
+
+# --- the plot's series --------------------------------------------------------------------------------
+
+def _backwards(path: Path, n: int) -> None:
+    """n Godot datagrams, each a second earlier than the one before."""
+    w = PcapWriter(path)
+    for i in range(n):
+        w.udp(1e6 - i, hostile.CLIENT, hostile.SERVER, hostile.GOOD)
+    w.close()
+
+
+@needs_tshark
+def test_plot_series_of_frames_going_back_in_time_keep_every_byte_in_bounded_windows(tmp_path: Path) -> None:
+    """Windows below the first frame's were never merged (MAX_SERIES_WINDOWS counted up from 0 only) and
+    never drawn: 5,000 frames each a second earlier kept 5,000 windows per series, and the plot showed one."""
+    from godot_dissect.spec.stats import MAX_SERIES_WINDOWS
+    from godot_dissect.stats.plot import bandwidth_png
+
+    _backwards(tmp_path / "b.pcap", 5000)
+    wire = sum(n for _, _, n in _tshark_frames(tmp_path / "b.pcap"))
+    p = profile(str(tmp_path / "b.pcap"), ports=(hostile.PORT,), series=True, tables=("bandwidth",))
+    s = p.traffic.series
+    for table in (s.frames, s.labelled):
+        (d,) = table.values()
+        assert len(d) <= MAX_SERIES_WINDOWS and sum(d.values()) == wire
+    fig = bandwidth_png(p, tmp_path / "b.png", 400, 300)
+    (ax,) = fig.axes
+    low, high = ax.get_xlim()
+    assert low <= -4999 and high >= 0  # the whole span is drawn
+
+
+def test_plot_series_memory_does_not_follow_frames_going_back_in_time(tmp_path: Path) -> None:
+    runs = []
+    for n in (50_000, 200_000):
+        _backwards(tmp_path / f"b{n}.pcap", n)
+        runs.append(_cli("stats", str(tmp_path / f"b{n}.pcap"), "-p", str(hostile.PORT), "-t", "bandwidth",
+                         "--plot", str(tmp_path / "b.png"), "-f", "csv"))
+    for o in runs:
+        assert o.rc == 0 and o.clean, o.crash
+    # one window per frame (before): +34 MB
+    assert runs[1].rss_mb - runs[0].rss_mb < 10, f"{runs[0].rss_mb:.0f} MB -> {runs[1].rss_mb:.0f} MB"
