@@ -155,3 +155,12 @@ def test_plot_series_memory_does_not_follow_frames_going_back_in_time(tmp_path: 
         assert o.rc == 0 and o.clean, o.crash
     # one window per frame (before): +34 MB
     assert runs[1].rss_mb - runs[0].rss_mb < 10, f"{runs[0].rss_mb:.0f} MB -> {runs[1].rss_mb:.0f} MB"
+
+
+@pytest.mark.parametrize("where", ["missing/b.png", "."])
+def test_a_plot_that_cannot_be_written_is_a_usage_error_before_the_read(where: str, tmp_path: Path) -> None:
+    """matplotlib's FileNotFoundError / IsADirectoryError came as a traceback once the whole capture was read."""
+    capture = CAPTURES / "godot3-udp-all-types.pcapng"
+    o = _cli("stats", str(capture), "--plot", str(tmp_path / where), "-f", "csv")
+    assert o.rc == 2 and o.clean and o.stdout_bytes == 0, o.crash  # nothing read, no table printed
+    assert not (tmp_path / "missing").exists()
