@@ -164,3 +164,42 @@ def test_a_plot_that_cannot_be_written_is_a_usage_error_before_the_read(where: s
     o = _cli("stats", str(capture), "--plot", str(tmp_path / where), "-f", "csv")
     assert o.rc == 2 and o.clean and o.stdout_bytes == 0, o.crash  # nothing read, no table printed
     assert not (tmp_path / "missing").exists()
+
+
+# --- export options -------------------------------------------------------------------------------------
+
+def _big_strings(path: Path, n: int) -> None:
+    """n datagrams, each a Godot 3 String of 20,000 characters (a JSON line of some 40 KB)."""
+    from godot_dissect.codec import encode
+
+    msg = encode("x" * 20_000, "godot3")
+    w = PcapWriter(path)
+    for i in range(n):
+        w.udp(i * 1e-3, hostile.CLIENT, hostile.SERVER, msg)
+    w.close()
+
+
+def test_a_jsonl_export_holds_at_most_batch_text_bytes_whatever_batch_rows_says(tmp_path: Path) -> None:
+    """--batch-rows 10**9 made a JSONL export hold the whole capture's lines (+178 MB from 30 to 60 MB of
+    datagrams); Parquet and CSV batches were already cut at BATCH_TEXT_BYTES."""
+    runs = []
+    for n in (1500, 3000):
+        _big_strings(tmp_path / f"s{n}.pcap", n)
+        runs.append(_cli("export", str(tmp_path / f"s{n}.pcap"), "-o", str(tmp_path / f"out{n}"), "-f", "jsonl",
+                         "-j", "1", "-p", str(hostile.PORT), "--batch-rows", str(10**9)))
+    for o in runs:
+        assert o.rc == 0 and o.clean, o.crash
+    assert runs[1].rss_mb - runs[0].rss_mb < 60, f"{runs[0].rss_mb:.0f} MB -> {runs[1].rss_mb:.0f} MB"
+    (part,) = (tmp_path / "out3000").glob("capture=*/part-0.jsonl")
+    read = subprocess.run([sys.executable, "-m", "godot_dissect", "read", str(tmp_path / "s3000.pcap"), "-p",
+                           str(hostile.PORT), "-T", "jsonl"], capture_output=True, env=harness._env(), timeout=300)
+    assert part.read_bytes() == read.stdout  # every line, in order, across the cut batches
+
+
+@pytest.mark.parametrize("rows", ["0", "-5"])
+def test_batch_rows_below_one_is_a_usage_error(rows: str, tmp_path: Path) -> None:
+    """0 was taken as 'the default' (``or``); -5 failed each capture with a ValueError of its own."""
+    o = _cli("export", str(CAPTURES / "godot3-udp-all-types.pcapng"), "-o", str(tmp_path / "out"),
+             f"--batch-rows={rows}")
+    assert o.rc == 2 and o.clean, o.crash
+    assert not (tmp_path / "out").exists()

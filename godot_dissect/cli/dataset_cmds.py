@@ -72,6 +72,8 @@ def run_export(args: argparse.Namespace) -> int:
     gc.freeze()
     if args.workers is not None and args.workers < 1:
         return usage_error("--workers must be at least 1")
+    if args.batch_rows is not None and args.batch_rows < 1:
+        return usage_error("--batch-rows must be at least 1")
     try:
         options = read_options(args)
     except ValueError as e:
@@ -92,7 +94,8 @@ def run_export(args: argparse.Namespace) -> int:
 
         try:
             results = export(captures, args.output, args.format, workers=args.workers,
-                             scheduler=args.scheduler, batch_rows=args.batch_rows or BATCH_ROWS,
+                             scheduler=args.scheduler,
+                             batch_rows=BATCH_ROWS if args.batch_rows is None else args.batch_rows,
                              read_options=options, on_file=file_done, on_messages=on_messages,
                              compression=args.compression)
         except (OSError, RuntimeError, ValueError) as e:

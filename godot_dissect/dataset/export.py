@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from .arrow import capture_batches
 from .layout import PARQUET_COMPRESSION, other_parts, part_path, temp_path
-from .schema import BATCH_ROWS, FILE_SCHEMA
+from .schema import BATCH_ROWS, BATCH_TEXT_BYTES, FILE_SCHEMA
 
 #: allocations between two young-generation collections while a capture converts (Python's default: 700). The
 #: conversion makes no reference cycles, yet at the default the collector walks each batch's young rows and values
@@ -77,16 +77,22 @@ def _write(path: str, tmp: str, fmt: str, batch_rows: int, read_options: dict[st
     if fmt == "jsonl":  # the project's JSON lines, as `read --format jsonl` writes them
         from ..pcap.reader import read_pcap
 
+        if batch_rows < 1:
+            raise ValueError("batch_rows must be at least 1")
         records = read_pcap(path, **read_options)
         with open(tmp, "w", encoding="utf-8") as f:
             lines: list[str] = []
+            held = 0  # characters in lines: cut at BATCH_TEXT_BYTES as the Arrow batches are
             for rec in records:
-                lines.append(rec.to_jsonl())
-                if len(lines) >= batch_rows:
+                line = rec.to_jsonl()
+                lines.append(line)
+                held += len(line)
+                if len(lines) >= batch_rows or held >= BATCH_TEXT_BYTES:
                     f.write("\n".join(lines) + "\n")
                     rows += len(lines)
                     _tell(on_batch, len(lines))
                     lines.clear()
+                    held = 0
             if lines:
                 f.write("\n".join(lines) + "\n")
                 rows += len(lines)
