@@ -203,3 +203,10 @@ def test_batch_rows_below_one_is_a_usage_error(rows: str, tmp_path: Path) -> Non
              f"--batch-rows={rows}")
     assert o.rc == 2 and o.clean, o.crash
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("sql", ["", "   ", "-- only a comment", ";"])
+def test_query_of_no_statement_is_a_usage_error(sql: str) -> None:
+    """DuckDB returns None for SQL without a statement: an AttributeError traceback."""
+    o = _cli("query", str(CAPTURES / "godot3-udp-all-types.pcapng"), sql)
+    assert o.rc == 2 and o.clean, o.crash

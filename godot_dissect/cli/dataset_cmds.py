@@ -142,6 +142,8 @@ def run_query(args: argparse.Namespace) -> int:
         # run once, its rows fetched QUERY_FETCH_ROWS at a time: a result as big as the dataset is printed
         # (csv, json) or counted (table) without being held; DuckDB raises most errors only while fetching
         cursor = con.execute(args.sql)
+        if cursor is None:  # DuckDB's answer to SQL of no statement (blank, a comment, ";")
+            return usage_error(f"no SQL statement in {args.sql!r}")
         if cursor.description is None:  # a statement without a result
             return 0
         columns = [d[0] for d in cursor.description]
