@@ -210,3 +210,40 @@ def test_query_of_no_statement_is_a_usage_error(sql: str) -> None:
     """DuckDB returns None for SQL without a statement: an AttributeError traceback."""
     o = _cli("query", str(CAPTURES / "godot3-udp-all-types.pcapng"), sql)
     assert o.rc == 2 and o.clean, o.crash
+
+
+# --- top ---------------------------------------------------------------------------------------------------
+
+def test_top_over_frames_going_back_in_time_is_linear(tmp_path: Path) -> None:
+    """Each endpoint kept a rate bin per frame of a capture whose times go backwards (a bin was only dropped
+    once a later one came), and scanned them all per new bin: 50,000 frames a second apart took 155 s."""
+    for n in (3000, 12000):
+        _backwards(tmp_path / f"b{n}.pcap", n)
+    runs = [[_cli("top", str(tmp_path / f"b{n}.pcap"), "-p", str(hostile.PORT), "--once") for n in (3000, 12000)]
+            for _ in range(2)]
+    for o in runs[0] + runs[1]:
+        assert o.rc == 0 and o.clean, o.crash
+    floor = min(_cli("top", str(CAPTURES / "godot3-udp-all-types.pcapng"), "--once").cpu_seconds for _ in range(2))
+    small, large = (min(r[i].cpu_seconds for r in runs) for i in (0, 1))
+    a, b = max(small - floor, 0.05), large - floor
+    assert b <= 6 * a, f"4x frames took {b / a:.1f}x the time ({a:.2f} s -> {b:.2f} s)"
+
+
+@needs_tshark
+def test_top_rates_over_frames_going_back_in_time(tmp_path: Path) -> None:
+    """The last second before the latest frame holds that one frame; the totals are every frame's bytes."""
+    from godot_dissect.cli.top import _BINS, TopState
+    from godot_dissect.pcap.reader import read_pcap
+
+    _backwards(tmp_path / "b.pcap", 5000)
+    state = TopState(live=False)
+    for rec in read_pcap(str(tmp_path / "b.pcap"), ports=(hostile.PORT,), on_frame=state.frame):
+        state.record(rec)
+    state.done = True
+    rows = {r[0]: r for r in state.rates.rows(state.now())}
+    frames = _tshark_frames(tmp_path / "b.pcap")
+    latest = max(t for t, _, _ in frames)
+    client = rows["10.0.0.1:40000"]
+    assert client[3] == sum(n for t, _, n in frames if t > latest - 1)  # up wire B/s over the last second
+    assert client[6] == sum(n for _, _, n in frames)  # total up
+    assert len(state.rates.bins["10.0.0.1:40000"]) <= _BINS
