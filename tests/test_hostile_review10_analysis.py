@@ -247,3 +247,13 @@ def test_top_rates_over_frames_going_back_in_time(tmp_path: Path) -> None:
     assert client[3] == sum(n for t, _, n in frames if t > latest - 1)  # up wire B/s over the last second
     assert client[6] == sum(n for _, _, n in frames)  # total up
     assert len(state.rates.bins["10.0.0.1:40000"]) <= _BINS
+
+
+@pytest.mark.parametrize("capture", ["missing.pcap", "random.pcap"])
+def test_top_once_over_a_capture_that_cannot_be_read_fails(capture: str, tmp_path: Path) -> None:
+    """`top --once` printed the reason on its screen and exited 0 (`stats` and `read` exit 2)."""
+    (tmp_path / "random.pcap").write_bytes(bytes(range(7, 107)))
+    o = _cli("top", str(tmp_path / capture), "--once")
+    assert o.rc == 2 and o.clean, o.crash
+    s = _cli("stats", str(tmp_path / capture))
+    assert s.rc == 2 and s.clean, s.crash

@@ -302,6 +302,8 @@ def run_top(args: argparse.Namespace) -> int:
     failed = live.failure(wait=1.0) if live is not None else None
     if failed:
         return usage_error(failed)
+    if state.failure and state.done:  # a capture that cannot be read (no such file, not a capture): as stats says
+        return usage_error(state.failure)
     return 0
 
 
