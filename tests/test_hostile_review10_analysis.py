@@ -257,3 +257,41 @@ def test_top_once_over_a_capture_that_cannot_be_read_fails(capture: str, tmp_pat
     assert o.rc == 2 and o.clean, o.crash
     s = _cli("stats", str(tmp_path / capture))
     assert s.rc == 2 and s.clean, s.crash
+
+
+# --- export: partition names -----------------------------------------------------------------------------
+
+def test_a_capture_named_in_non_ascii_letters_is_exported_and_read_back(tmp_path: Path) -> None:
+    """Every non-ASCII character of a name was percent-escaped in its partition folder (é: 6 bytes), so a
+    capture named with 120 é (240 bytes, a legal file name) failed: 'File name too long'."""
+    import pandas as pd
+
+    capture = CAPTURES / "godot3-udp-all-types.pcapng"
+    want = len((CAPTURES / "godot3-udp-all-types.golden.jsonl").read_text(encoding="utf-8").splitlines())
+    names = ["é" * 120 + ".pcap", "サーバー記録_試合%第一=ラウンド_2.pcap"]
+    for name in names:
+        shutil.copy(capture, tmp_path / name)
+    o = _cli("export", *(str(tmp_path / n) for n in names), "-o", str(tmp_path / "out"), "-j", "1")
+    assert o.rc == 0 and o.clean, o.crash
+    q = subprocess.run([sys.executable, "-m", "godot_dissect", "query", str(tmp_path / "out"),
+                        "SELECT capture, count(*) FROM messages GROUP BY 1 ORDER BY 1", "-f", "csv"],
+                       capture_output=True, text=True, env=harness._env(), timeout=300)
+    assert q.stdout.splitlines()[1:] == sorted(f"{n},{want}" for n in names)
+    counts = pd.read_parquet(tmp_path / "out").groupby("capture", observed=True).size().to_dict()
+    assert counts == {n: want for n in names}
+
+
+def test_an_export_replaces_the_part_an_earlier_export_escaped_the_name_of(tmp_path: Path) -> None:
+    """A dataset exported before kept capture=%C3%A9.pcap; exporting é.pcap again must not add a second copy."""
+    capture = CAPTURES / "godot3-udp-all-types.pcapng"
+    want = len((CAPTURES / "godot3-udp-all-types.golden.jsonl").read_text(encoding="utf-8").splitlines())
+    shutil.copy(capture, tmp_path / "é.pcap")
+    assert _cli("export", str(tmp_path / "é.pcap"), "-o", str(tmp_path / "out"), "-j", "1").rc == 0
+    (part,) = (tmp_path / "out").glob("capture=*")
+    part.rename(tmp_path / "out" / "capture=%C3%A9.pcap")  # the name an earlier export gave it
+    assert _cli("export", str(tmp_path / "é.pcap"), "-o", str(tmp_path / "out"), "-j", "1").rc == 0
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["capture=é.pcap"]
+    q = subprocess.run([sys.executable, "-m", "godot_dissect", "query", str(tmp_path / "out"),
+                        "SELECT capture, count(*) FROM messages GROUP BY 1", "-f", "csv"],
+                       capture_output=True, text=True, env=harness._env(), timeout=300)
+    assert q.stdout.splitlines() == ["capture,count_star()", f"é.pcap,{want}"]

@@ -64,6 +64,9 @@ def convert(path: str, out: str, fmt: str = "parquet", *, capture: str | None = 
         os.replace(tmp, final)
         for old in other_parts(out, name, fmt):  # this capture's part from an export in another format
             os.remove(old)
+            if os.path.dirname(old) != folder:  # an earlier export's partition name: gone when empty
+                with contextlib.suppress(OSError):
+                    os.rmdir(os.path.dirname(old))
     except Exception as e:  # noqa: BLE001 - reported per file; the other files go on
         _discard(tmp, folder if made_folder else None)
         return FileResult(path, name, error=_reason(e), seconds=time.perf_counter() - t0,
