@@ -10,6 +10,7 @@ import math
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -295,3 +296,46 @@ def test_an_export_replaces_the_part_an_earlier_export_escaped_the_name_of(tmp_p
                         "SELECT capture, count(*) FROM messages GROUP BY 1", "-f", "csv"],
                        capture_output=True, text=True, env=harness._env(), timeout=300)
     assert q.stdout.splitlines() == ["capture,count_star()", f"é.pcap,{want}"]
+
+
+# --- fuzz options ------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def echo_target() -> Iterator[str]:
+    """A UDP server on 127.0.0.1 that sends every datagram back (it answers the fuzzer's probe)."""
+    import socket
+    import threading
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                data, peer = sock.recvfrom(70_000)
+            except OSError:
+                continue
+            sock.sendto(data, peer)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield f"udp://127.0.0.1:{sock.getsockname()[1]}"
+    stop.set()
+    t.join()
+    sock.close()
+
+
+@pytest.mark.parametrize("option", [("--timeout", "inf"), ("--timeout", "nan"), ("--reply-timeout", "inf"),
+                                    ("--ready-timeout", "-1"), ("--minimise-seconds", "nan"), ("--duration", "nan"),
+                                    ("--rate", "nan"), ("--rate", "-5"), ("--probe-every", "0"),
+                                    ("--max-findings", "0")])
+def test_fuzz_options_no_campaign_can_run_with_are_usage_errors(option: tuple[str, str], echo_target: str,
+                                                                tmp_path: Path) -> None:
+    """--timeout inf was an OverflowError traceback (a socket's timeout); the others ran as if sensible (NaN
+    never ends a duration, 0 probes disable nothing) or failed later."""
+    ok = _cli("fuzz", "--target", echo_target, "--count", "20", "--quiet", "--out", str(tmp_path / "f"))
+    assert ok.rc == 0 and ok.clean, ok.crash  # the target answers: only the option is wrong below
+    o = _cli("fuzz", "--target", echo_target, "--count", "20", "--quiet", "--out", str(tmp_path / "f"), *option)
+    assert o.rc == 2 and o.clean, o.crash
