@@ -339,3 +339,12 @@ def test_fuzz_options_no_campaign_can_run_with_are_usage_errors(option: tuple[st
     assert ok.rc == 0 and ok.clean, ok.crash  # the target answers: only the option is wrong below
     o = _cli("fuzz", "--target", echo_target, "--count", "20", "--quiet", "--out", str(tmp_path / "f"), *option)
     assert o.rc == 2 and o.clean, o.crash
+
+
+# --- lua ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["missing/godot.lua", "."])
+def test_lua_output_that_cannot_be_written_is_a_clear_error(where: str, tmp_path: Path) -> None:
+    """FileNotFoundError / IsADirectoryError came as a traceback."""
+    o = _cli("lua", "-o", str(tmp_path / where))
+    assert o.rc == 2 and o.clean, o.crash
