@@ -348,3 +348,30 @@ def test_lua_output_that_cannot_be_written_is_a_clear_error(where: str, tmp_path
     """FileNotFoundError / IsADirectoryError came as a traceback."""
     o = _cli("lua", "-o", str(tmp_path / where))
     assert o.rc == 2 and o.clean, o.crash
+
+
+# --- enet round trips ---------------------------------------------------------------------------------------
+
+def test_enet_round_trips_of_acks_captured_before_their_send_are_no_samples(tmp_path: Path) -> None:
+    """An ACK whose capture time is before the datagram it acknowledges (the clock stepped back 5 s in
+    between) gave a round trip of -4990 ms as the row's minimum."""
+    from godot_dissect.enet import build as enet
+    from godot_dissect.multiplayer import godot4 as g4
+    from godot_dissect.spec import enet as enet_spec
+
+    channels = next(k for k, v in enet_spec.GODOT_MAJOR_BY_CHANNEL_COUNT.items() if v == 4)
+    client, server = ("10.0.0.1", 40000), ("10.0.0.2", hostile.ENET_PORT)
+    w = PcapWriter(tmp_path / "rtt.pcap")
+    w.udp(0, client, server, enet.build_datagram(enet_spec.UNASSIGNED_PEER_ID,
+                                                 [enet.connect(0, 0x1234, 77, channels)], sent_time=1))
+    for i in range(1, 11):
+        t = 10.0 + i
+        sent = int(t * 1000) & 0xFFFF
+        w.udp(t, client, server, enet.build_datagram(0, [enet.send_reliable(1, i, g4.build_raw(b"x"))], sent_time=sent))
+        back = t + 0.010 if i != 5 else t - 5.0  # the fifth ACK's frame carries a time before its send
+        w.udp(back, server, client, enet.build_datagram(0, [enet.acknowledge(1, i, sent)]))
+    w.close()
+    p = profile(str(tmp_path / "rtt.pcap"), tables=("enet",), enet_ports=(hostile.ENET_PORT,))
+    (row,) = [r for r in p.rows("enet") if r[0] == "10.0.0.1:40000" and r[2] == 1]
+    assert row[15] == 9  # round-trip samples: the nine ACKs after their sends
+    assert row[12] == pytest.approx(10, abs=0.01) and row[14] == pytest.approx(10, abs=0.01)  # min, max ms
