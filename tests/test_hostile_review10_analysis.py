@@ -375,3 +375,34 @@ def test_enet_round_trips_of_acks_captured_before_their_send_are_no_samples(tmp_
     (row,) = [r for r in p.rows("enet") if r[0] == "10.0.0.1:40000" and r[2] == 1]
     assert row[15] == 9  # round-trip samples: the nine ACKs after their sends
     assert row[12] == pytest.approx(10, abs=0.01) and row[14] == pytest.approx(10, abs=0.01)  # min, max ms
+
+
+def test_top_remembers_a_peer_id_for_at_most_max_rows_endpoints(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every endpoint's Godot peer id was kept: one entry per client of a flood of connections (the
+    endpoints themselves stop at MAX_ROWS). The limit is lowered here so that 30 clients pass it."""
+    from godot_dissect.cli import top
+    from godot_dissect.enet import build as enet
+    from godot_dissect.enet.sender import EnetSender
+    from godot_dissect.multiplayer import godot4 as g4
+    from godot_dissect.pcap.reader import read_pcap
+    from godot_dissect.spec import enet as enet_spec
+
+    channels = next(k for k, v in enet_spec.GODOT_MAJOR_BY_CHANNEL_COUNT.items() if v == 4)
+    server = ("10.0.0.2", hostile.ENET_PORT)
+    w = PcapWriter(tmp_path / "c.pcap")
+    for i in range(30):  # each client: CONNECT, VERIFY_CONNECT, an RPC each way
+        c = ("10.0.0.1", 41000 + i)
+        w.udp(i, c, server, enet.build_datagram(enet_spec.UNASSIGNED_PEER_ID,
+                                                [enet.connect(0, 0x1234, 100 + i, channels)], sent_time=1))
+        w.udp(i, server, c, enet.build_datagram(0, [enet.verify_connect(0, 0x1234, channels)], sent_time=2))
+        for t, src, dst in ((i + 0.1, server, c), (i + 0.2, c, server)):
+            w.udp(t, src, dst, enet.build_datagram(0, EnetSender(channels).send(1, g4.build_rpc(1, [], node_id=1)),
+                                                   sent_time=3))
+    w.close()
+    monkeypatch.setattr(top, "MAX_ROWS", 10)
+    rates = top.Rates()
+    for rec in read_pcap(str(tmp_path / "c.pcap"), on_frame=rates.frame):
+        rates.record(rec)
+    assert len(rates.peer) <= 10
+    assert rates.peer["10.0.0.2:6100"] == 1 and rates.peer["10.0.0.1:41000"] == 100  # the first ones kept

@@ -119,8 +119,8 @@ class Rates:
         self._add(src, rec.time, 1, app)
         self._add(dst, rec.time, 3, app)
         for ep, peer in ((src, getattr(rec, "sender", None)), (dst, getattr(rec, "receiver", None))):
-            if isinstance(peer, int) and peer > 0:
-                self.peer[ep] = peer
+            if isinstance(peer, int) and peer > 0 and (ep in self.peer or len(self.peer) < MAX_ROWS):
+                self.peer[ep] = peer  # a flood of clients: the first MAX_ROWS endpoints keep a peer id
 
     def rows(self, now: float) -> list[tuple[str, int | None, float, float, float, float, float, float]]:
         """(endpoint, peer, up app, up wire, down app, down wire B/s, total up wire, total down wire)."""
