@@ -406,3 +406,29 @@ def test_top_remembers_a_peer_id_for_at_most_max_rows_endpoints(tmp_path: Path,
         rates.record(rec)
     assert len(rates.peer) <= 10
     assert rates.peer["10.0.0.2:6100"] == 1 and rates.peer["10.0.0.1:41000"] == 100  # the first ones kept
+
+
+# --- read -T fields -------------------------------------------------------------------------------------------
+
+@needs_tshark
+def test_fields_keep_a_tab_in_a_string_inside_its_column(tmp_path: Path) -> None:
+    """A Godot String holding a tab was printed raw in -T fields (tab-separated by default): the line had a
+    column too many. tshark writes a tab in a string field as \\t (here: a DNS TXT string)."""
+    import struct
+
+    txt = b"a\tb"
+    answer = b"\xc0\x0c" + struct.pack(">HHIH", 16, 1, 60, len(txt) + 1) + bytes([len(txt)]) + txt
+    dns = struct.pack(">HHHHHH", 0x1234, 0x8180, 1, 1, 0, 0) + b"\x01x\x00" + struct.pack(">HH", 16, 1) + answer
+    w = PcapWriter(tmp_path / "txt.pcap")
+    w.udp(0, ("10.0.0.1", 53), ("10.0.0.2", 5555), dns)
+    w.close()
+    tshark = subprocess.run([TSHARK, "-r", str(tmp_path / "txt.pcap"), "-T", "fields", "-e", "dns.txt"],
+                            capture_output=True, text=True, check=True, timeout=60).stdout
+    assert tshark == "a\\tb\n"
+    capture = CAPTURES / "godot3-udp-all-types.pcapng"
+    out = subprocess.run([sys.executable, "-m", "godot_dissect", "read", str(capture), "-T", "fields", "-e", "frame",
+                          "-e", "text", "-e", "kind"], capture_output=True, text=True, env=harness._env(), timeout=120)
+    lines = out.stdout.splitlines()
+    golden = (CAPTURES / "godot3-udp-all-types.golden.jsonl").read_text(encoding="utf-8")
+    assert len(lines) == len(golden.splitlines()) and "\\t" in out.stdout  # the capture has a String with a tab
+    assert all(len(line.split("\t")) == 3 for line in lines), [ln for ln in lines if len(ln.split("\t")) != 3]
