@@ -72,6 +72,8 @@ def run_export(args: argparse.Namespace) -> int:
     gc.freeze()
     if args.workers is not None and args.workers < 1:
         return usage_error("--workers must be at least 1")
+    if args.batch_rows is not None and args.batch_rows < 1:
+        return usage_error("--batch-rows must be at least 1")
     try:
         options = read_options(args)
     except ValueError as e:
@@ -92,7 +94,8 @@ def run_export(args: argparse.Namespace) -> int:
 
         try:
             results = export(captures, args.output, args.format, workers=args.workers,
-                             scheduler=args.scheduler, batch_rows=args.batch_rows or BATCH_ROWS,
+                             scheduler=args.scheduler,
+                             batch_rows=BATCH_ROWS if args.batch_rows is None else args.batch_rows,
                              read_options=options, on_file=file_done, on_messages=on_messages,
                              compression=args.compression)
         except (OSError, RuntimeError, ValueError) as e:
@@ -139,6 +142,8 @@ def run_query(args: argparse.Namespace) -> int:
         # run once, its rows fetched QUERY_FETCH_ROWS at a time: a result as big as the dataset is printed
         # (csv, json) or counted (table) without being held; DuckDB raises most errors only while fetching
         cursor = con.execute(args.sql)
+        if cursor is None:  # DuckDB's answer to SQL of no statement (blank, a comment, ";")
+            return usage_error(f"no SQL statement in {args.sql!r}")
         if cursor.description is None:  # a statement without a result
             return 0
         columns = [d[0] for d in cursor.description]

@@ -2,7 +2,8 @@
 
 Field names are the display filter's (``filter.FIELDS``, ``fields.NAME``). A field the record does
 not have prints as nothing; a field with two values (``addr``, ``port``: both ends) joins them with
-the aggregator; booleans print 1/0 and text keeps to one line (newlines as ``\\n``), as tshark does.
+the aggregator; booleans print 1/0 and text keeps to one line and one column (newlines as ``\\n``, tabs
+as ``\\t``), as tshark does.
 """
 
 from __future__ import annotations
@@ -66,6 +67,6 @@ class FieldWriter:
         if isinstance(v, (list, dict)):
             return json.dumps(v, ensure_ascii=False, default=str)
         s = str(v)
-        if "\n" in s or "\r" in s or "\\" in s:
-            s = s.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+        if "\n" in s or "\r" in s or "\t" in s or "\\" in s:  # a tab too: it is the default separator
+            s = s.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
         return s

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
+from ..spec.cli import MAX_WAIT_SECONDS
 from .options import add_dialect, usage_error
 
 
@@ -95,8 +97,11 @@ def run_fuzz(args: argparse.Namespace) -> int:
         return _run_differential(args)
     if not args.target:
         return usage_error("fuzz needs --target URL (or --differential)")
-    if args.count <= 0 or args.duration <= 0:
+    if args.count <= 0 or not args.duration > 0:
         return usage_error("--count and --duration must be positive")
+    problem = _option_problem(args)
+    if problem:
+        return usage_error(problem)
     from ..fuzz.campaign import PROBE_VALUE, FuzzOptions
     from ..fuzz.campaign import run_fuzz as fuzz
     from ..fuzz.cases import DEFAULT_WEIGHTS, conversations_from_pcap, seeds_from_tscn
@@ -149,6 +154,26 @@ def run_fuzz(args: argparse.Namespace) -> int:
     return 1 if summary.findings else 0
 
 
+def _wait_problem(args: argparse.Namespace, names: tuple[str, ...]) -> str | None:
+    for name in names:
+        v = getattr(args, name)
+        if not 0 < v <= MAX_WAIT_SECONDS:  # NaN too
+            return f"--{name.replace('_', '-')} {v}: between 0 and {MAX_WAIT_SECONDS:g} seconds"
+    return None
+
+
+def _option_problem(args: argparse.Namespace) -> str | None:
+    """A usage error line for a fuzz option no campaign can run with (NaN, inf, zero or negative)."""
+    if args.rate is not None and not 0 < args.rate < math.inf:
+        return f"--rate {args.rate}: a positive number of cases per second"
+    for name, v in (("--probe-every", args.probe_every), ("--max-findings", args.max_findings)):
+        if v is not None and v < 1:
+            return f"{name} {v}: at least 1"
+    if args.minimise_runs < 0:
+        return f"--minimise-runs {args.minimise_runs}: 0 or more"
+    return _wait_problem(args, ("timeout", "reply_timeout", "ready_timeout", "minimise_seconds"))
+
+
 def _run_differential(args: argparse.Namespace) -> int:
     from ..engines import EngineUnavailable
     from ..fuzz.differential import run_differential
@@ -178,6 +203,9 @@ def run_replay(args: argparse.Namespace) -> int:
     from ..fuzz.campaign import replay
     from ..fuzz.target import UnsafeTarget
 
+    problem = _wait_problem(args, ("timeout", "ready_timeout"))
+    if problem:
+        return usage_error(problem)
     try:
         res = replay(args.reproducer, args.target, framing=args.framing, dialect=args.dialect, cmd=args.cmd,
                      allow_remote=args.allow_remote, timeout=args.timeout, ready_timeout=args.ready_timeout,

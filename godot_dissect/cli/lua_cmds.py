@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ..lua.generator import COMMITTED, generate
+from .options import usage_error
 
 #: the personal Lua plugin folder of Wireshark on Linux/macOS (``tshark -G folders``)
 PLUGIN_DIR = Path("~/.local/lib/wireshark/plugins")
@@ -51,6 +52,13 @@ def _replacing(target: Path, text: str) -> str:
 
 
 def run_lua(args: argparse.Namespace) -> int:
+    try:
+        return _run_lua(args)
+    except OSError as e:  # -o in a missing folder or at a folder, a plugin folder that cannot be written
+        return usage_error(f"{e.filename or args.output}: {e.strerror or e}")
+
+
+def _run_lua(args: argparse.Namespace) -> int:
     text = generate()
     if args.check:
         path = Path(args.output) if args.output else COMMITTED

@@ -45,6 +45,18 @@ def _size(text: str) -> tuple[int, int]:
     return width, height
 
 
+def _plot_problem(path: str) -> str | None:
+    """Why the plot cannot be written at ``path``: said before the capture is read, not as a traceback after."""
+    folder = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        return "is a folder"
+    if not os.path.isdir(folder):
+        return f"no folder {folder}"
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        return "not writable"
+    return None
+
+
 def run_stats(args: argparse.Namespace) -> int:
     names = args.table or list(DEFAULT_TABLES)
     unknown = [n for n in names if n not in TABLES]
@@ -59,6 +71,8 @@ def run_stats(args: argparse.Namespace) -> int:
         size = _size(args.plot_size) if args.plot else None
     except ValueError as e:
         return usage_error(f"--plot-size {args.plot_size!r}: {e}", "godot-dissect stats")
+    if args.plot and (problem := _plot_problem(args.plot)):
+        return usage_error(f"--plot {args.plot}: {problem}", "godot-dissect stats")
     try:
         options = read_options(args)
     except ValueError as e:
@@ -75,7 +89,11 @@ def run_stats(args: argparse.Namespace) -> int:
     if args.plot:
         from ..stats.plot import bandwidth_png
 
-        bandwidth_png(p, args.plot, *size)  # type: ignore[misc]
+        try:
+            bandwidth_png(p, args.plot, *size)  # type: ignore[misc]
+        except OSError as e:  # the folder went away meanwhile, the disk is full
+            print(f"godot-dissect stats: --plot {args.plot}: {e.strerror or e}", file=sys.stderr)
+            return 1
         print(f"plot: {args.plot}", file=sys.stderr)
     return 0
 

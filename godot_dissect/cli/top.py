@@ -83,12 +83,16 @@ class Rates:
                 if len(self.bins) >= MAX_ROWS:
                     ep = OTHER
             per = self.bins.setdefault(ep, {})
-        row = per.get(b)
-        if row is None:
-            row = per[b] = [0.0, 0.0, 0.0, 0.0]
-            for old in [k for k in per if k <= b - _BINS]:
-                del per[old]
-        row[column] += n
+        # a bin _BINS or more before the latest time's is never shown: not kept (a capture whose times go
+        # backwards would otherwise add one per frame, each scanned again per new bin)
+        floor = int(self.latest * _BINS / RATE_WINDOW) - _BINS
+        if b > floor:
+            row = per.get(b)
+            if row is None:
+                row = per[b] = [0.0, 0.0, 0.0, 0.0]
+                for old in [k for k in per if k <= floor]:
+                    del per[old]
+            row[column] += n
         self.totals.setdefault(ep, [0.0, 0.0, 0.0, 0.0])[column] += n
 
     def _forget_idle(self, now_bin: int) -> None:
@@ -110,12 +114,13 @@ class Rates:
                 self.godot.add(ep)
         if rec.kind == "enet":  # ENet control: no application bytes
             return
+        self.latest = max(self.latest, rec.time)
         app = rec.app_bytes if getattr(rec, "app_bytes", None) is not None else len(rec.raw)
         self._add(src, rec.time, 1, app)
         self._add(dst, rec.time, 3, app)
         for ep, peer in ((src, getattr(rec, "sender", None)), (dst, getattr(rec, "receiver", None))):
-            if isinstance(peer, int) and peer > 0:
-                self.peer[ep] = peer
+            if isinstance(peer, int) and peer > 0 and (ep in self.peer or len(self.peer) < MAX_ROWS):
+                self.peer[ep] = peer  # a flood of clients: the first MAX_ROWS endpoints keep a peer id
 
     def rows(self, now: float) -> list[tuple[str, int | None, float, float, float, float, float, float]]:
         """(endpoint, peer, up app, up wire, down app, down wire B/s, total up wire, total down wire)."""
@@ -297,6 +302,8 @@ def run_top(args: argparse.Namespace) -> int:
     failed = live.failure(wait=1.0) if live is not None else None
     if failed:
         return usage_error(failed)
+    if state.failure and state.done:  # a capture that cannot be read (no such file, not a capture): as stats says
+        return usage_error(state.failure)
     return 0
 
 

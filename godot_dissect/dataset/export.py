@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from .arrow import capture_batches
 from .layout import PARQUET_COMPRESSION, other_parts, part_path, temp_path
-from .schema import BATCH_ROWS, FILE_SCHEMA
+from .schema import BATCH_ROWS, BATCH_TEXT_BYTES, FILE_SCHEMA
 
 #: allocations between two young-generation collections while a capture converts (Python's default: 700). The
 #: conversion makes no reference cycles, yet at the default the collector walks each batch's young rows and values
@@ -64,6 +64,9 @@ def convert(path: str, out: str, fmt: str = "parquet", *, capture: str | None = 
         os.replace(tmp, final)
         for old in other_parts(out, name, fmt):  # this capture's part from an export in another format
             os.remove(old)
+            if os.path.dirname(old) != folder:  # an earlier export's partition name: gone when empty
+                with contextlib.suppress(OSError):
+                    os.rmdir(os.path.dirname(old))
     except Exception as e:  # noqa: BLE001 - reported per file; the other files go on
         _discard(tmp, folder if made_folder else None)
         return FileResult(path, name, error=_reason(e), seconds=time.perf_counter() - t0,
@@ -77,16 +80,22 @@ def _write(path: str, tmp: str, fmt: str, batch_rows: int, read_options: dict[st
     if fmt == "jsonl":  # the project's JSON lines, as `read --format jsonl` writes them
         from ..pcap.reader import read_pcap
 
+        if batch_rows < 1:
+            raise ValueError("batch_rows must be at least 1")
         records = read_pcap(path, **read_options)
         with open(tmp, "w", encoding="utf-8") as f:
             lines: list[str] = []
+            held = 0  # characters in lines: cut at BATCH_TEXT_BYTES as the Arrow batches are
             for rec in records:
-                lines.append(rec.to_jsonl())
-                if len(lines) >= batch_rows:
+                line = rec.to_jsonl()
+                lines.append(line)
+                held += len(line)
+                if len(lines) >= batch_rows or held >= BATCH_TEXT_BYTES:
                     f.write("\n".join(lines) + "\n")
                     rows += len(lines)
                     _tell(on_batch, len(lines))
                     lines.clear()
+                    held = 0
             if lines:
                 f.write("\n".join(lines) + "\n")
                 rows += len(lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import secrets
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -85,12 +86,12 @@ def to_duckdb(path_or_dataset: str | Iterable[str], con: Any = None, **read_opti
     scans = []
     if parts["parquet"]:
         _check_parquet_parts(parts["parquet"])
-        scans.append(f"read_parquet({_sql_list(parts['parquet'])}, {_HIVE})")
+        scans.append(f"read_parquet({_sql_paths(parts['parquet'])}, {_HIVE})")
     if parts["csv"]:
         types = con.from_arrow(FILE_SCHEMA.empty_table())
         columns = "{" + ", ".join(f"{_sql_str(c)}: {_sql_str(str(t))}" for c, t in zip(types.columns, types.types,
                                                                                           strict=True)) + "}"
-        scans.append(f"read_csv({_sql_list(parts['csv'])}, {_HIVE}, {_CSV.format(columns=columns)})")
+        scans.append(f"read_csv({_sql_paths(parts['csv'])}, {_HIVE}, {_CSV.format(columns=columns)})")
     if parts["jsonl"] or captures or not scans:
         # batch by batch from here, so a capture that fails raises its own error (not one from inside DuckDB)
         scans.append(_read_here(con, _jsonl_batches(parts["jsonl"]), reader(captures, **read_options)))
@@ -182,5 +183,12 @@ def _sql_name(s: str) -> str:
     return '"' + s.replace('"', '""') + '"'
 
 
-def _sql_list(items: list[str]) -> str:
-    return "[" + ", ".join(map(_sql_str, items)) + "]"
+#: what DuckDB's file readers expand in a path (``*``, ``**``, ``?``, ``[abc]``)
+_GLOB_CHARACTERS = re.compile(r"([*?\[])")
+
+
+def _sql_paths(paths: list[str]) -> str:
+    """File paths as a DuckDB list literal, each naming that file alone: DuckDB reads every path as a glob
+    pattern (a dataset folder named ``o*t`` would read its siblings' parts too), so ``*``, ``?`` and ``[``
+    stand in brackets, the glob's way of saying the character itself."""
+    return "[" + ", ".join(_sql_str(_GLOB_CHARACTERS.sub(r"[\1]", p)) for p in paths) + "]"

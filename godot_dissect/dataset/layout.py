@@ -20,9 +20,16 @@ PART = "part-0"
 TMP_MARK = ".tmp-"
 
 
+#: ASCII characters a partition's name keeps as they are; the other ASCII ones are percent-escaped
+_SAFE = " ,;+@()[]{}!~-_."
+
+
 def partition_dir(out: str, capture: str) -> str:
-    # percent-escaped as Hive and pyarrow do, so "/", "=" and "%" in a name cannot break the layout
-    return os.path.join(out, f"{PARTITION}={quote(capture_name(capture), safe=' ,;+@()[]{}!~-_.')}")
+    # ASCII percent-escaped as Hive and pyarrow do, so "/", "=" and "%" in a name cannot break the layout;
+    # other characters as they are (UTF-8): escaped, one é took 6 bytes of the file system's 255 per name,
+    # and a capture named with 43 of them could not be exported
+    name = "".join(c if ord(c) > 0x7F else quote(c, safe=_SAFE) for c in capture_name(capture))
+    return os.path.join(out, f"{PARTITION}={name}")
 
 
 def capture_name(name: str) -> str:
@@ -86,8 +93,13 @@ def dataset_parts(out: str | os.PathLike) -> dict[str, list[str]]:
 
 
 def other_parts(out: str, capture: str, fmt: str) -> list[str]:
-    """Parts of ``capture`` in formats other than ``fmt``: a new export of it replaces them."""
-    return [p for f in FORMATS if f != fmt and os.path.exists(p := part_path(out, capture, f))]
+    """Parts of ``capture`` in formats other than ``fmt``, and in any format under the name an earlier export
+    gave its partition (every non-ASCII character percent-escaped): a new export of it replaces them."""
+    parts = [p for f in FORMATS if f != fmt and os.path.exists(p := part_path(out, capture, f))]
+    legacy = os.path.join(out, f"{PARTITION}={quote(capture_name(capture), safe=_SAFE)}")
+    if legacy != partition_dir(out, capture):
+        parts += [p for f in FORMATS if os.path.exists(p := os.path.join(legacy, f"{PART}.{f}"))]
+    return parts
 
 
 def remove_temps(out: str, captures: list[str]) -> list[str]:

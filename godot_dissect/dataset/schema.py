@@ -42,7 +42,8 @@ RENAMED: dict[str, dict[str, str]] = {"rset": {"method": "name"}}
 SCHEMA = pa.schema([pa.field(c.name, c.type) for c in COLUMNS])
 #: what one exported Parquet file holds: the capture is its Hive partition (directory) instead
 FILE_SCHEMA = pa.schema([f for f in SCHEMA if f.name != "capture"])
-#: default rows per RecordBatch; a batch is also cut at BATCH_TEXT_BYTES of text + value
+#: default rows per RecordBatch; a batch is also cut at BATCH_TEXT_BYTES of text + value (a JSONL export's
+#: batch of lines likewise), whatever ``export --batch-rows`` says
 BATCH_ROWS = 4096  # ~9 MB of Arrow data on the load capture; 16k rows cost 100 MB more RSS for no speed
 BATCH_TEXT_BYTES = 64 << 20
 

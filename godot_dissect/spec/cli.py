@@ -14,3 +14,7 @@ MAX_MATCH_SECONDS = 2.0
 #: NaN/inf would reach time.sleep)
 MIN_REFRESH = 0.05
 MAX_REFRESH = 3600.0
+#: ``fuzz`` / ``replay`` waits (--timeout, --reply-timeout, --ready-timeout, --minimise-seconds), in seconds:
+#: a socket's timeout must be a finite number the platform's time_t holds (inf was an OverflowError), and a
+#: wait of more than a day is a hang
+MAX_WAIT_SECONDS = 86_400.0

@@ -201,7 +201,8 @@ class EnetTable:
             if slot == _ACK:
                 echoed = cmd.fields.get("received_sent_time")
                 t = self.sent.get(((seg.dst, seg.dport, seg.src, seg.sport), echoed))
-                if t is not None:
+                if t is not None and seg.time >= t:  # an ACK captured before its send (a clock stepped back,
+                    # merged captures) says nothing of the round trip: a negative one is no sample
                     self._rtt(rows.get((dst, src, ch)), (seg.time - t) * 1000.0)
 
     def _rtt(self, row: list[Any], ms: float) -> None:

@@ -40,8 +40,10 @@ def bandwidth_png(p: Profile, path: Any, width: int = 1200, height: int = 800, d
     panels = sorted((k for k in totals if k in godot), key=lambda k: -totals[k])[:MAX_PANELS]
     fig, axes = plt.subplots(max(len(panels), 1), 1, figsize=(width / dpi, height / dpi), dpi=dpi,
                              sharex=True, squeeze=False)
+    first = min((w for d in s.frames.values() for w in d), default=0)  # below 0: frames earlier than the first
     last = max((w for d in s.frames.values() for w in d), default=0)
-    xs = [w * step for w in range(last + 2)]  # "post" steps: one more edge closes the last window
+    windows = range(first, last + 1)
+    xs = [w * step for w in range(first, last + 2)]  # "post" steps: one more edge closes the last window
     tab10 = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]
     palette = [c for i, c in enumerate(tab10) if i != 7]  # tab10's grey is kept for "other"
     colors: dict[str, Any] = {NO_MESSAGE: "0.82", "other": "0.45"}
@@ -49,15 +51,15 @@ def bandwidth_png(p: Profile, path: Any, width: int = 1200, height: int = 800, d
         stacks: dict[str, list[float]] = {}
         for (k, label), d in s.labelled.items():
             if k == dkey:
-                stacks[label or "?"] = [d.get(w, 0.0) / step for w in range(last + 1)]
+                stacks[label or "?"] = [d.get(w, 0.0) / step for w in windows]
         order = sorted((lb for lb in stacks if any(stacks[lb])), key=lambda lb: -sum(stacks[lb]))
         if len(order) > MAX_STACKS:
             rest = order[MAX_STACKS - 1:]
-            stacks["other"] = [sum(stacks[lb][i] for lb in rest) for i in range(last + 1)]
+            stacks["other"] = [sum(stacks[lb][i] for lb in rest) for i in range(len(windows))]
             order = [*order[:MAX_STACKS - 1], "other"]
         frames = s.frames.get(dkey, {})
-        messages = [sum(stacks[lb][i] for lb in order) for i in range(last + 1)]
-        control = [max(frames.get(w, 0.0) / step - messages[w], 0.0) for w in range(last + 1)]
+        messages = [sum(stacks[lb][i] for lb in order) for i in range(len(windows))]
+        control = [max(frames.get(w, 0.0) / step - messages[i], 0.0) for i, w in enumerate(windows)]
         for lb in order:
             colors.setdefault(lb, palette[(len(colors) - 2) % len(palette)])
         layers = [[*stacks[lb], stacks[lb][-1]] for lb in order] + [[*control, control[-1]]]

@@ -45,14 +45,16 @@ class Windows:
     from a row's first active window to its last (idle windows in between count as 0 B/s).
 
     A message that arrives with a time before the open window (capture order is not always time
-    order) counts in the open window.
+    order) counts in the open window (for min and max; the mean's span reaches back to it). Window
+    numbers may be negative: a row whose frames all come before the capture's first frame in time (a
+    clock stepped back, merged captures) has its own rates.
     """
 
     __slots__ = ("first", "cur", "open", "low", "high", "total")
 
     def __init__(self) -> None:
-        self.first = -1
-        self.cur = -1
+        self.first = 0
+        self.cur: int | None = None  # the open window; None before the first byte
         self.open = 0.0
         self.low: float | None = None
         self.high = 0.0
@@ -61,11 +63,13 @@ class Windows:
     def add(self, window: int, n: float) -> None:
         self.total += n
         cur = self.cur
-        if window <= cur:
-            self.open += n
-            return
-        if cur < 0:
+        if cur is None:
             self.first = window
+        elif window <= cur:
+            self.open += n
+            if window < self.first:  # the mean is over the whole span
+                self.first = window
+            return
         else:
             self._close()
             if window > cur + 1:
@@ -81,7 +85,7 @@ class Windows:
 
     def rates(self, interval: float) -> tuple[float, float, float]:
         """(min, mean, max) bytes per second."""
-        if self.cur < 0:
+        if self.cur is None:
             return 0.0, 0.0, 0.0
         b = self.open
         low = b if self.low is None else min(self.low, b)

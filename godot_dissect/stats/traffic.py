@@ -86,19 +86,26 @@ class _Hop:
 
 class _Series:
     """Wire bytes per window for the plot: per direction and label, plus every frame per direction.
-    Past MAX_SERIES_WINDOWS windows, pairs of windows merge (the window width doubles)."""
+    Past MAX_SERIES_WINDOWS windows from the earliest to the latest (frames before the first one in
+    time have negative windows), pairs of windows merge (the window width doubles)."""
 
     def __init__(self) -> None:
         self.scale = 1
+        self.lo: int | None = None  # the earliest and latest window seen, at scale 1
+        self.hi = 0
         self.labelled: dict[tuple[Any, str], dict[int, float]] = {}
         self.frames: dict[Any, dict[int, float]] = {}
 
     def add(self, table: dict, key: Any, window: int, n: float) -> None:
+        if self.lo is None:
+            self.lo = self.hi = window
+        elif window < self.lo:
+            self.lo = window
+        elif window > self.hi:
+            self.hi = window
+        while self.hi // self.scale - self.lo // self.scale >= MAX_SERIES_WINDOWS:
+            self._coarsen()
         w = window // self.scale
-        if w >= MAX_SERIES_WINDOWS:
-            while w >= MAX_SERIES_WINDOWS:
-                self._coarsen()
-                w = window // self.scale
         d = table.get(key)
         if d is None:
             d = table[key] = {}
@@ -160,8 +167,12 @@ class Traffic:
         n = seg.frame_len
         d.frames += 1
         d.bytes += n
-        d.last = t
-        w = int((t - self.t0) / self.interval)
+        # capture order is not always time order: the span is the earliest to the latest time, as tshark's
+        if t > d.last:
+            d.last = t
+        elif t < d.first:
+            d.first = t
+        w = int((t - self.t0) // self.interval)  # floor: before t0 is window -1, -2 ...
         d.windows.add(w, n)
         if self.series is not None:
             self.series.add(self.series.frames, key, w, n)
@@ -214,7 +225,7 @@ class Traffic:
             row = self.rows.get((hop.dkey, label))
         if self.t0 is None:
             self.t0 = rec.time
-        w = int((rec.time - self.t0) / self.interval)
+        w = int((rec.time - self.t0) // self.interval)
         wire = rec.wire_bytes
         if kind != "enet":
             app = rec.app_bytes
