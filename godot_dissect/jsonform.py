@@ -194,7 +194,7 @@ def _from_flat(nodes: list[Any]) -> Any:
         elif n["type"] == "Array":
             built[i] = V.TypedArray(_unctype(n.get("element")), [get(x) for x in n["items"]])
         elif n["type"] == "Dictionary":
-            items = [(V.freeze(get(k)), get(x)) for k, x in n["items"]]
+            items = _pairs([(V.freeze(get(k)), get(x)) for k, x in n["items"]])
             if "key_type" in n or "value_type" in n:
                 built[i] = V.TypedDictionary(_unctype(n.get("key_type")), _unctype(n.get("value_type")), items)
             else:
@@ -325,6 +325,18 @@ def _texts(xs: Any) -> list[str]:
     return [_text(x) for x in xs]
 
 
+def _pairs(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """A Dictionary's pairs; ValueError when Python would merge two keys Godot keeps apart (``true`` and ``1``)."""
+    keys = {k: k for k, _ in items}
+    if len(keys) < len(items):
+        stored: dict[Any, Any] = {}
+        for k, _ in items:
+            first = V.key_clash(stored, k, k in stored)
+            if first is not None:
+                raise ValueError(V.key_clash_reason(k, first))
+    return items
+
+
 def _from(d: Any) -> Any:
     if d is None or isinstance(d, (bool, str, int, float)):
         return d
@@ -348,7 +360,7 @@ def _from(d: Any) -> Any:
         el = _unctype(d.get("element"))
         return V.TypedArray(el, items) if el else items
     if t == "Dictionary":
-        items = [(V.freeze(_from(k)), _from(x)) for k, x in d["items"]]
+        items = _pairs([(V.freeze(_from(k)), _from(x)) for k, x in d["items"]])
         if "key_type" in d or "value_type" in d:
             return V.TypedDictionary(_unctype(d.get("key_type")), _unctype(d.get("value_type")), items)
         return dict(items)

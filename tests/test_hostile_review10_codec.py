@@ -4,6 +4,10 @@
   a child (40 nodes of two references each are 2**40 elements to write), refer back (a cycle, read as null),
   JSON nested past Python's recursion limit, and forms with a field of the wrong kind: each a ValueError
   naming the reason, never a hang, RecursionError or traceback.
+* Dictionary keys Python merges and Godot keeps apart (``true``, ``1`` and ``1.0``; ``[1]`` and ``[true]``):
+  the engine's own ``{1: "evil", true: "benign"}`` was read as ``{1: "benign"}``, an entry silently gone. Python
+  cannot hold both, so it is a DecodeError (TextParseError, ValueError) naming the second key and its offset,
+  by both codec paths; a key repeated with its own type is still the engine's repeated key.
 """
 
 from __future__ import annotations
@@ -16,9 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from godot_dissect import jsonform
+from godot_dissect import encode, jsonform
+from godot_dissect.codec import decoder
+from godot_dissect.codec import fast as _fast
 from godot_dissect.codec.decoder import decode
+from godot_dissect.errors import DecodeError
 from godot_dissect.fuzz import hostile
+from godot_dissect.text import TextParseError, from_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,3 +112,73 @@ def test_json_form_with_a_field_of_the_wrong_kind_is_a_value_error(form: dict) -
         jsonform.loads(text)
     r = _cli("encode", "--json", "-", stdin=text.encode())
     assert r.returncode == 1 and r.stderr.startswith(b"error: ") and b"Traceback" not in r.stderr, r.stderr[-300:]
+
+
+# --- Dictionary keys Python takes for one another -----------------------------------------------------
+
+#: (GDScript literal, what Godot 3.2.3's var2str printed, var2bytes printed by Godot 3.2.3, var_to_bytes printed by
+#: Godot 4.6 (its web build), offset of the key Python merges with an earlier one)
+ENGINE_KEYS = [
+    ('{1: "evil", true: "benign"}', '{\ntrue: "benign",\n1: "evil"\n}',
+     "1200000002000000020000000100000004000000040000006576696c0100000001000000040000000600000062656e69676e0000",
+     "1b00000002000000020000000100000004000000040000006576696c0100000001000000040000000600000062656e69676e0000", 28),
+    ('{true: "evil", 1: "benign"}', '{\ntrue: "evil",\n1: "benign"\n}',
+     "1200000002000000010000000100000004000000040000006576696c0200000001000000040000000600000062656e69676e0000",
+     "1b00000002000000010000000100000004000000040000006576696c0200000001000000040000000600000062656e69676e0000", 28),
+    ('{1: "a", 1.0: "b"}', '{\n1: "a",\n1.0: "b"\n}',
+     "12000000020000000200000001000000040000000100000061000000030000000000803f040000000100000062000000",
+     "1b000000020000000200000001000000040000000100000061000000030000000000803f040000000100000062000000", 28),
+    ('{0: "a", false: "b", 0.0: "c"}', '{\nfalse: "b",\n0: "a",\n0.0: "c"\n}',
+     "1200000003000000020000000000000004000000010000006100000001000000000000000400000001000000620000000300000000000000"
+     "040000000100000063000000",
+     "1b00000003000000020000000000000004000000010000006100000001000000000000000400000001000000620000000300000000000000"
+     "040000000100000063000000", 28),
+    ('{[1]: "a", [true]: "b"}', '{\n[ 1 ]: "a",\n[ true ]: "b"\n}',
+     "120000000200000013000000010000000200000001000000040000000100000061000000130000000100000001000000010000000400000001"
+     "00000062000000",
+     "1b000000020000001c0000000100000002000000010000000400000001000000610000001c0000000100000001000000010000000400000001"
+     "00000062000000", 36),
+]
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+@pytest.mark.parametrize("case", ENGINE_KEYS, ids=[c[0] for c in ENGINE_KEYS])
+def test_engine_keys_python_merges_are_an_error_not_a_lost_entry(case: tuple, pure: bool,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    source, _, g3, g4, offset = case
+    if pure:
+        monkeypatch.setattr(_fast, "fast_decode_prefix", None)
+    for dialect, data in (("godot3", g3), ("godot4", g4)):
+        with pytest.raises(DecodeError, match="cannot represent value: Dictionary key .* equals the earlier key") as e:
+            decoder.decode_prefix(bytes.fromhex(data), dialect)
+        assert e.value.offset == offset, (source, dialect, str(e.value))
+
+
+@pytest.mark.parametrize("case", ENGINE_KEYS, ids=[c[0] for c in ENGINE_KEYS])
+def test_engine_text_of_keys_python_merges_is_an_error(case: tuple) -> None:
+    source, text, *_ = case
+    with pytest.raises(TextParseError, match="cannot represent value: Dictionary key"):
+        from_text(text, "godot3")
+    with pytest.raises(ValueError, match="equals the earlier key"):
+        jsonform.from_json({"type": "Dictionary", "items": [[True, 1], [1, 2]]})
+
+
+#: {1: 1, 1: 2} as bytes (hand-built: the engine never writes a key twice) and what the engines made of them:
+#: var2str / var_to_str printed "{\n1: 2\n}" and re-encoded one pair (Godot 3.2.3 and 4.6 alike)
+REPEATED = {"godot3": ("12000000020000000200000001000000020000000100000002000000010000000200000002000000",
+                       "120000000100000002000000010000000200000002000000"),
+            "godot4": ("1b000000020000000200000001000000020000000100000002000000010000000200000002000000",
+                       "1b0000000100000002000000010000000200000002000000")}
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+@pytest.mark.parametrize("dialect", sorted(REPEATED))
+def test_a_key_repeated_with_its_own_type_is_still_the_engines_one_entry(dialect: str, pure: bool,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    if pure:
+        monkeypatch.setattr(_fast, "fast_decode_prefix", None)
+    sent, engine = REPEATED[dialect]
+    value, used = decoder.decode_prefix(bytes.fromhex(sent), dialect)
+    assert value == {1: 2} and used == len(sent) // 2
+    assert encode(value, dialect).hex() == engine
+    assert from_text("{\n1: 1,\n1: 2\n}", dialect) == value

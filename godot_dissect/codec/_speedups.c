@@ -796,10 +796,15 @@ static PyObject *decode_walk(Reader *r, long long max_depth)
                 value = NULL;
                 break;  /* now read the value */
             } else {
+                Py_ssize_t before = PyDict_GET_SIZE(f->container);
                 int rc = PyDict_SetItem(f->container, f->key, value);
                 Py_DECREF(value);
                 Py_CLEAR(f->key);
                 if (rc < 0)  /* unhashable key: Python reports it */
+                    goto bail;
+                /* a key equal to an earlier one: Python tells whether Godot would call them equal
+                   (decoder._check_key: True, 1 and 1.0 are three keys in Godot) */
+                if (PyDict_GET_SIZE(f->container) == before)
                     goto bail;
             }
             value = NULL;

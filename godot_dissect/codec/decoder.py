@@ -56,13 +56,15 @@ compiled = per_dialect(CompiledDecoder)
 class _Frame:
     """One open Array, Dictionary or full Object while its elements are being read."""
 
-    __slots__ = ("kind", "value", "left", "key", "start", "index", "prop")
+    __slots__ = ("kind", "value", "left", "key", "key_start", "start", "index", "prop", "stored")
 
     def __init__(self, kind: str, value: Any, left: int, start: int) -> None:
         self.kind = kind  # "array" | "dict" | "object"
         self.value = value
         self.left = left  # elements (pairs, properties) still to read
         self.key: Any = _NO_KEY  # dict: key read, value pending
+        self.key_start = 0  # dict: where that key's Variant starts
+        self.stored: dict | None = None  # dict: each key as stored, once a key came twice (_check_key)
         self.start = start
         self.index = 0
         self.prop = ""
@@ -153,6 +155,7 @@ def _decode_pure(data: bytes | bytearray | memoryview, dialect: Dialect | str, a
                 if frame is not None:
                     stack.append(frame)
                     continue
+            vstart = start
             # ---- hand the value to the open containers ----------------------------------------
             while stack:
                 f = stack[-1]
@@ -163,8 +166,13 @@ def _decode_pure(data: bytes | bytearray | memoryview, dialect: Dialect | str, a
                 elif f.kind == "dict":
                     if f.key is _NO_KEY:
                         f.key = V.freeze(value) if isinstance(value, (list, dict)) else value
+                        f.key_start = vstart
                         break
-                    f.value[f.key] = value
+                    d = f.value
+                    n = len(d)
+                    d[f.key] = value
+                    if len(d) == n or f.stored is not None:
+                        _check_key(f, len(d) == n)
                     f.key = _NO_KEY
                     f.index += 1
                     f.left -= 1
@@ -177,12 +185,23 @@ def _decode_pure(data: bytes | bytearray | memoryview, dialect: Dialect | str, a
                     break
                 stack.pop()
                 value = _finish(f, c.dialect)
+                vstart = f.start
             else:
                 return value, pos - offset
     except Fail as e:
         raise DecodeError(e.offset, e.reason, _path(stack), e.code) from None
     except (TypeError, UnicodeError) as e:  # e.g. an unhashable key inside a frozen key
         raise DecodeError(pos, f"cannot represent value: {e}", _path(stack)) from None
+
+
+def _check_key(f: _Frame, repeated: bool) -> None:
+    """After ``f.key`` went into the frame's dict: a key that came before is the engine's repeated key (its value
+    replaces the first), unless Python merged two keys the engine keeps apart, which cannot be represented."""
+    if f.stored is None:  # the first repeated key of this Dictionary: each key as stored, once
+        f.stored = {k: k for k in f.value}
+    first = V.key_clash(f.stored, f.key, repeated)
+    if first is not None:
+        raise Fail(f.key_start, f"cannot represent value: {V.key_clash_reason(f.key, first)}")
 
 
 def _finish(f: _Frame, dialect: Dialect) -> Any:
