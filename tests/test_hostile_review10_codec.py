@@ -8,6 +8,9 @@
   the engine's own ``{1: "evil", true: "benign"}`` was read as ``{1: "benign"}``, an entry silently gone. Python
   cannot hold both, so it is a DecodeError (TextParseError, ValueError) naming the second key and its offset,
   by both codec paths; a key repeated with its own type is still the engine's repeated key.
+* Godot 4 typed containers whose type the engine does not keep: builtin Nil is no type (the engine's Array is
+  untyped: ``[5]``; we printed ``Array[Nil]([5])``, which reads back as a class named Nil), a class name ""
+  is the builtin Object (we printed ``Array[]([])``, which does not parse, and wrote the "" back).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from godot_dissect.codec import fast as _fast
 from godot_dissect.codec.decoder import decode
 from godot_dissect.errors import DecodeError
 from godot_dissect.fuzz import hostile
-from godot_dissect.text import TextParseError, from_text
+from godot_dissect.text import TextParseError, from_text, to_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -182,3 +185,35 @@ def test_a_key_repeated_with_its_own_type_is_still_the_engines_one_entry(dialect
     assert value == {1: 2} and used == len(sent) // 2
     assert encode(value, dialect).hex() == engine
     assert from_text("{\n1: 1,\n1: 2\n}", dialect) == value
+
+
+# --- typed containers whose type the engine drops or completes ------------------------------------
+
+#: (bytes, allow_objects, var_to_str and var_to_bytes of what Godot 4.6 (its web build) decoded from them)
+ENGINE_TYPES = [
+    ("1c00010000000000010000000200000005000000", False, "[5]", "1c000000010000000200000005000000"),
+    ("1c0001000000000000000000", True, "[]", "1c00000000000000"),
+    ("1b000100000000000100000002000000010000000200000002000000", False, "{\n1: 2\n}",
+     "1b0000000100000002000000010000000200000002000000"),
+    ("1b000400000000000100000002000000010000000200000002000000", True, "{\n1: 2\n}",
+     "1b0000000100000002000000010000000200000002000000"),
+    ("1b00050000000000000000000100000002000000010000000200000002000000", False, "{\n1: 2\n}",
+     "1b0000000100000002000000010000000200000002000000"),
+    ("1b0005000200000000000000010000000200000001000000040000000100000078000000", True,
+     'Dictionary[int, Variant]({\n1: "x"\n})', "1b00010002000000010000000200000001000000040000000100000078000000"),
+    ("1c0002000000000000000000", True, "Array[Object]([])", "1c0001001800000000000000"),
+    ("1c0002000000000000000000", False, "Array[EncodedObjectAsID]([])",
+     "1c00020011000000456e636f6465644f626a6563744173494400000000000000"),
+    ("1b0002000000000000000000", True, "Dictionary[Object, Variant]({})", "1b0001001800000000000000"),
+    ("1b0008000000000000000000", True, "Dictionary[Variant, Object]({})", "1b0004001800000000000000"),
+]
+
+
+@pytest.mark.parametrize("case", ENGINE_TYPES, ids=[f"{c[0][:24]}-{c[1]}" for c in ENGINE_TYPES])
+def test_typed_container_type_as_the_engine_keeps_it(case: tuple) -> None:
+    data, allow, text, engine = case
+    value, used = decoder.decode_prefix(bytes.fromhex(data), "godot4", allow_objects=allow)
+    assert used == len(data) // 2
+    assert to_text(value, "godot4") == text
+    assert encode(value, "godot4", full_objects=allow).hex() == engine
+    assert jsonform.from_json(json.loads(jsonform.dumps(value))) == value

@@ -47,6 +47,8 @@ class CompiledDecoder:
         self.params = kind_params(dialect)
         self.kind = [p.kind for p in self.params]
         self.leaf: list[Reader | None] = [KINDS[p.kind].reader(p, self) for p in self.params]
+        obj = dialect.by_key("OBJECT")
+        self.object_name = obj.name if obj is not None else ""
 
 
 #: the decoder tables of a dialect, made once
@@ -233,17 +235,21 @@ def _open_object(buf: Any, pos: int, end: int, header: int, allow_objects: bool,
 
 
 def _container_type(c: CompiledDecoder, buf: Any, pos: int, end: int, kind: int,
-                    allow_objects: bool, what: str) -> tuple[V.ContainerType, int]:
+                    allow_objects: bool, what: str) -> tuple[V.ContainerType | None, int]:
+    """One typed-container type as the engine sets it (``Array::set_typed``): builtin Nil is no type (Variant),
+    a class name "" is the builtin Object."""
     name = _CONTAINER_KINDS[kind]
     if name == "builtin":
         need(pos, end, 4, f"{what} builtin type")
         t = _U32.unpack_from(buf, pos)[0]
         if t >= len(c.names):
             raise Fail(pos, f"{what} builtin type {t} is not below {len(c.names)}")
-        return V.ContainerType("builtin", c.names[t]), pos + 4
+        return (V.ContainerType("builtin", c.names[t]) if t else None), pos + 4
     s, new_pos = c.read_string(buf, pos, end, f"{what} {name.replace('_', ' ')}")
     if name == "script" and allow_objects and not s.startswith("res://"):
         raise Fail(pos, f"{what} script path {s!r} does not start with res://")
+    if name == "class_name" and not s:
+        return V.ContainerType("builtin", c.object_name), new_pos
     return V.ContainerType(name, s), new_pos
 
 
@@ -261,7 +267,8 @@ def _open_container(c: CompiledDecoder, buf: Any, pos: int, end: int, header: in
                 kt, pos = _container_type(c, buf, pos, end, kk, allow_objects, "Dictionary key")
             if vk:
                 vt, pos = _container_type(c, buf, pos, end, vk, allow_objects, "Dictionary value")
-            value = V.TypedDictionary(object_type(kt, allow_objects), object_type(vt, allow_objects))
+            value = {} if kt is None and vt is None else \
+                V.TypedDictionary(object_type(kt, allow_objects), object_type(vt, allow_objects))
         else:
             value = {}
         what = "Dictionary"
@@ -269,7 +276,7 @@ def _open_container(c: CompiledDecoder, buf: Any, pos: int, end: int, header: in
         ek = L.ARRAY_ELEMENT_KIND.get(header) if typed_arrays else 0
         if ek:
             et, pos = _container_type(c, buf, pos, end, ek, allow_objects, "Array element")
-            value = V.TypedArray(object_type(et, allow_objects))
+            value = [] if et is None else V.TypedArray(object_type(et, allow_objects))
         else:
             value = []
         what = "Array"
