@@ -611,6 +611,24 @@ def key_signature(x: Any) -> Any:
     return _KEY_TYPES.get(t, t)
 
 
+#: key types whose Python hash a message cannot choose (str and bytes hash with a per-process secret, an int is
+#: its own hash): the others are counted by :func:`hash_flooded`
+SAFE_KEY_TYPES = frozenset({str, int, float, bool, type(None), bytes, WideInt, Float32, Float64, StringName})
+
+
+def hash_flooded(counts: dict[int, int], key: Any, limit: int) -> bool:
+    """Count the hash of ``key`` (a key type not in SAFE_KEY_TYPES) in ``counts``, one Dictionary's: True once more
+    than ``limit`` of its keys have that hash (a hash flood: each one would be compared with all the others)."""
+    h = hash(key)
+    n = counts[h] = counts.get(h, 0) + 1
+    return n > limit
+
+
+def hash_flood_reason(limit: int) -> str:
+    return (f"more than {limit} Dictionary keys of one Python hash (a hash flood: Python's dict would take time "
+            f"quadratic in them; spec.transports.MAX_KEYS_OF_ONE_HASH)")
+
+
 def key_clash(stored: dict[Any, Any], key: Any, repeated: bool) -> Any:
     """``key`` has just gone into a dict whose keys ``stored`` maps to themselves (``repeated``: the dict had it
     already): the earlier key Python took it for although Godot keeps the two apart (a Dictionary Python cannot

@@ -11,6 +11,10 @@
 * Godot 4 typed containers whose type the engine does not keep: builtin Nil is no type (the engine's Array is
   untyped: ``[5]``; we printed ``Array[Nil]([5])``, which reads back as a class named Nil), a class name ""
   is the builtin Object (we printed ``Array[]([])``, which does not parse, and wrote the "" back).
+* Hash flooding: Python hashes a tuple (a frozen Array key, a math value) from its items' hashes with no secret,
+  and an int is its own hash, so a message can give every Array key of a Dictionary one hash: Python's dict then
+  compares each key with all the earlier ones (8000 keys, 256 KB: 1.5 s; an 8 MB PDU: about half an hour). Past
+  ``MAX_KEYS_OF_ONE_HASH`` keys of one hash in a Dictionary it is a DecodeError (TextParseError) at that key.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from godot_dissect.codec import fast as _fast
 from godot_dissect.codec.decoder import decode
 from godot_dissect.errors import DecodeError
 from godot_dissect.fuzz import hostile
+from godot_dissect.spec.transports import MAX_KEYS_OF_ONE_HASH
 from godot_dissect.text import TextParseError, from_text, to_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,3 +222,75 @@ def test_typed_container_type_as_the_engine_keeps_it(case: tuple) -> None:
     assert to_text(value, "godot4") == text
     assert encode(value, "godot4", full_objects=allow).hex() == engine
     assert jsonform.from_json(json.loads(jsonform.dumps(value))) == value
+
+
+# --- hash flooding through Dictionary keys ----------------------------------------------------------
+
+_M = 1 << 64
+# CPython's tuple hash (Objects/tupleobject.c, 64-bit): xxHash's round over the items' hashes, no secret
+_P1, _P2, _P5 = 11400714785074694791, 14029467366897019727, 2870177450012600261
+
+
+def _round(acc: int, lane: int) -> int:
+    acc = (acc + lane * _P2) % _M
+    return (((acc << 31) | (acc >> 33)) % _M) * _P1 % _M
+
+
+def _colliding_pairs(n: int) -> list[tuple[int, int]]:
+    """n pairs of int64 (a, b) whose tuples all have the hash of (0, 0): for each a, the b whose hash finishes the
+    round at the same value (an int's hash is the int itself modulo 2**61 - 1)."""
+    target = _round(_round(_P5, 0), 0)
+    undo = ((target * pow(_P1, -1, _M)) % _M)
+    undo = ((undo >> 31) | (undo << 33)) % _M  # rotate right 31
+    modulus = (1 << 61) - 1
+    out, a = [], 1
+    while len(out) < n:
+        lane = (undo - _round(_P5, a)) * pow(_P2, -1, _M) % _M
+        b = lane if lane < modulus - 1 else lane - _M if lane > _M - modulus + 1 else None
+        if b is not None and hash(b) % _M == lane:
+            out.append((a, b))
+        a += 1
+    return out
+
+
+def _dictionary_of_array_keys(pairs: list[tuple[int, int]]) -> bytes:
+    """A Godot 3 Dictionary {[a, b]: null, ...} as var2bytes writes it (ints past int32 as int64)."""
+    def int_variant(x: int) -> bytes:
+        if -2**31 <= x < 2**31:
+            return (2).to_bytes(4, "little") + x.to_bytes(4, "little", signed=True)
+        return (2 | 1 << 16).to_bytes(4, "little") + x.to_bytes(8, "little", signed=True)
+    body = b"".join((19).to_bytes(4, "little") + (2).to_bytes(4, "little") + int_variant(a) + int_variant(b)
+                    + bytes(4) for a, b in pairs)
+    return (18).to_bytes(4, "little") + len(pairs).to_bytes(4, "little") + body
+
+
+@pytest.mark.skipif(sys.hash_info.width != 64 or sys.implementation.name != "cpython", reason="CPython's 64-bit hash")
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+def test_array_keys_of_one_hash_are_refused_past_the_limit(pure: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = _colliding_pairs(4000)
+    assert len({hash(p) for p in pairs}) == 1 and len(set(pairs)) == len(pairs)
+    if pure:
+        monkeypatch.setattr(_fast, "fast_decode_prefix", None)
+    data = _dictionary_of_array_keys(pairs)
+    with pytest.raises(DecodeError, match=f"more than {MAX_KEYS_OF_ONE_HASH} Dictionary keys of one Python hash") \
+            as e:
+        decoder.decode_prefix(data, "godot3")
+    # the key past the limit: where it starts
+    assert e.value.offset == len(_dictionary_of_array_keys(pairs[:MAX_KEYS_OF_ONE_HASH]))
+    text = "{" + ", ".join(f"[{a}, {b}]: null" for a, b in pairs) + "}"
+    with pytest.raises(TextParseError, match="more than 64 Dictionary keys of one Python hash"):
+        from_text(text, "godot3")
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+def test_array_keys_of_distinct_hashes_still_decode(pure: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if pure:
+        monkeypatch.setattr(_fast, "fast_decode_prefix", None)
+    pairs = [(a, -a - 10**12) for a in range(1, 4001)]
+    value = decoder.decode_prefix(_dictionary_of_array_keys(pairs), "godot3")[0]
+    assert list(value) == pairs and set(value.values()) == {None}
+    # a key repeated up to the limit is the engine's repeated key; one more is refused like a flood
+    same = _dictionary_of_array_keys([pairs[0]] * MAX_KEYS_OF_ONE_HASH)
+    assert decoder.decode_prefix(same, "godot3")[0] == {pairs[0]: None}
+    with pytest.raises(DecodeError, match="more than 64 Dictionary keys of one Python hash"):
+        decoder.decode_prefix(_dictionary_of_array_keys([pairs[0]] * (MAX_KEYS_OF_ONE_HASH + 1)), "godot3")

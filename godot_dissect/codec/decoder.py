@@ -22,7 +22,7 @@ from ..errors import (
 from ..spec import layouts as L
 from ..spec.dialects import Dialect, per_dialect
 from ..spec.kinds import count_code, kind_params
-from ..spec.transports import MAX_DEPTH
+from ..spec.transports import MAX_DEPTH, MAX_KEYS_OF_ONE_HASH
 from . import fast as _fast
 from .kinds import KINDS, Fail, Reader, fits_f32, make_string_reader, need, to_f32
 from .typed import object_type, settle_array, settle_dictionary
@@ -58,7 +58,7 @@ compiled = per_dialect(CompiledDecoder)
 class _Frame:
     """One open Array, Dictionary or full Object while its elements are being read."""
 
-    __slots__ = ("kind", "value", "left", "key", "key_start", "start", "index", "prop", "stored")
+    __slots__ = ("kind", "value", "left", "key", "key_start", "start", "index", "prop", "stored", "hashes")
 
     def __init__(self, kind: str, value: Any, left: int, start: int) -> None:
         self.kind = kind  # "array" | "dict" | "object"
@@ -67,6 +67,7 @@ class _Frame:
         self.key: Any = _NO_KEY  # dict: key read, value pending
         self.key_start = 0  # dict: where that key's Variant starts
         self.stored: dict | None = None  # dict: each key as stored, once a key came twice (_check_key)
+        self.hashes: dict[int, int] | None = None  # dict: keys per hash, of keys whose hash a message chooses
         self.start = start
         self.index = 0
         self.prop = ""
@@ -169,6 +170,8 @@ def _decode_pure(data: bytes | bytearray | memoryview, dialect: Dialect | str, a
                     if f.key is _NO_KEY:
                         f.key = V.freeze(value) if isinstance(value, (list, dict)) else value
                         f.key_start = vstart
+                        if type(f.key) not in _SAFE_KEY_TYPES:
+                            _count_hash(f)
                         break
                     d = f.value
                     n = len(d)
@@ -194,6 +197,18 @@ def _decode_pure(data: bytes | bytearray | memoryview, dialect: Dialect | str, a
         raise DecodeError(e.offset, e.reason, _path(stack), e.code) from None
     except (TypeError, UnicodeError) as e:  # e.g. an unhashable key inside a frozen key
         raise DecodeError(pos, f"cannot represent value: {e}", _path(stack)) from None
+
+
+_SAFE_KEY_TYPES = V.SAFE_KEY_TYPES
+
+
+def _count_hash(f: _Frame) -> None:
+    """A key whose hash a message can choose: refused past MAX_KEYS_OF_ONE_HASH keys of one hash in its Dictionary,
+    before Python's dict compares it with all of them."""
+    if f.hashes is None:
+        f.hashes = {}
+    if V.hash_flooded(f.hashes, f.key, MAX_KEYS_OF_ONE_HASH):
+        raise Fail(f.key_start, V.hash_flood_reason(MAX_KEYS_OF_ONE_HASH))
 
 
 def _check_key(f: _Frame, repeated: bool) -> None:

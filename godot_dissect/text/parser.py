@@ -21,6 +21,7 @@ from ..deep import deep_recursion
 from ..spec import Dialect, get_dialect
 from ..spec import layouts as L
 from ..spec.conversions import OBJECT_AS_ID_CLASS
+from ..spec.transports import MAX_KEYS_OF_ONE_HASH
 from .writer import f32, real_is_double, s64
 
 __all__ = ["Reader", "TextParseError", "from_text"]
@@ -137,7 +138,7 @@ def _nesting(value: Any) -> int:
 class _Frame:
     """An open container: what it has so far and what token it waits for."""
 
-    __slots__ = ("kind", "items", "key", "key_pos", "state", "typed", "wrapped", "stored")
+    __slots__ = ("kind", "items", "key", "key_pos", "state", "typed", "wrapped", "stored", "hashes")
 
     def __init__(self, kind: str, typed: Any = None, wrapped: bool = False) -> None:
         self.kind = kind  # "array", "dict" or "object"
@@ -145,6 +146,7 @@ class _Frame:
         self.key: Any = None
         self.key_pos = 0  # where that key ends
         self.stored: dict | None = None  # each key as stored, once a key came twice (values.key_clash)
+        self.hashes: dict[int, int] | None = None  # keys per hash, of keys whose hash the text chooses
         self.state = "first"  # first, comma (after an element), next (after ','), colon, value
         self.typed = typed  # element ContainerType, (key, value) types, or the object's class
         self.wrapped = wrapped  # Array[T]( ... ) / Dictionary[K, V]( ... ): a ')' follows
@@ -359,6 +361,11 @@ class Reader:
                                          f"limit)", tok.pos)
                     frame.key = V.freeze(result)
                     frame.key_pos = tok.pos
+                    if type(frame.key) not in V.SAFE_KEY_TYPES:  # values.hash_flooded
+                        if frame.hashes is None:
+                            frame.hashes = {}
+                        if V.hash_flooded(frame.hashes, frame.key, MAX_KEYS_OF_ONE_HASH):
+                            raise self.error(V.hash_flood_reason(MAX_KEYS_OF_ONE_HASH), tok.pos)
                     frame.state = "colon"
                 result = _MORE
 
