@@ -45,7 +45,7 @@ from typing import Any
 from . import values as V
 from .codec import fast as _fast
 from .deep import deep_recursion
-from .spec.transports import MAX_DEPTH
+from .spec.transports import MAX_DEPTH, MAX_KEYS_OF_ONE_HASH
 from .text.writer import SURROGATE_ESCAPES
 
 #: most JSON nesting levels of one record line (the record object included); deeper values are
@@ -326,7 +326,12 @@ def _texts(xs: Any) -> list[str]:
 
 
 def _pairs(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
-    """A Dictionary's pairs; ValueError when Python would merge two keys Godot keeps apart (``true`` and ``1``)."""
+    """A Dictionary's pairs; ValueError when Python would merge two keys Godot keeps apart (``true`` and ``1``), or
+    for more than MAX_KEYS_OF_ONE_HASH keys of one hash (values.hash_flooded)."""
+    hashes: dict[int, int] = {}
+    for k, _ in items:
+        if type(k) not in V.SAFE_KEY_TYPES and V.hash_flooded(hashes, k, MAX_KEYS_OF_ONE_HASH):
+            raise ValueError(V.hash_flood_reason(MAX_KEYS_OF_ONE_HASH))
     keys = {k: k for k, _ in items}
     if len(keys) < len(items):
         stored: dict[Any, Any] = {}

@@ -280,6 +280,10 @@ def test_array_keys_of_one_hash_are_refused_past_the_limit(pure: bool, monkeypat
     text = "{" + ", ".join(f"[{a}, {b}]: null" for a, b in pairs) + "}"
     with pytest.raises(TextParseError, match="more than 64 Dictionary keys of one Python hash"):
         from_text(text, "godot3")
+    form = {"type": "Dictionary", "items": [[[{"type": "int", "value": a, "wide": True} for a in p], None]
+                                            for p in pairs]}
+    with pytest.raises(ValueError, match="more than 64 Dictionary keys of one Python hash"):
+        jsonform.from_json(form)
 
 
 @pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
