@@ -45,6 +45,7 @@ from typing import Any
 from . import values as V
 from .codec import fast as _fast
 from .deep import deep_recursion
+from .spec.transports import MAX_DEPTH, MAX_KEYS_OF_ONE_HASH
 from .text.writer import SURROGATE_ESCAPES
 
 #: most JSON nesting levels of one record line (the record object included); deeper values are
@@ -52,6 +53,10 @@ from .text.writer import SURROGATE_ESCAPES
 JSON_MAX_DEPTH = 256
 #: the same bound for a value on its own (it sits one level inside its record)
 VALUE_MAX_DEPTH = JSON_MAX_DEPTH - 1
+#: most JSON levels :func:`loads` / :func:`from_json` take: a value the engine decodes nests at most
+#: ``MAX_DEPTH`` containers, each at most 3 JSON levels (a Dictionary's ``items``, a pair), plus its record's
+#: level; deeper is a ValueError (Python's own JSON reader would hit the recursion limit)
+JSON_READ_MAX_DEPTH = 3 * MAX_DEPTH + 2
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
@@ -163,12 +168,21 @@ def _to_flat(value: Any) -> dict[str, Any]:
 
 
 def _from_flat(nodes: list[Any]) -> Any:
-    """Inverse of :func:`_to_flat`: children come after their parent, so build from the end."""
+    """Inverse of :func:`_to_flat`: children come after their parent, so build from the end. The nodes
+    must form the tree :func:`_to_flat` writes: a node referred to twice (its value would be written once
+    per reference: 40 nodes of two references each are 2**40 elements) or by a later node is refused."""
     built: list[Any] = [None] * len(nodes)
+    taken = bytearray(len(nodes))
+    i = 0
 
     def get(x: Any) -> Any:
         if type(x) is dict and "node" in x and "type" not in x:
-            return built[x["node"]]
+            j = x["node"]
+            if type(j) is not int or not i < j < len(nodes) or taken[j]:
+                raise ValueError(f"flat JSON form: node {i} refers to node {j!r}, which is not a node after it "
+                                 f"that no other node refers to")
+            taken[j] = 1
+            return built[j]
         return _from(x)
 
     for i in range(len(nodes) - 1, -1, -1):
@@ -176,11 +190,11 @@ def _from_flat(nodes: list[Any]) -> Any:
         if isinstance(n, list):
             built[i] = [get(x) for x in n]
         elif n["type"] == "Object":
-            built[i] = V.Object(n["class"], {k: get(x) for k, x in n["properties"]})
+            built[i] = V.Object(_text(n["class"]), {_text(k): get(x) for k, x in n["properties"]})
         elif n["type"] == "Array":
             built[i] = V.TypedArray(_unctype(n.get("element")), [get(x) for x in n["items"]])
         elif n["type"] == "Dictionary":
-            items = [(V.freeze(get(k)), get(x)) for k, x in n["items"]]
+            items = _pairs([(V.freeze(get(k)), get(x)) for k, x in n["items"]])
             if "key_type" in n or "value_type" in n:
                 built[i] = V.TypedDictionary(_unctype(n.get("key_type")), _unctype(n.get("value_type")), items)
             else:
@@ -289,9 +303,43 @@ def compiled_entries() -> dict[type, tuple[str, str | None, int]]:
 
 
 def from_json(data: Any) -> Any:
-    """Inverse of :func:`to_json`."""
-    with deep_recursion():
-        return _from(data)
+    """Inverse of :func:`to_json`; ValueError for data that is no JSON form of a Godot value (or nests
+    deeper than :data:`JSON_READ_MAX_DEPTH`)."""
+    if type(data) in (list, dict) and _json_depth(data) > JSON_READ_MAX_DEPTH:
+        raise ValueError(f"JSON form nested deeper than {JSON_READ_MAX_DEPTH} levels (the engine decodes "
+                         f"{MAX_DEPTH} levels of containers)")
+    try:
+        with deep_recursion():
+            return _from(data)
+    except (KeyError, IndexError, TypeError, AttributeError, StopIteration, OverflowError) as e:
+        raise ValueError(f"not the JSON form of a Godot value: {type(e).__name__}: {e}") from None
+
+
+def _text(x: Any) -> str:
+    if type(x) is not str:
+        raise TypeError(f"{x!r:.40} where a string belongs")
+    return x
+
+
+def _texts(xs: Any) -> list[str]:
+    return [_text(x) for x in xs]
+
+
+def _pairs(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """A Dictionary's pairs; ValueError when Python would merge two keys Godot keeps apart (``true`` and ``1``), or
+    for more than MAX_KEYS_OF_ONE_HASH keys of one hash (values.hash_flooded)."""
+    hashes: dict[int, int] = {}
+    for k, _ in items:
+        if type(k) not in V.SAFE_KEY_TYPES and V.hash_flooded(hashes, k, MAX_KEYS_OF_ONE_HASH):
+            raise ValueError(V.hash_flood_reason(MAX_KEYS_OF_ONE_HASH))
+    keys = {k: k for k, _ in items}
+    if len(keys) < len(items):
+        stored: dict[Any, Any] = {}
+        for k, _ in items:
+            first = V.key_clash(stored, k, k in stored)
+            if first is not None:
+                raise ValueError(V.key_clash_reason(k, first))
+    return items
 
 
 def _from(d: Any) -> Any:
@@ -309,7 +357,7 @@ def _from(d: Any) -> Any:
         bits = d.get("bits")
         return V.Float64(x) if bits == 64 else V.Float32(x) if bits == 32 else x
     if t == "StringName":
-        return V.StringName(d["value"])
+        return V.StringName(_text(d["value"]))
     if t in _MATH:
         return _unflat(_MATH[t], iter(d["value"]))
     if t == "Array":
@@ -317,26 +365,26 @@ def _from(d: Any) -> Any:
         el = _unctype(d.get("element"))
         return V.TypedArray(el, items) if el else items
     if t == "Dictionary":
-        items = [(V.freeze(_from(k)), _from(x)) for k, x in d["items"]]
+        items = _pairs([(V.freeze(_from(k)), _from(x)) for k, x in d["items"]])
         if "key_type" in d or "value_type" in d:
             return V.TypedDictionary(_unctype(d.get("key_type")), _unctype(d.get("value_type")), items)
         return dict(items)
     if t == "NodePath":
-        return V.NodePath(d["names"], d["subnames"], d["absolute"])
+        return V.NodePath(_texts(d["names"]), _texts(d["subnames"]), d["absolute"])
     if t == "RID":
         return V.RID(d["id"])
     if t == "Object":
         if "id" in d:
             return V.ObjectID(d["id"])
-        return V.Object(d["class"], {k: _from(x) for k, x in d["properties"]})
+        return V.Object(_text(d["class"]), {_text(k): _from(x) for k, x in d["properties"]})
     if t == "Callable":
         return V.Callable()
     if t == "Signal":
-        return V.Signal(d["name"], d["object_id"])
+        return V.Signal(_text(d["name"]), d["object_id"])
     if t == "PackedByteArray":
         return bytes.fromhex(d["hex"])
     if t == "PackedStringArray":
-        return V.PackedStringArray(d["value"])
+        return V.PackedStringArray(_texts(d["value"]))
     if t in _PACKED:
         cls = _PACKED[t]
         tc = None
@@ -380,8 +428,13 @@ def record_object_line(rec: Any, type_name: str, text: str, optional: tuple[str,
 
 
 def loads(text: str) -> Any:
-    with deep_recursion():
-        return _from(json.loads(text))
+    """:func:`from_json` of a JSON text; ValueError for any text that is not the JSON form of a value."""
+    try:
+        with deep_recursion():
+            data = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {JSON_READ_MAX_DEPTH} levels") from None
+    return from_json(data)
 
 
 def json_text(data: Any, **kw: Any) -> str:

@@ -595,6 +595,56 @@ def type_key(value: Any) -> str:
     return key
 
 
+#: Python types that are one Godot type as a Dictionary key (the engine's ``hash_compare``; Godot 4 compares a
+#: String and a StringName key as equal)
+_KEY_TYPES: dict[type, type] = {WideInt: int, Float32: float, Float64: float, StringName: str}
+
+
+def key_signature(x: Any) -> Any:
+    """What tells Dictionary keys apart in Godot and not in Python: the Godot types of ``x`` and of what it holds
+    (``True == 1 == 1.0`` in Python; ``true``, ``1`` and ``1.0`` are three keys in Godot)."""
+    t = type(x)
+    if t is tuple:  # a frozen Array
+        return tuple(map(key_signature, x))
+    if t is FrozenDict:
+        return frozenset((k, key_signature(k), key_signature(v)) for k, v in x.items())
+    return _KEY_TYPES.get(t, t)
+
+
+#: key types whose Python hash a message cannot choose (str and bytes hash with a per-process secret, an int is
+#: its own hash): the others are counted by :func:`hash_flooded`
+SAFE_KEY_TYPES = frozenset({str, int, float, bool, type(None), bytes, WideInt, Float32, Float64, StringName})
+
+
+def hash_flooded(counts: dict[int, int], key: Any, limit: int) -> bool:
+    """Count the hash of ``key`` (a key type not in SAFE_KEY_TYPES) in ``counts``, one Dictionary's: True once more
+    than ``limit`` of its keys have that hash (a hash flood: each one would be compared with all the others)."""
+    h = hash(key)
+    n = counts[h] = counts.get(h, 0) + 1
+    return n > limit
+
+
+def hash_flood_reason(limit: int) -> str:
+    return (f"more than {limit} Dictionary keys of one Python hash (a hash flood: Python's dict would take time "
+            f"quadratic in them; spec.transports.MAX_KEYS_OF_ONE_HASH)")
+
+
+def key_clash(stored: dict[Any, Any], key: Any, repeated: bool) -> Any:
+    """``key`` has just gone into a dict whose keys ``stored`` maps to themselves (``repeated``: the dict had it
+    already): the earlier key Python took it for although Godot keeps the two apart (a Dictionary Python cannot
+    hold), or None (a new key, or the engine's own repeated key, whose value replaces the first)."""
+    if not repeated:
+        stored[key] = key
+        return None
+    first = stored[key]
+    return first if first is not key and key_signature(first) != key_signature(key) else None
+
+
+def key_clash_reason(key: Any, first: Any) -> str:
+    return (f"Dictionary key {key!r:.60} equals the earlier key {first!r:.60} in Python, not in Godot "
+            f"(a key of another type)")
+
+
 def freeze(value: Any) -> Any:
     """Make a decoded value usable as a Python dict key, as Godot allows any Variant as a key.
 

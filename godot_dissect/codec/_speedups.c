@@ -98,6 +98,7 @@ typedef struct {
     struct { PyTypeObject *type; const Spec *spec; } enc_cache[ENC_CACHE];
     uint32_t type_mask;
     PyObject *freeze;       /* values.freeze, for Dictionary keys that are containers */
+    Py_ssize_t key_hash_limit; /* spec.transports.MAX_KEYS_OF_ONE_HASH (see the key path of decode_walk) */
     PyObject *array_type;   /* array.array */
     /* Recently decoded short ASCII strings (Dictionary keys, enum-like values repeat a lot):
      * a hit returns the same immutable str instead of a new equal one. */
@@ -661,8 +662,36 @@ static inline PyObject *read_leaf(Reader *r, const Spec *s, uint32_t header)
 typedef struct {
     PyObject *container;  /* list or dict (owned) */
     PyObject *key;        /* Dictionary: key read, value pending (owned), else NULL */
+    PyObject *hashes;     /* Dictionary: keys per hash of keys whose hash a message chooses (owned), or NULL */
     Py_ssize_t left;      /* elements (pairs) still to read */
 } Frame;
+
+/* Count the hash of a Dictionary key whose hash a message can choose (decoder._count_hash): 0, or -1
+ * (bail: Python refuses it) once more than `limit` keys of the frame's Dictionary share it. */
+static int count_key_hash(Frame *f, PyObject *key, Py_ssize_t limit)
+{
+    PyObject *h, *old, *n;
+    Py_ssize_t count = 1;
+    Py_hash_t hash = PyObject_Hash(key);
+    int rc;
+    if (hash == -1)
+        return -1;
+    if (f->hashes == NULL && (f->hashes = PyDict_New()) == NULL)
+        return -1;
+    if ((h = PyLong_FromSsize_t(hash)) == NULL)
+        return -1;
+    old = PyDict_GetItemWithError(f->hashes, h);  /* borrowed */
+    if (old != NULL)
+        count = PyLong_AsSsize_t(old) + 1;
+    if ((old == NULL && PyErr_Occurred()) || count > limit || (n = PyLong_FromSsize_t(count)) == NULL) {
+        Py_DECREF(h);
+        return -1;
+    }
+    rc = PyDict_SetItem(f->hashes, h, n);
+    Py_DECREF(h);
+    Py_DECREF(n);
+    return rc;
+}
 
 /* An empty list with room reserved for up to n elements, taken from *budget.  The list's size
  * stays 0: nothing half-built is ever visible, only its capacity is ahead. */
@@ -742,6 +771,7 @@ static PyObject *decode_walk(Reader *r, long long max_depth)
                 }
                 frames[depth].container = c;
                 frames[depth].key = NULL;
+                frames[depth].hashes = NULL;
                 frames[depth].left = n;
                 depth++;
                 continue;
@@ -792,20 +822,34 @@ static PyObject *decode_walk(Reader *r, long long max_depth)
                         goto bail;
                     value = frozen;
                 }
+                /* a key whose hash a message can choose (Arrays, Dictionaries, math values; not
+                   values.SAFE_KEY_TYPES): at most key_hash_limit of one hash per Dictionary */
+                if (!(PyUnicode_Check(value) || PyLong_Check(value) || PyFloat_Check(value)
+                      || value == Py_None || PyBytes_CheckExact(value))
+                    && count_key_hash(f, value, t->key_hash_limit) < 0) {
+                    Py_DECREF(value);
+                    goto bail;
+                }
                 f->key = value;
                 value = NULL;
                 break;  /* now read the value */
             } else {
+                Py_ssize_t before = PyDict_GET_SIZE(f->container);
                 int rc = PyDict_SetItem(f->container, f->key, value);
                 Py_DECREF(value);
                 Py_CLEAR(f->key);
                 if (rc < 0)  /* unhashable key: Python reports it */
+                    goto bail;
+                /* a key equal to an earlier one: Python tells whether Godot would call them equal
+                   (decoder._check_key: True, 1 and 1.0 are three keys in Godot) */
+                if (PyDict_GET_SIZE(f->container) == before)
                     goto bail;
             }
             value = NULL;
             if (--f->left > 0)
                 break;
             value = f->container;  /* the frame's reference moves to value */
+            Py_CLEAR(f->hashes);
             depth--;
         }
     }
@@ -818,6 +862,7 @@ bail:
         depth--;
         Py_XDECREF(frames[depth].container);
         Py_XDECREF(frames[depth].key);
+        Py_XDECREF(frames[depth].hashes);
     }
     if (frames != local)
         PyMem_Free(frames);
@@ -1614,21 +1659,22 @@ static void Table_dealloc(Table *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Table(decoders: tuple, encoders: dict[type, tuple], type_mask: int, freeze, array_type) */
+/* Table(decoders: tuple, encoders: dict[type, tuple], type_mask: int, freeze, array_type, key_hash_limit: int) */
 static PyObject *Table_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"decoders", "encoders", "type_mask", "freeze", "array_type", NULL};
+    static char *kwlist[] = {"decoders", "encoders", "type_mask", "freeze", "array_type", "key_hash_limit", NULL};
     PyObject *decoders, *encoders, *freeze, *array_type, *k, *v;
     unsigned int type_mask;
-    Py_ssize_t i, pos = 0;
+    Py_ssize_t i, pos = 0, key_hash_limit;
     Table *self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!IOO!", kwlist, &PyTuple_Type, &decoders,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!IOO!n", kwlist, &PyTuple_Type, &decoders,
                                      &PyDict_Type, &encoders, &type_mask, &freeze, &PyType_Type,
-                                     &array_type))
+                                     &array_type, &key_hash_limit))
         return NULL;
     if ((self = (Table *)type->tp_alloc(type, 0)) == NULL)
         return NULL;
     self->type_mask = type_mask;
+    self->key_hash_limit = key_hash_limit;
     Py_INCREF(freeze);
     self->freeze = freeze;
     Py_INCREF(array_type);

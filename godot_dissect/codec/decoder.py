@@ -22,7 +22,7 @@ from ..errors import (
 from ..spec import layouts as L
 from ..spec.dialects import Dialect, per_dialect
 from ..spec.kinds import count_code, kind_params
-from ..spec.transports import MAX_DEPTH
+from ..spec.transports import MAX_DEPTH, MAX_KEYS_OF_ONE_HASH
 from . import fast as _fast
 from .kinds import KINDS, Fail, Reader, fits_f32, make_string_reader, need, to_f32
 from .typed import object_type, settle_array, settle_dictionary
@@ -47,6 +47,8 @@ class CompiledDecoder:
         self.params = kind_params(dialect)
         self.kind = [p.kind for p in self.params]
         self.leaf: list[Reader | None] = [KINDS[p.kind].reader(p, self) for p in self.params]
+        obj = dialect.by_key("OBJECT")
+        self.object_name = obj.name if obj is not None else ""
 
 
 #: the decoder tables of a dialect, made once
@@ -56,13 +58,16 @@ compiled = per_dialect(CompiledDecoder)
 class _Frame:
     """One open Array, Dictionary or full Object while its elements are being read."""
 
-    __slots__ = ("kind", "value", "left", "key", "start", "index", "prop")
+    __slots__ = ("kind", "value", "left", "key", "key_start", "start", "index", "prop", "stored", "hashes")
 
     def __init__(self, kind: str, value: Any, left: int, start: int) -> None:
         self.kind = kind  # "array" | "dict" | "object"
         self.value = value
         self.left = left  # elements (pairs, properties) still to read
         self.key: Any = _NO_KEY  # dict: key read, value pending
+        self.key_start = 0  # dict: where that key's Variant starts
+        self.stored: dict | None = None  # dict: each key as stored, once a key came twice (_check_key)
+        self.hashes: dict[int, int] | None = None  # dict: keys per hash, of keys whose hash a message chooses
         self.start = start
         self.index = 0
         self.prop = ""
@@ -153,6 +158,7 @@ def _decode_pure(data: bytes | bytearray | memoryview, dialect: Dialect | str, a
                 if frame is not None:
                     stack.append(frame)
                     continue
+            vstart = start
             # ---- hand the value to the open containers ----------------------------------------
             while stack:
                 f = stack[-1]
@@ -163,8 +169,15 @@ def _decode_pure(data: bytes | bytearray | memoryview, dialect: Dialect | str, a
                 elif f.kind == "dict":
                     if f.key is _NO_KEY:
                         f.key = V.freeze(value) if isinstance(value, (list, dict)) else value
+                        f.key_start = vstart
+                        if type(f.key) not in _SAFE_KEY_TYPES:
+                            _count_hash(f)
                         break
-                    f.value[f.key] = value
+                    d = f.value
+                    n = len(d)
+                    d[f.key] = value
+                    if len(d) == n or f.stored is not None:
+                        _check_key(f, len(d) == n)
                     f.key = _NO_KEY
                     f.index += 1
                     f.left -= 1
@@ -177,12 +190,35 @@ def _decode_pure(data: bytes | bytearray | memoryview, dialect: Dialect | str, a
                     break
                 stack.pop()
                 value = _finish(f, c.dialect)
+                vstart = f.start
             else:
                 return value, pos - offset
     except Fail as e:
         raise DecodeError(e.offset, e.reason, _path(stack), e.code) from None
     except (TypeError, UnicodeError) as e:  # e.g. an unhashable key inside a frozen key
         raise DecodeError(pos, f"cannot represent value: {e}", _path(stack)) from None
+
+
+_SAFE_KEY_TYPES = V.SAFE_KEY_TYPES
+
+
+def _count_hash(f: _Frame) -> None:
+    """A key whose hash a message can choose: refused past MAX_KEYS_OF_ONE_HASH keys of one hash in its Dictionary,
+    before Python's dict compares it with all of them."""
+    if f.hashes is None:
+        f.hashes = {}
+    if V.hash_flooded(f.hashes, f.key, MAX_KEYS_OF_ONE_HASH):
+        raise Fail(f.key_start, V.hash_flood_reason(MAX_KEYS_OF_ONE_HASH))
+
+
+def _check_key(f: _Frame, repeated: bool) -> None:
+    """After ``f.key`` went into the frame's dict: a key that came before is the engine's repeated key (its value
+    replaces the first), unless Python merged two keys the engine keeps apart, which cannot be represented."""
+    if f.stored is None:  # the first repeated key of this Dictionary: each key as stored, once
+        f.stored = {k: k for k in f.value}
+    first = V.key_clash(f.stored, f.key, repeated)
+    if first is not None:
+        raise Fail(f.key_start, f"cannot represent value: {V.key_clash_reason(f.key, first)}")
 
 
 def _finish(f: _Frame, dialect: Dialect) -> Any:
@@ -214,17 +250,21 @@ def _open_object(buf: Any, pos: int, end: int, header: int, allow_objects: bool,
 
 
 def _container_type(c: CompiledDecoder, buf: Any, pos: int, end: int, kind: int,
-                    allow_objects: bool, what: str) -> tuple[V.ContainerType, int]:
+                    allow_objects: bool, what: str) -> tuple[V.ContainerType | None, int]:
+    """One typed-container type as the engine sets it (``Array::set_typed``): builtin Nil is no type (Variant),
+    a class name "" is the builtin Object."""
     name = _CONTAINER_KINDS[kind]
     if name == "builtin":
         need(pos, end, 4, f"{what} builtin type")
         t = _U32.unpack_from(buf, pos)[0]
         if t >= len(c.names):
             raise Fail(pos, f"{what} builtin type {t} is not below {len(c.names)}")
-        return V.ContainerType("builtin", c.names[t]), pos + 4
+        return (V.ContainerType("builtin", c.names[t]) if t else None), pos + 4
     s, new_pos = c.read_string(buf, pos, end, f"{what} {name.replace('_', ' ')}")
     if name == "script" and allow_objects and not s.startswith("res://"):
         raise Fail(pos, f"{what} script path {s!r} does not start with res://")
+    if name == "class_name" and not s:
+        return V.ContainerType("builtin", c.object_name), new_pos
     return V.ContainerType(name, s), new_pos
 
 
@@ -242,7 +282,8 @@ def _open_container(c: CompiledDecoder, buf: Any, pos: int, end: int, header: in
                 kt, pos = _container_type(c, buf, pos, end, kk, allow_objects, "Dictionary key")
             if vk:
                 vt, pos = _container_type(c, buf, pos, end, vk, allow_objects, "Dictionary value")
-            value = V.TypedDictionary(object_type(kt, allow_objects), object_type(vt, allow_objects))
+            value = {} if kt is None and vt is None else \
+                V.TypedDictionary(object_type(kt, allow_objects), object_type(vt, allow_objects))
         else:
             value = {}
         what = "Dictionary"
@@ -250,7 +291,7 @@ def _open_container(c: CompiledDecoder, buf: Any, pos: int, end: int, header: in
         ek = L.ARRAY_ELEMENT_KIND.get(header) if typed_arrays else 0
         if ek:
             et, pos = _container_type(c, buf, pos, end, ek, allow_objects, "Array element")
-            value = V.TypedArray(object_type(et, allow_objects))
+            value = [] if et is None else V.TypedArray(object_type(et, allow_objects))
         else:
             value = []
         what = "Array"

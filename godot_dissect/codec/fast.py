@@ -30,6 +30,7 @@ from .. import values as V
 from ..spec import layouts as L
 from ..spec.dialects import Dialect, get_dialect
 from ..spec.kinds import KindParams, kind_params
+from ..spec.transports import MAX_KEYS_OF_ONE_HASH
 from .kinds import value_class
 
 _speedups: ModuleType | None
@@ -139,7 +140,7 @@ def build_table(dialect: Dialect | str) -> Any:
         entry = _encoder_entry(params[e.id], cls, kinds[e.typedef.layout.kind])
         if entry is not None:
             encoders[cls] = entry
-    return _speedups.Table(decoders, encoders, L.TYPE_MASK, V.freeze, array)
+    return _speedups.Table(decoders, encoders, L.TYPE_MASK, V.freeze, array, MAX_KEYS_OF_ONE_HASH)
 
 
 _BY_NAME: dict[str, Any] = {}  # dialect name -> Table (like the pure codec's caches)

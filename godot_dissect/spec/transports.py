@@ -167,6 +167,10 @@ MAX_AMBIGUOUS_SAMPLES = 64
 HEURISTIC_DIALECTS = ("godot4", "godot3")
 #: nesting levels the decoder follows (Godot's own limit, Variant ``MAX_RECURSION_DEPTH``)
 MAX_DEPTH = 1024
+#: Dictionary keys of one Python hash one Dictionary may have (keys that are Arrays, Dictionaries or math values:
+#: Python hashes those without a secret, so a message can give every key one hash and make Python's dict take time
+#: quadratic in them; distinct keys share a hash by chance about never, and the engine never sends a key twice)
+MAX_KEYS_OF_ONE_HASH = 64
 
 # -- the capture reader's own limits (memory stays bounded whatever the capture holds) ----------------
 #: conversations tracked at once; beyond it the least recently active one is finished (its

@@ -21,6 +21,7 @@ from ..deep import deep_recursion
 from ..spec import Dialect, get_dialect
 from ..spec import layouts as L
 from ..spec.conversions import OBJECT_AS_ID_CLASS
+from ..spec.transports import MAX_KEYS_OF_ONE_HASH
 from .writer import f32, real_is_double, s64
 
 __all__ = ["Reader", "TextParseError", "from_text"]
@@ -137,12 +138,15 @@ def _nesting(value: Any) -> int:
 class _Frame:
     """An open container: what it has so far and what token it waits for."""
 
-    __slots__ = ("kind", "items", "key", "state", "typed", "wrapped")
+    __slots__ = ("kind", "items", "key", "key_pos", "state", "typed", "wrapped", "stored", "hashes")
 
     def __init__(self, kind: str, typed: Any = None, wrapped: bool = False) -> None:
         self.kind = kind  # "array", "dict" or "object"
         self.items: Any = {} if kind != "array" else []
         self.key: Any = None
+        self.key_pos = 0  # where that key ends
+        self.stored: dict | None = None  # each key as stored, once a key came twice (values.key_clash)
+        self.hashes: dict[int, int] | None = None  # keys per hash, of keys whose hash the text chooses
         self.state = "first"  # first, comma (after an element), next (after ','), colon, value
         self.typed = typed  # element ContainerType, (key, value) types, or the object's class
         self.wrapped = wrapped  # Array[T]( ... ) / Dictionary[K, V]( ... ): a ')' follows
@@ -338,7 +342,16 @@ class Reader:
                     frame.items.append(result)
                     frame.state = "comma"
                 elif frame.state == "value":
-                    frame.items[frame.key] = result
+                    d = frame.items
+                    n = len(d)
+                    d[frame.key] = result
+                    if len(d) == n or frame.stored is not None:
+                        if frame.stored is None:  # the first repeated key: each key as stored, once
+                            frame.stored = {k: k for k in d}
+                        first = V.key_clash(frame.stored, frame.key, len(d) == n)
+                        if first is not None:
+                            raise self.error(f"cannot represent value: {V.key_clash_reason(frame.key, first)}",
+                                             frame.key_pos)
                     frame.state = "comma"
                 else:  # a dictionary key
                     if isinstance(result, (list, dict)) and len(stack) + _nesting(result) > limit:
@@ -347,6 +360,12 @@ class Reader:
                         raise self.error(f"Dictionary key nested deeper than {limit} levels (the engine's "
                                          f"limit)", tok.pos)
                     frame.key = V.freeze(result)
+                    frame.key_pos = tok.pos
+                    if type(frame.key) not in V.SAFE_KEY_TYPES:  # values.hash_flooded
+                        if frame.hashes is None:
+                            frame.hashes = {}
+                        if V.hash_flooded(frame.hashes, frame.key, MAX_KEYS_OF_ONE_HASH):
+                            raise self.error(V.hash_flood_reason(MAX_KEYS_OF_ONE_HASH), tok.pos)
                     frame.state = "colon"
                 result = _MORE
 
