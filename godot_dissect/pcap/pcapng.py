@@ -4,8 +4,9 @@ Same rules as dpkt 1.9 (whose output the reader was built on): the first Interfa
 Block gives the link type, time resolution and offset of every packet; Enhanced Packet Blocks
 and obsolete Packet Blocks are packets, every other block (later sections too) is skipped; a
 timestamp is ``tsoffset + ticks / divisor``. A block cut short raises EOFError; a block whose
-length fields make no sense raises ValueError. Blocks are read one at a time (memory does not
-grow with the file), big ones in pieces (a claimed length allocates nothing the file lacks).
+length fields make no sense, or longer than ``MAX_CAPTURE_BLOCK`` (Wireshark's limit), raises ValueError.
+Blocks are read one at a time (memory does not grow with the file), big ones in pieces (a claimed length
+allocates nothing the file lacks), and a block that holds no packet is skipped without being held.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
+
+from ..spec.transports import MAX_CAPTURE_BLOCK
 
 MAGIC = b"\x0a\x0d\x0d\x0a"  # Section Header Block type
 _BOM = 0x1A2B3C4D
@@ -45,6 +48,7 @@ def read(f: BinaryIO, original_length: bool = False, cut: Callable[..., tuple] |
         raise ValueError(f"offset 12: unknown pcapng version {major}")
     if length < _SHB_HEAD or length % 4:
         raise ValueError(f"offset 4: bad section header length {length}")
+    _check_length(length, 0)
     if len(read_up_to(f, length - _SHB_HEAD)) < length - _SHB_HEAD:  # its options
         raise EOFError(f"offset 0: section header block cut short (claims {length} bytes)")
     at = length  # file offset of the next block
@@ -78,7 +82,25 @@ def _body(f: BinaryIO, n: int, at: int) -> bytes:
     ``at``: the block's file offset."""
     if n < 4 or n % 4:
         raise ValueError(f"offset {at}: bad pcapng block length {n + 8}")
+    _check_length(n + 8, at)
     return read_up_to(f, n)
+
+
+def _check_length(length: int, at: int) -> None:
+    if length > MAX_CAPTURE_BLOCK:
+        raise ValueError(f"offset {at}: pcapng block length {length} is more than a capture holds "
+                         f"({MAX_CAPTURE_BLOCK})")
+
+
+def _skip(read: Callable[[int], bytes], n: int, length: int, at: int) -> None:
+    """Read past the ``n`` bytes left of a block that holds no packet, a piece at a time (none held); ``length``
+    and ``at``: the block's."""
+    left = n
+    while left > 0:
+        part = read(min(left, _PIECE))
+        if not part:
+            raise EOFError(f"offset {at}: pcapng block cut short ({length - left} of {length} bytes)")
+        left -= len(part)
 
 
 def read_up_to(f: BinaryIO, n: int) -> bytes:
@@ -178,15 +200,18 @@ def _packets_chunked(read1: Callable[[int], bytes], order: str, divisor: float, 
         block_at, at = at, at + length
         if length < 12 or length % 4:
             raise ValueError(f"offset {block_at}: bad pcapng block length {length}")
+        _check_length(length, block_at)
         end = pos + length
+        if btype != EPB and btype != PB:
+            if len(buf) < end:  # what the chunk lacks of it is read past, not held
+                _skip(read1, end - len(buf), length, block_at)
+                buf, pos = b"", 0
+            else:
+                pos = end
+            continue
         if len(buf) < end:
             buf, pos = _more(read1, buf, pos, length), 0
             end = length
-        if btype != EPB and btype != PB:
-            if len(buf) < end:  # a block cut short that holds no packet: the end, as for a whole one
-                return
-            pos = end
-            continue
         if len(buf) < end or length - 8 < _PACKET_HEAD + 4:
             got = min(len(buf) - pos, length)
             raise EOFError(f"offset {block_at}: pcapng packet block cut short ({got} of {length} bytes)")
@@ -213,7 +238,10 @@ def _packets_exact(f: BinaryIO, order: str, divisor: float, offset: int, at: int
         btype, length = hdr.unpack(h)
         block_at, at = at, at + length
         if btype != EPB and btype != PB:
-            _body(f, length - 8, block_at)
+            if length < 12 or length % 4:
+                raise ValueError(f"offset {block_at}: bad pcapng block length {length}")
+            _check_length(length, block_at)
+            _skip(read, length - 8, length, block_at)
             continue
         body = _body(f, length - 8, block_at)
         if len(body) < length - 8 or len(body) < _PACKET_HEAD + 4:
