@@ -132,3 +132,95 @@ def test_a_classic_pcap_record_claiming_more_than_a_frame_is_damage_not_held(tmp
     got, error, peak = _peak_bytes(path)
     assert got == 0 and f"offset 24: pcap record of {big} captured bytes" in error
     assert peak < 4 << 20
+
+
+def _section(order: str, interfaces: list[tuple[int, int]], packets: list[tuple[int, int, bytes]]) -> bytes:
+    """A pcapng section in byte order ``order``: interfaces (link type, if_tsresol), then packets (interface,
+    ticks, frame) as Enhanced Packet Blocks."""
+    def block(btype: int, body: bytes) -> bytes:
+        body += bytes(-len(body) % 4)
+        return struct.pack(order + "II", btype, len(body) + 12) + body + struct.pack(order + "I", len(body) + 12)
+
+    out = block(0x0A0D0D0A, struct.pack(order + "IHHq", 0x1A2B3C4D, 1, 0, -1))
+    for link, tsresol in interfaces:
+        out += block(1, struct.pack(order + "HHI", link, 0, 262144) + struct.pack(order + "HH", 9, 1)
+                     + bytes([tsresol, 0, 0, 0]) + bytes(4))
+    for number, ticks, frame in packets:
+        out += block(6, struct.pack(order + "IIIII", number, ticks >> 32, ticks & 0xFFFFFFFF, len(frame), len(frame))
+                     + frame)
+    return out
+
+
+def _ethernet_and_raw_frames() -> tuple[bytes, bytes]:
+    """One Godot datagram as an Ethernet frame and as a raw IP packet (LINKTYPE_RAW)."""
+    buf = io.BytesIO()
+    w = PcapWriter(buf)
+    at = buf.tell()
+    w.udp(0, CLIENT, SERVER, GOOD)
+    caplen = struct.unpack_from("<I", buf.getvalue(), at + 20)[0]
+    ethernet = buf.getvalue()[at + 28:at + 28 + caplen]
+    return ethernet, ethernet[14:]
+
+
+def _read_three_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[list[tuple[int, float]]]:
+    """(frame, time) of the records read from the file (chunks, packet blocks cut in C when built), from a
+    stream without read1 (block by block) and with the pure parser."""
+    from godot_dissect.pcap import packets
+
+    ways = [[(r.frame, r.time) for r in read_pcap(str(path))]]
+    with open(path, "rb") as f:
+        ways.append([(r.frame, r.time) for r in read_pcap(_ReadOnly(f))])
+    monkeypatch.setattr(packets, "fast_parse", None)
+    ways.append([(r.frame, r.time) for r in read_pcap(str(path))])
+    return ways
+
+
+@needs_tshark
+def test_packets_of_a_second_interface_take_its_link_type_and_time_resolution(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A capture of two interfaces (``dumpcap -i eth0 -i any``): interface 0 Ethernet in microseconds, interface 1
+    raw IP in nanoseconds, packets alternating. tshark shows all four datagrams at their times; so must the reader.
+    Was: every packet read with interface 0's link type and resolution (the raw-IP ones silently lost)."""
+    ethernet, raw = _ethernet_and_raw_frames()
+    path = tmp_path / "two-interfaces.pcapng"
+    path.write_bytes(_section("<", [(1, 6), (101, 9)], [(0, 1_000_000, ethernet), (1, 2_000_000_000, raw),
+                                                         (0, 3_000_000, ethernet), (1, 4_000_000_000, raw)]))
+    out = subprocess.run(["tshark", "-r", str(path), "-Y", f"udp.dstport == {SERVER[1]}", "-T", "fields",
+                          "-e", "frame.number", "-e", "frame.time_epoch"], capture_output=True, text=True).stdout
+    want = [(int(n), float(t)) for n, t in (line.split() for line in out.splitlines())]
+    assert [n for n, _ in want] == [1, 2, 3, 4]
+    for got in _read_three_ways(path, monkeypatch):
+        assert got == want
+
+
+@needs_tshark
+def test_a_second_section_in_the_other_byte_order_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two pcapng files concatenated, a little-endian one and a big-endian one (a valid pcapng file: each section
+    has its own byte order and interfaces): tshark shows both datagrams; so must the reader. Was: the second
+    section's blocks read in the first one's byte order (its packets silently lost)."""
+    ethernet, raw = _ethernet_and_raw_frames()
+    path = tmp_path / "two-sections.pcapng"
+    path.write_bytes(_section("<", [(1, 6)], [(0, 1_000_000, ethernet)])
+                     + _section(">", [(101, 6)], [(0, 2_000_000, raw)]))
+    out = subprocess.run(["tshark", "-r", str(path), "-Y", f"udp.dstport == {SERVER[1]}", "-T", "fields",
+                          "-e", "frame.number", "-e", "frame.time_epoch"], capture_output=True, text=True).stdout
+    want = [(int(n), float(t)) for n, t in (line.split() for line in out.splitlines())]
+    assert [n for n, _ in want] == [1, 2]
+    for got in _read_three_ways(path, monkeypatch):
+        assert got == want
+
+
+@needs_tshark
+def test_a_packet_of_an_interface_its_section_lacks_is_damage(tmp_path: Path) -> None:
+    """A packet naming interface 7 of a section that describes one: tshark calls the file damaged there; so must
+    the reader, after the packet before it. Was: read as interface 0's."""
+    ethernet, _ = _ethernet_and_raw_frames()
+    path = tmp_path / "no-such-interface.pcapng"
+    path.write_bytes(_section("<", [(1, 6)], [(0, 1_000_000, ethernet), (7, 2_000_000, ethernet)]))
+    assert "interface index 7 is not less than section interface count 1" in _tshark_error(path)
+    at = len(_section("<", [(1, 6)], [(0, 1_000_000, ethernet)]))
+    got = []
+    with pytest.raises(CaptureError, match=f"offset {at}: packet block of interface 7, but its section describes 1"):
+        for r in read_pcap(str(path)):
+            got.append(r.frame)
+    assert got == [1]

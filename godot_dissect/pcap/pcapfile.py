@@ -26,8 +26,8 @@ _MAGICS = {
 }
 
 
-def read(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes, int]]]:
-    """Link type and packets (timestamp, frame, original length) of the pcap stream ``f``."""
+def read(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes, int, int]]]:
+    """Link type and packets (timestamp, frame, original length, link type) of the pcap stream ``f``."""
     head = f.read(_HEAD)
     found = _MAGICS.get(head[:4])
     if found is None:
@@ -36,10 +36,10 @@ def read(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes, int]]]:
         raise ValueError(f"pcap file header cut short ({len(head)} of {_HEAD} bytes)")
     order, divisor = found
     link = struct.unpack_from(order + "I", head, 20)[0]
-    return link, _packets(f, struct.Struct(order + "IIII"), divisor)
+    return link, _packets(f, struct.Struct(order + "IIII"), divisor, link)
 
 
-def _packets(f: BinaryIO, rec: struct.Struct, divisor: float) -> Iterator[tuple[float, bytes, int]]:
+def _packets(f: BinaryIO, rec: struct.Struct, divisor: float, link: int) -> Iterator[tuple[float, bytes, int, int]]:
     read = f.read
     at = _HEAD
     while True:
@@ -55,5 +55,5 @@ def _packets(f: BinaryIO, rec: struct.Struct, divisor: float) -> Iterator[tuple[
         data = read_up_to(f, caplen)
         if len(data) < caplen:
             raise EOFError(f"offset {at}: pcap record cut short ({len(data)} of {caplen} captured bytes)")
-        yield sec + frac / divisor, data, orig
+        yield sec + frac / divisor, data, orig, link
         at += _RECORD + caplen
