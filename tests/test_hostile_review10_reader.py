@@ -224,3 +224,31 @@ def test_a_packet_of_an_interface_its_section_lacks_is_damage(tmp_path: Path) ->
         for r in read_pcap(str(path)):
             got.append(r.frame)
     assert got == [1]
+
+
+def test_forged_senders_each_announcing_many_paths_keep_one_bounded_cache() -> None:
+    """A server relaying SIMPLIFY_PATHs from two (forged) senders, 33000 distinct paths each: each sender stays
+    within the per-sender bound, but 4096 such senders held 4096 x 65536 entries (~430 bytes each: 64 senders x
+    4000 paths took 110 MB and grew with the capture). Now MAX_CACHE_ENTRIES over all senders of a table, the
+    least recently announcing sender's oldest entry dropped first; the latest announcements still resolve."""
+    from godot_dissect.multiplayer import MultiplayerSession
+    from godot_dissect.multiplayer import godot4 as g4
+    from godot_dissect.spec.multiplayer import MAX_CACHE_ENTRIES
+
+    s = MultiplayerSession(4, "enet")
+    per_sender = MAX_CACHE_ENTRIES // 2 + 250
+    for sender in (2, 3):
+        for i in range(per_sender):
+            s.decode(g4.build_sys("RELAY", sender, g4.build_simplify_path(f"{i:032x}", i, f"/root/P{sender}/N{i}")),
+                     "s2c", 1)
+    for table in (s.paths, s.md5s, s.path_md5s):
+        assert sum(map(len, table.values())) == MAX_CACHE_ENTRIES
+
+    def call_from(peer: int, node_id: int) -> object:
+        (m,) = s.decode(g4.build_sys("RELAY", peer, g4.build_rpc(1, [], node_id=node_id)), "s2c", 1)
+        return m.inner
+
+    assert call_from(3, per_sender - 1).node == f"/root/P3/N{per_sender - 1}"
+    assert call_from(3, 0).node == "/root/P3/N0"
+    assert call_from(2, 999).node == "/root/P2/N999"
+    assert call_from(2, 0).node is None and "not announced" in call_from(2, 0).fields["unresolved"]
