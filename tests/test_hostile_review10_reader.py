@@ -252,3 +252,67 @@ def test_forged_senders_each_announcing_many_paths_keep_one_bounded_cache() -> N
     assert call_from(3, 0).node == "/root/P3/N0"
     assert call_from(2, 999).node == "/root/P2/N999"
     assert call_from(2, 0).node is None and "not announced" in call_from(2, 0).fields["unresolved"]
+
+
+def _upgrade_then_trickle(path: Path, segments: int) -> None:
+    """A TCP connection whose client sends "GET " (an HTTP head that could still become a WebSocket upgrade: its
+    bytes are held until it is whole) and whose server then sends ``segments`` 1-byte segments, all held too."""
+    from godot_dissect.fuzz.pcapout import ACK, PSH, SYN
+
+    client, server = ("10.0.0.2", 40000), ("10.0.0.1", 8080)
+    w = PcapWriter(path)
+    w.tcp(0, client, server, 999, 0, SYN)
+    w.tcp(0, server, client, 4999, 1000, SYN | ACK)
+    w.tcp(0, client, server, 1000, 5000, PSH | ACK, b"GET ")
+    for i in range(segments):
+        w.tcp(0, server, client, 5000 + i, 1004, PSH | ACK, b"a")
+    w.close()
+
+
+def _trickle_alone(path: Path, segments: int) -> None:
+    """The same server segments with no "GET " before them: nothing held (the floor)."""
+    from godot_dissect.fuzz.pcapout import ACK, PSH
+
+    client, server = ("10.0.0.2", 40000), ("10.0.0.1", 8080)
+    w = PcapWriter(path)
+    for i in range(segments):
+        w.tcp(0, server, client, 5000 + i, 1004, PSH | ACK, b"a")
+    w.close()
+
+
+def test_bytes_held_for_an_unfinished_http_head_cost_linear_time(tmp_path: Path) -> None:
+    """While a connection's first bytes could still be an HTTP upgrade, every new segment re-joined and re-summed
+    every chunk held so far (16000 1-byte segments: seconds; 64 KB of them, the bound: minutes). Now the head and
+    the count are kept as chunks come: the time of the same segments with nothing held, within a small factor."""
+    import time
+
+    held, floor_path = tmp_path / "held.pcapng", tmp_path / "floor.pcapng"
+    _upgrade_then_trickle(held, 16000)
+    _trickle_alone(floor_path, 16000)
+
+    def seconds(path: Path) -> float:
+        t0 = time.perf_counter()
+        for _ in read_pcap(str(path)):
+            pass
+        return time.perf_counter() - t0
+
+    floor = min(seconds(floor_path) for _ in range(2))
+    took = min(seconds(held) for _ in range(2))
+    assert took < 3 * floor + 0.2, f"held {took:.2f} s vs nothing held {floor:.2f} s"
+
+
+def test_chunks_held_for_an_unfinished_http_head_count_their_memory_against_the_budget(tmp_path: Path) -> None:
+    """20000 1-byte segments held behind an unfinished HTTP head: ~4 MB of Python objects, counted as their 20000
+    bytes, so a 1 MB held-bytes budget never cut them. Now each held chunk is counted as the memory it takes."""
+    import tracemalloc
+
+    path = tmp_path / "held.pcapng"
+    _upgrade_then_trickle(path, 20000)
+    tracemalloc.start()
+    try:
+        for _ in read_pcap(str(path), max_held_bytes=1 << 20):
+            pass
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 << 20, f"peak {peak / 2**20:.1f} MB under a 1 MB held-bytes budget"

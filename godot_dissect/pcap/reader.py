@@ -417,7 +417,11 @@ class PcapReader:
         if conv.state is _NEW:
             # the framing shows in the first bytes: an HTTP upgrade needs its whole header, which
             # tiny segments deliver piece by piece
-            conv.held += [(d, c, aligned_before) for c in chunks]
+            for c in chunks:  # (the head and the count kept as they come: a trickle of tiny segments is linear)
+                conv.held.append((d, c, aligned_before))
+                conv.held_size += len(c.data)
+                if d == conv.held[0][0] and not c.gap and len(conv.head) < self.MAX_HEAD:
+                    conv.head += c.data[:self.MAX_HEAD - len(conv.head)]
             if not conv.held or self._head_incomplete(conv):
                 return
             yield from self._classify_held(conv)
@@ -447,12 +451,13 @@ class PcapReader:
             if conv.state is _IGNORED:
                 return
 
-    def _head(self, conv: Conversation) -> bytes:
-        first = conv.held[0][0]
-        return b"".join(c.data for d, c, _ in conv.held if d == first and not c.gap)[:self.MAX_HEAD]
+    @staticmethod
+    def _head(conv: Conversation) -> bytes:
+        """The first MAX_HEAD bytes of the held direction that sent first (its chunks after a gap left out)."""
+        return bytes(conv.head)
 
     def _head_incomplete(self, conv: Conversation) -> bool:
-        if sum(len(c.data) for _, c, _ in conv.held) >= MAX_HTTP_HEAD_HELD:
+        if conv.held_size >= MAX_HTTP_HEAD_HELD:
             return False
         return http_head(self._head(conv)) == "more"
 
@@ -460,6 +465,7 @@ class PcapReader:
         kind = stream_head(self._head(conv), {conv.client[1], conv.server[1]}, self.ports, self.debugger_ports,
                            self.heuristics)
         held, conv.held = conv.held, []
+        conv.held_size, conv.head = 0, bytearray()
         if kind is None:
             self._ignore(conv)
             return
@@ -472,7 +478,7 @@ class PcapReader:
     def _ignore(self, conv: Conversation) -> None:
         conv.state = _IGNORED
         conv.pending.clear()
-        conv.held = []
+        conv.held, conv.held_size, conv.head = [], 0, bytearray()
         if conv.sides is not None:  # nothing of it is held any more
             for s in conv.sides.values():
                 s.framer = s.debugger = None
