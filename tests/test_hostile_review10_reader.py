@@ -316,3 +316,41 @@ def test_chunks_held_for_an_unfinished_http_head_count_their_memory_against_the_
     finally:
         tracemalloc.stop()
     assert peak < 2 << 20, f"peak {peak / 2**20:.1f} MB under a 1 MB held-bytes budget"
+
+
+def test_a_zstd_enet_datagram_declaring_2_40_bytes_is_an_error_and_the_flow_goes_on(tmp_path: Path) -> None:
+    """The engines' zstd-compressed ENet pair (captures/godot3-enet-compressed) with one datagram more: the
+    client's header and a zstd frame whose header declares 2^40 bytes of content. zstandard allocates what a frame
+    declares: MemoryError, a traceback out of the reader. Godot decompresses into its MTU-sized buffer and drops
+    such a datagram; the reader must give one error record naming it, and every record it gave without it."""
+    pytest.importorskip("zstandard", reason="zstd datagrams need the optional 'zstandard' package")
+    from godot_dissect.enet import parse_datagram
+    from godot_dissect.pcap.packets import segments
+
+    from .test_enet_compressed import PCAP, pair_ports
+
+    if not PCAP.exists():
+        pytest.skip("captures/godot3-enet-compressed.pcapng not made")
+    ports = pair_ports("zstd")
+    pair = [s for s in segments(str(PCAP)) if s.proto == "udp" and {s.sport, s.dport} <= ports]
+    client = next(s for s in pair[3:] if parse_datagram(s.payload, "zstd").compressed)
+    head = parse_datagram(client.payload, "zstd").header_size
+    bomb = client.payload[:head] + struct.pack("<IB", 0xFD2FB528, 0xE0) + struct.pack("<Q", 1 << 40) + b"\x01\0\0"
+    plain, hostile = tmp_path / "pair.pcapng", tmp_path / "bomb.pcapng"
+    for path, extra in ((plain, None), (hostile, bomb)):
+        w = PcapWriter(path)
+        for i, s in enumerate(pair):
+            w.udp(s.time, (s.src, s.sport), (s.dst, s.dport), s.payload)
+            if i == 10 and extra is not None:
+                w.udp(s.time, (client.src, client.sport), (client.dst, client.dport), extra)
+        w.close()
+
+    def lines(path: Path) -> list[tuple]:
+        return [(r.kind, r.command, r.value if r.kind != "error" else r.error) for r in
+                read_pcap(str(path), enet_compression="zstd", enet_ports=ports)]
+
+    want, got = lines(plain), lines(hostile)
+    errors = [x for x in got if x[0] == "error"]
+    assert len(errors) == 1 and "zstd frame declares 1099511627776 bytes" in errors[0][2]
+    assert [x for x in got if x[0] != "error"] == [x for x in want if x[0] != "error"]
+    assert sum(x[0] == "rpc" for x in want) >= 5
