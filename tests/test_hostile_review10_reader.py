@@ -354,3 +354,44 @@ def test_a_zstd_enet_datagram_declaring_2_40_bytes_is_an_error_and_the_flow_goes
     assert len(errors) == 1 and "zstd frame declares 1099511627776 bytes" in errors[0][2]
     assert [x for x in got if x[0] != "error"] == [x for x in want if x[0] != "error"]
     assert sum(x[0] == "rpc" for x in want) >= 5
+
+
+def test_godot3_debugger_arguments_held_count_what_they_take(tmp_path: Path) -> None:
+    """Two Godot 3 games each sending an "output" message of a million float arguments, interleaved, never
+    finished: each argument (8 bytes) was held as its decoded value (~40 bytes with its list slot) and counted
+    as its 8 bytes, so a 1 MB held-bytes budget let 6 MB be held (a 4 MB budget: 22 MB). Now arguments are held
+    as bytes, decoded when the message is whole; the budget cuts each unfinished message with an error record."""
+    import tracemalloc
+
+    from godot_dissect.codec import encode
+    from godot_dissect.fuzz.pcapout import ACK, PSH, SYN
+
+    def pdu(v: object) -> bytes:
+        b = encode(v, "godot3")
+        return struct.pack("<I", len(b)) + b
+
+    path = tmp_path / "debugger.pcapng"
+    w = PcapWriter(path)
+    server, clients, seqs = ("10.0.0.1", 6007), [(f"10.0.1.{2 + c}", 40000) for c in range(2)], {}
+    for c in clients:
+        w.tcp(0, c, server, 999, 0, SYN)
+        head = pdu("output") + pdu(1_000_000)
+        w.tcp(0, c, server, 1000, 0, PSH | ACK, head)
+        seqs[c] = 1000 + len(head)
+    chunk = b"".join(pdu(i + 0.5) for i in range(100))
+    for _ in range(800):
+        for c in clients:
+            w.tcp(0, c, server, seqs[c], 0, PSH | ACK, chunk)
+            seqs[c] += len(chunk)
+    w.close()
+    errors = []
+    tracemalloc.start()
+    try:
+        for r in read_pcap(str(path), dialect="godot3", max_held_bytes=1 << 20):
+            if r.kind == "error":
+                errors.append(r.error)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert any("debugger message 'output' never completed" in e for e in errors)
+    assert peak < 3 << 20, f"peak {peak / 2**20:.1f} MB under a 1 MB held-bytes budget"

@@ -624,7 +624,8 @@ class PcapReader:
             return
         side = conv.side(d)
         if side.debugger is None:
-            fields, side.debugger = godot3_start(item, value)
+            fields, side.debugger = godot3_start(item, value, lambda data: decode_message(conv, data,
+                                                                                         self.clear_verdicts)[0])
             if fields is not None:
                 yield self._record(conv, d, item, **fields)
             return
