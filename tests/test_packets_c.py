@@ -31,7 +31,7 @@ def _same(frame: int, ts: float, buf: bytes, link: int, frame_len: int) -> None:
 def test_every_frame_of_the_committed_captures(path: Path) -> None:
     link, pkts = open_packets(str(path))
     n = 0
-    for frame, (ts, buf, orig) in enumerate(pkts, 1):
+    for frame, (ts, buf, orig, link) in enumerate(pkts, 1):
         _same(frame, ts, bytes(buf), link, orig)
         n += 1
     assert n > 0
@@ -118,7 +118,7 @@ def test_a_segment_class_that_only_its_init_makes_is_called() -> None:
     parse = Parser(Noted, P._parse, P.LINK_ETHERNET)
     link, pkts = open_packets(str(ROOT / "captures" / "godot3-tcp-stream.pcapng"))
     n = 0
-    for frame, (ts, buf, orig) in enumerate(pkts, 1):
+    for frame, (ts, buf, orig, link) in enumerate(pkts, 1):
         got, want = parse(frame, ts, bytes(buf), link, orig), P._parse(frame, ts, bytes(buf), link, orig)
         assert (got is None) == (want is None)
         if got is not None:

@@ -74,6 +74,11 @@ def _zstd(data: bytes, limit: int) -> bytes:
     except ImportError:
         raise CompressionError(0, "zstd decoding needs the 'zstandard' package") from None
     try:
+        # a frame header's content size is what decompress allocates (2^40: MemoryError): Godot decompresses
+        # into its MTU-sized buffer, so a frame declaring more fails there (ZSTD_decompressDCtx: dstSize_tooSmall)
+        declared = zstandard.frame_content_size(data)
+        if declared > limit:
+            raise CompressionError(0, f"zstd frame declares {declared} bytes, more than {limit}")
         return zstandard.ZstdDecompressor().decompress(data, max_output_size=limit)
     except zstandard.ZstdError as e:
         raise CompressionError(0, f"not a zstd frame ({e})") from None

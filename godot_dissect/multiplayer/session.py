@@ -41,6 +41,13 @@ CLIENT = "client"
 __all__ = ["CLIENT", "MAX_CACHE_ENTRIES", "MAX_CACHE_SENDERS", "MultiplayerSession"]
 
 
+class _Cache(OrderedDict):
+    """sender -> (key -> value), the least recently announcing sender first; ``size``: entries over all senders
+    (at most MAX_CACHE_ENTRIES)."""
+
+    size = 0
+
+
 @dataclass
 class _Spawned:
     name: str
@@ -62,13 +69,13 @@ class MultiplayerSession:
     #: seen); otherwise rules about who may send what are not applied
     direction_known: bool = True
     # per sender, least recently announcing first (MAX_CACHE_SENDERS, MAX_CACHE_ENTRIES each)
-    paths: dict[Any, dict[int, str]] = field(default_factory=OrderedDict)  # sender -> cache id -> path
-    md5s: dict[Any, dict[int, str]] = field(default_factory=OrderedDict)  # sender -> cache id -> md5 (4.x)
+    paths: _Cache = field(default_factory=_Cache)  # sender -> cache id -> path
+    md5s: _Cache = field(default_factory=_Cache)  # sender -> cache id -> md5 (4.x)
     #: sender -> path -> md5 of its latest announcement (a 4.x REMOTE_CALL naming its node by path)
-    path_md5s: dict[Any, dict[str, str]] = field(default_factory=OrderedDict)
+    path_md5s: _Cache = field(default_factory=_Cache)
     received: set[tuple[Any, Any, int]] = field(default_factory=set)  # (sender, receiver, id) seen (4.x)
-    spawned: dict[Any, dict[int, _Spawned]] = field(default_factory=OrderedDict)  # sender -> net id -> node
-    synchronizers: dict[Any, dict[int, str]] = field(default_factory=OrderedDict)  # sender -> sync net id -> node
+    spawned: _Cache = field(default_factory=_Cache)  # sender -> net id -> node
+    synchronizers: _Cache = field(default_factory=_Cache)  # sender -> sync net id -> node
     ws_first_s2c: bool = True
 
     def __post_init__(self) -> None:
@@ -229,18 +236,24 @@ class MultiplayerSession:
         return self.client_id if key == CLIENT else key
 
     # -- caches ----------------------------------------------------------------------------------
-    def _remember(self, table: dict[Any, dict[Any, Any]], sender: Any, key: Any, value: Any) -> None:
+    def _remember(self, table: _Cache, sender: Any, key: Any, value: Any) -> None:
         # an OrderedDict: dropping the oldest of a plain dict again and again scans its deleted
         # slots each time (seconds for one SPAWN with 150000 sync ids)
         t = table.get(sender)
         if t is None:
             if len(table) >= MAX_CACHE_SENDERS:  # forged sender ids: forget the least recently announcing
-                table.popitem(last=False)  # type: ignore[call-arg]
+                table.size -= len(table.popitem(last=False)[1])
             t = table[sender] = OrderedDict()
         else:
-            table.move_to_end(sender)  # type: ignore[attr-defined]
-        if len(t) >= MAX_CACHE_ENTRIES and key not in t:
-            t.popitem(last=False)  # type: ignore[call-arg]
+            table.move_to_end(sender)
+        if key not in t:
+            if table.size >= MAX_CACHE_ENTRIES:  # over all senders: the least recently announcing one's oldest
+                oldest = next(iter(table.values()))
+                oldest.popitem(last=False)
+                if not oldest and oldest is not t:
+                    table.popitem(last=False)
+                table.size -= 1
+            table.size += 1
         t[key] = value
 
     def _resolve3(self, msg: MpMessage, sender: Any, receiver: Any) -> None:

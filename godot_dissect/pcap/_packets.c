@@ -234,7 +234,8 @@ none:
 
 /* Parser.cut(buf, pos, at, frame, little, divisor, offset, link) -> (segments, pos, at): pcapng._packets_chunked's
  * loop over the whole Enhanced Packet Blocks of buf from pos on, stopping where that loop stops (a block of another
- * type, not all in buf, shorter than the least packet block or of a length not a multiple of 4: the Python loop
+ * type, not all in buf, shorter than the least packet block, of a length not a multiple of 4 or of an interface other
+ * than 0, whose link type and timestamps the arguments are: the Python loop
  * takes it from there, errors included), each packet parsed as __call__ parses it, numbered from frame + 1.
  * segments: one entry per packet, its Segment or None. at: the file offset of pos, advanced as pos is. */
 static PyObject *Parser_cut(Parser *self, PyObject *const *args, Py_ssize_t nargs)
@@ -270,12 +271,13 @@ static PyObject *Parser_cut(Parser *self, PyObject *const *args, Py_ssize_t narg
         const unsigned char *h = b + pos;
 #define U32(p) (little ? (uint32_t)(p)[0] | (uint32_t)(p)[1] << 8 | (uint32_t)(p)[2] << 16 | (uint32_t)(p)[3] << 24 \
                        : be32(p))
-        uint32_t btype = U32(h), length = U32(h + 4), high = U32(h + 12), low = U32(h + 16), caplen = U32(h + 20);
+        uint32_t btype = U32(h), length = U32(h + 4), iface = U32(h + 8), high = U32(h + 12), low = U32(h + 16);
+        uint32_t caplen = U32(h + 20);
         uint32_t orig = U32(h + 24);
 #undef U32
         Py_ssize_t start = pos + 28, end = pos + (Py_ssize_t)length, stop;
         PyObject *fargs[5], *seg;
-        if (btype != 6 || end > n || length < 32 || length % 4)
+        if (btype != 6 || end > n || length < 32 || length % 4 || iface != 0)
             break;
         stop = (Py_ssize_t)caplen < end - start ? start + (Py_ssize_t)caplen : end;
         frame++;

@@ -70,7 +70,7 @@ def segment_batches(source: Source) -> Iterator[list[Segment | None]]:
     blocks in one list (cut out and parsed in C, ``_packets.c``: no Python per packet), any other packet
     alone in its own."""
     cut = fast_parse.cut if fast_parse is not None else None
-    link, pkts = open_packets(source, cut)
+    _, pkts = open_packets(source, cut)
     parse = fast_parse or _parse
     frame = 0
     for pkt in pkts:
@@ -79,7 +79,7 @@ def segment_batches(source: Source) -> Iterator[list[Segment | None]]:
             yield pkt
         else:
             frame += 1
-            yield [parse(frame, pkt[0], pkt[1], link, pkt[2])]
+            yield [parse(frame, pkt[0], pkt[1], pkt[3], pkt[2])]  # (each packet its interface's link type)
 
 
 def _parse(frame: int, ts: float, buf: bytes, link: int, frame_len: int = 0) -> Segment | None:

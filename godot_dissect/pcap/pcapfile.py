@@ -4,7 +4,8 @@
 Timestamps as dpkt computes them (``seconds + fraction / 1e6`` or ``/ 1e9``). dpkt's reader is not
 used because its iterator drops the original length, which ``Segment.frame_len`` needs, and a
 record cut short must be an error naming its offset, not a silent end. A record header cut short
-or a frame cut short raises EOFError; a claimed length allocates nothing the file lacks.
+or a frame cut short raises EOFError; a record capturing more than ``MAX_CAPTURED_FRAME`` bytes raises ValueError
+(Wireshark's limit: the file is damaged there), so a claimed length never has the reader hold the rest of the file.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import struct
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from ..spec.transports import MAX_CAPTURED_FRAME
 from .pcapng import read_up_to
 
 _HEAD = 24
@@ -24,8 +26,8 @@ _MAGICS = {
 }
 
 
-def read(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes, int]]]:
-    """Link type and packets (timestamp, frame, original length) of the pcap stream ``f``."""
+def read(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes, int, int]]]:
+    """Link type and packets (timestamp, frame, original length, link type) of the pcap stream ``f``."""
     head = f.read(_HEAD)
     found = _MAGICS.get(head[:4])
     if found is None:
@@ -34,10 +36,10 @@ def read(f: BinaryIO) -> tuple[int, Iterator[tuple[float, bytes, int]]]:
         raise ValueError(f"pcap file header cut short ({len(head)} of {_HEAD} bytes)")
     order, divisor = found
     link = struct.unpack_from(order + "I", head, 20)[0]
-    return link, _packets(f, struct.Struct(order + "IIII"), divisor)
+    return link, _packets(f, struct.Struct(order + "IIII"), divisor, link)
 
 
-def _packets(f: BinaryIO, rec: struct.Struct, divisor: float) -> Iterator[tuple[float, bytes, int]]:
+def _packets(f: BinaryIO, rec: struct.Struct, divisor: float, link: int) -> Iterator[tuple[float, bytes, int, int]]:
     read = f.read
     at = _HEAD
     while True:
@@ -47,8 +49,11 @@ def _packets(f: BinaryIO, rec: struct.Struct, divisor: float) -> Iterator[tuple[
                 raise EOFError(f"offset {at}: pcap record header cut short ({len(h)} of {_RECORD} bytes)")
             return
         sec, frac, caplen, orig = rec.unpack(h)
+        if caplen > MAX_CAPTURED_FRAME:
+            raise ValueError(f"offset {at}: pcap record of {caplen} captured bytes, more than a capture "
+                             f"holds ({MAX_CAPTURED_FRAME})")
         data = read_up_to(f, caplen)
         if len(data) < caplen:
             raise EOFError(f"offset {at}: pcap record cut short ({len(data)} of {caplen} captured bytes)")
-        yield sec + frac / divisor, data, orig
+        yield sec + frac / divisor, data, orig, link
         at += _RECORD + caplen

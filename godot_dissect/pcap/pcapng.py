@@ -1,11 +1,15 @@
 """pcapng blocks: (timestamp, frame) of every packet, read as dpkt's pcapng reader reads them.
 
-Same rules as dpkt 1.9 (whose output the reader was built on): the first Interface Description
-Block gives the link type, time resolution and offset of every packet; Enhanced Packet Blocks
-and obsolete Packet Blocks are packets, every other block (later sections too) is skipped; a
-timestamp is ``tsoffset + ticks / divisor``. A block cut short raises EOFError; a block whose
-length fields make no sense raises ValueError. Blocks are read one at a time (memory does not
-grow with the file), big ones in pieces (a claimed length allocates nothing the file lacks).
+Same rules as dpkt 1.9 (whose output the reader was built on) for a capture of one interface: its
+Interface Description Block gives the link type, time resolution and offset of every packet; Enhanced
+Packet Blocks and obsolete Packet Blocks are packets, every other block is skipped; a timestamp is
+``tsoffset + ticks / divisor``. As Wireshark reads them (dpkt does not), a packet takes these from the
+interface it names (a capture of several interfaces: ``dumpcap -i any -i lo``), each Section Header
+Block starts a section with its own byte order and interfaces (pcapng files concatenated), and a packet
+naming an interface its section does not describe is damage. A block cut short raises EOFError; a block whose
+length fields make no sense, or longer than ``MAX_CAPTURE_BLOCK`` (Wireshark's limit), raises ValueError.
+Blocks are read one at a time (memory does not grow with the file), big ones in pieces (a claimed length
+allocates nothing the file lacks), and a block that holds no packet is skipped without being held.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
+
+from ..spec.transports import MAX_CAPTURE_BLOCK
 
 MAGIC = b"\x0a\x0d\x0d\x0a"  # Section Header Block type
 _BOM = 0x1A2B3C4D
@@ -45,6 +51,7 @@ def read(f: BinaryIO, original_length: bool = False, cut: Callable[..., tuple] |
         raise ValueError(f"offset 12: unknown pcapng version {major}")
     if length < _SHB_HEAD or length % 4:
         raise ValueError(f"offset 4: bad section header length {length}")
+    _check_length(length, 0)
     if len(read_up_to(f, length - _SHB_HEAD)) < length - _SHB_HEAD:  # its options
         raise EOFError(f"offset 0: section header block cut short (claims {length} bytes)")
     at = length  # file offset of the next block
@@ -56,11 +63,20 @@ def read(f: BinaryIO, original_length: bool = False, cut: Callable[..., tuple] |
         at += 8 + len(body)
         if btype == IDB:
             break
+    interfaces = [_interface(body, order, idb_at)]
+    if cut is not None and original_length and getattr(f, "read1", None) is not None:
+        return interfaces[0][0], _packets_chunked(f.read1, order, interfaces, at, True, cut)
+    return interfaces[0][0], _packets(f, order, interfaces, at, original_length)
+
+
+def _interface(body: bytes, order: str, at: int) -> tuple[int, float, int]:
+    """(link type, timestamp divisor, timestamp offset) of an Interface Description Block: ``body``, its
+    bytes after type and length (the trailing length included); ``at``: its file offset."""
     if len(body) < 12:
-        raise ValueError(f"offset {idb_at}: interface description block too short")
+        raise ValueError(f"offset {at}: interface description block too short")
     link = struct.unpack_from(order + "H", body)[0]
     divisor, offset = 1e6, 0
-    for opt_at, code, value in _options(body[8:-4], order, idb_at + 16):
+    for opt_at, code, value in _options(body[8:-4], order, at + 16):
         if code == OPT_TSRESOL and value:
             # MSB clear: a negative power of 10; set: a negative power of 2
             divisor = float((2 if value[0] & 0x80 else 10) ** (value[0] & 0x7F))
@@ -68,9 +84,26 @@ def read(f: BinaryIO, original_length: bool = False, cut: Callable[..., tuple] |
             if len(value) != 8:
                 raise ValueError(f"offset {opt_at}: if_tsoffset option of {len(value)} bytes, needs 8")
             offset = struct.unpack(order + "q", value)[0]
-    if cut is not None and original_length and getattr(f, "read1", None) is not None:
-        return link, _packets_chunked(f.read1, order, divisor, offset, at, True, cut, link)
-    return link, _packets(f, order, divisor, offset, at, original_length)
+    return link, divisor, offset
+
+
+def _order(bom: bytes, at: int) -> str:
+    """The byte order of a section whose header's byte-order magic is ``bom``; ``at``: the header's offset."""
+    if struct.unpack_from("<I", bom)[0] == _BOM:
+        return "<"
+    if struct.unpack_from(">I", bom)[0] == _BOM:
+        return ">"
+    raise ValueError(f"offset {at + 8}: unknown endianness")
+
+
+def _interface_of(btype: int, head: bytes, pos: int, order: str, interfaces: list, at: int) -> tuple[int, float, int]:
+    """The interface a packet block names (its id at ``head[pos:]``: u32 in an Enhanced Packet Block, u16 in a
+    Packet Block); one its section does not describe is damage, as Wireshark reads it."""
+    number = struct.unpack_from(order + ("I" if btype == EPB else "H"), head, pos)[0]
+    if number >= len(interfaces):
+        raise ValueError(f"offset {at}: packet block of interface {number}, but its section describes "
+                         f"{len(interfaces)}")
+    return interfaces[number]
 
 
 def _body(f: BinaryIO, n: int, at: int) -> bytes:
@@ -78,7 +111,25 @@ def _body(f: BinaryIO, n: int, at: int) -> bytes:
     ``at``: the block's file offset."""
     if n < 4 or n % 4:
         raise ValueError(f"offset {at}: bad pcapng block length {n + 8}")
+    _check_length(n + 8, at)
     return read_up_to(f, n)
+
+
+def _check_length(length: int, at: int) -> None:
+    if length > MAX_CAPTURE_BLOCK:
+        raise ValueError(f"offset {at}: pcapng block length {length} is more than a capture holds "
+                         f"({MAX_CAPTURE_BLOCK})")
+
+
+def _skip(read: Callable[[int], bytes], n: int, length: int, at: int) -> None:
+    """Read past the ``n`` bytes left of a block that holds no packet, a piece at a time (none held); ``length``
+    and ``at``: the block's."""
+    left = n
+    while left > 0:
+        part = read(min(left, _PIECE))
+        if not part:
+            raise EOFError(f"offset {at}: pcapng block cut short ({length - left} of {length} bytes)")
+        left -= len(part)
 
 
 def read_up_to(f: BinaryIO, n: int) -> bytes:
@@ -115,12 +166,11 @@ def _options(data: bytes, order: str, at: int) -> Iterator[tuple[int, int, bytes
         pos += 4 + n + (-n & 3)
 
 
-def _packets(f: BinaryIO, order: str, divisor: float, offset: int, at: int,
-             original_length: bool) -> Iterator[tuple]:
+def _packets(f: BinaryIO, order: str, interfaces: list, at: int, original_length: bool) -> Iterator[tuple]:
     read1 = getattr(f, "read1", None)
     if read1 is None:  # a stream that can only read exactly: block by block
-        return _packets_exact(f, order, divisor, offset, at, original_length)
-    return _packets_chunked(read1, order, divisor, offset, at, original_length)
+        return _packets_exact(f, order, interfaces, at, original_length)
+    return _packets_chunked(read1, order, interfaces, at, original_length)
 
 
 def _more(read1: Callable[[int], bytes], buf: bytes, pos: int, need: int) -> bytes:
@@ -138,88 +188,126 @@ def _more(read1: Callable[[int], bytes], buf: bytes, pos: int, need: int) -> byt
     return b"".join(parts)
 
 
-def _packets_chunked(read1: Callable[[int], bytes], order: str, divisor: float, offset: int, at: int,
-                     original_length: bool, cut: Callable[..., tuple] | None = None, link: int = 0) -> Iterator:
+def _packets_chunked(read1: Callable[[int], bytes], order: str, interfaces: list, at: int,
+                     original_length: bool, cut: Callable[..., tuple] | None = None) -> Iterator:
     """``_packets_exact``'s packets and errors, the blocks cut out of chunks (fewer calls per packet); ``cut``:
-    see ``read`` (it takes the loop over whole Enhanced Packet Blocks below, and stops where it stops)."""
-    hdr = struct.Struct(order + "II")
-    pkt = struct.Struct(order + "4xIIII")
-    # type, length, (interface,) timestamp high and low, captured and original length of an Enhanced Packet Block
-    epb = struct.Struct(order + "II4xIIII")
-    epb_unpack, epb_size = epb.unpack_from, epb.size
+    see ``read`` (it takes the loop over whole Enhanced Packet Blocks of interface 0 below, and stops where it
+    stops)."""
+    hdr, pkt, epb = _structs(order)
     epb_min = 8 + _PACKET_HEAD + 4  # the least block length the checks below let through
     buf, pos = b"", 0
     little = order == "<"
     packets = 0  # so far (cut numbers its packets on from it)
     while True:
         if cut is not None:
-            if pos + epb_size <= len(buf):
+            if pos + epb.size <= len(buf) and interfaces:
+                link, divisor, offset = interfaces[0]
                 batch, pos, at = cut(buf, pos, at, packets, little, divisor, offset, link)
                 if batch:
                     packets += len(batch)
                     yield batch
-        elif original_length:  # the common case, with one unpack: whole Enhanced Packet Blocks in the chunk
+        elif original_length and interfaces:  # the common case, one unpack: whole Enhanced Packet Blocks in the chunk
+            link, divisor, offset = interfaces[0]
+            epb_unpack, epb_size = epb.unpack_from, epb.size
             n = len(buf)
             while pos + epb_size <= n:
-                btype, length, high, low, caplen, orig = epb_unpack(buf, pos)
+                btype, length, number, high, low, caplen, orig = epb_unpack(buf, pos)
                 end = pos + length
-                if btype != EPB or end > n or length < epb_min or length % 4:
+                if btype != EPB or end > n or length < epb_min or length % 4 or number:
                     break  # anything else as below
                 start = pos + epb_size
                 frame = buf[start:min(start + caplen, end)]
                 pos = end
                 at += length
-                yield offset + (((high << 32) | low) / divisor), frame, orig
-        if len(buf) - pos < 8:
-            buf, pos = _more(read1, buf, pos, 8), 0
+                yield offset + (((high << 32) | low) / divisor), frame, orig, link
+        if len(buf) - pos < 12:  # (a section header's byte order is in its third word)
+            buf, pos = _more(read1, buf, pos, 12), 0
             if len(buf) < 8:
                 return
+        btype = hdr.unpack_from(buf, pos)[0]
+        if btype == SHB and len(buf) - pos >= 12:  # a new section: its own byte order and interfaces
+            order = _order(buf[pos + 8:pos + 12], at)
+            hdr, pkt, epb = _structs(order)
+            little = order == "<"
+            interfaces = []
         btype, length = hdr.unpack_from(buf, pos)
         block_at, at = at, at + length
         if length < 12 or length % 4:
             raise ValueError(f"offset {block_at}: bad pcapng block length {length}")
+        _check_length(length, block_at)
         end = pos + length
+        if btype != EPB and btype != PB and btype != IDB:
+            if len(buf) < end:  # what the chunk lacks of it is read past, not held
+                _skip(read1, end - len(buf), length, block_at)
+                buf, pos = b"", 0
+            else:
+                pos = end
+            continue
         if len(buf) < end:
             buf, pos = _more(read1, buf, pos, length), 0
             end = length
-        if btype != EPB and btype != PB:
-            if len(buf) < end:  # a block cut short that holds no packet: the end, as for a whole one
-                return
+        if btype == IDB:
+            if len(buf) < end:
+                raise EOFError(f"offset {block_at}: pcapng block cut short ({len(buf) - pos} of {length} bytes)")
+            interfaces.append(_interface(buf[pos + 8:end], order, block_at))
             pos = end
             continue
         if len(buf) < end or length - 8 < _PACKET_HEAD + 4:
             got = min(len(buf) - pos, length)
             raise EOFError(f"offset {block_at}: pcapng packet block cut short ({got} of {length} bytes)")
+        link, divisor, offset = _interface_of(btype, buf, pos + 8, order, interfaces, block_at)
         high, low, caplen, orig = pkt.unpack_from(buf, pos + 8)
         start = pos + 8 + _PACKET_HEAD
         frame = buf[start:min(start + caplen, end)]
         pos = end
         packets += 1
         if original_length:
-            yield offset + (((high << 32) | low) / divisor), frame, orig
+            yield offset + (((high << 32) | low) / divisor), frame, orig, link
         else:
             yield offset + (((high << 32) | low) / divisor), frame
 
 
-def _packets_exact(f: BinaryIO, order: str, divisor: float, offset: int, at: int,
-                   original_length: bool) -> Iterator[tuple]:
-    hdr = struct.Struct(order + "II")
-    pkt = struct.Struct(order + "4xIIII")  # timestamp high, low, captured length, original length
+def _structs(order: str) -> tuple[struct.Struct, struct.Struct, struct.Struct]:
+    """Block type and length; a packet block's timestamp high and low, captured and original length (after its
+    interface); and both with the interface, of an Enhanced Packet Block."""
+    return struct.Struct(order + "II"), struct.Struct(order + "4xIIII"), struct.Struct(order + "IIIIIII")
+
+
+def _packets_exact(f: BinaryIO, order: str, interfaces: list, at: int, original_length: bool) -> Iterator[tuple]:
+    hdr, pkt, _ = _structs(order)
     read = f.read
     while True:
         h = read(8)
         if len(h) < 8:
             return
         btype, length = hdr.unpack(h)
+        if btype == SHB:  # a new section: its own byte order and interfaces
+            bom = read(4)
+            if len(bom) < 4:
+                raise EOFError(f"offset {at}: section header block cut short ({8 + len(bom)} bytes)")
+            order = _order(bom, at)
+            hdr, pkt, _ = _structs(order)
+            interfaces = []
+            btype, length = hdr.unpack(h)
+            h += bom
         block_at, at = at, at + length
-        if btype != EPB and btype != PB:
-            _body(f, length - 8, block_at)
+        if btype != EPB and btype != PB and btype != IDB:
+            if length < 12 or length % 4:
+                raise ValueError(f"offset {block_at}: bad pcapng block length {length}")
+            _check_length(length, block_at)
+            _skip(read, length - len(h), length, block_at)
             continue
         body = _body(f, length - 8, block_at)
+        if btype == IDB:
+            if len(body) < length - 8:
+                raise EOFError(f"offset {block_at}: pcapng block cut short ({len(body) + 8} of {length} bytes)")
+            interfaces.append(_interface(body, order, block_at))
+            continue
         if len(body) < length - 8 or len(body) < _PACKET_HEAD + 4:
             raise EOFError(f"offset {block_at}: pcapng packet block cut short ({len(body) + 8} of {length} bytes)")
+        link, divisor, offset = _interface_of(btype, body, 0, order, interfaces, block_at)
         high, low, caplen, orig = pkt.unpack_from(body)
         if original_length:
-            yield offset + (((high << 32) | low) / divisor), body[_PACKET_HEAD:_PACKET_HEAD + caplen], orig
+            yield offset + (((high << 32) | low) / divisor), body[_PACKET_HEAD:_PACKET_HEAD + caplen], orig, link
         else:
             yield offset + (((high << 32) | low) / divisor), body[_PACKET_HEAD:_PACKET_HEAD + caplen]

@@ -60,7 +60,7 @@ from .conversations import Conversation, ConversationTable, Framing, State
 from .decode import decode_message
 from .framing import LengthPrefixFramer, Pdu, Skipped, WebSocketFramer
 from .inorder import in_order
-from .packets import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment, segment_batches
+from .packets import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, CaptureError, Segment, segment_batches
 from .source import Source
 from .tcp import SEGMENT_COST, Chunk
 
@@ -176,85 +176,94 @@ class PcapReader:
         check_every = self.max_held_bytes >> 4
         fed = 0  # bytes taken in since the held-bytes budget was last checked (a segment: SEGMENT_COST more)
         datagrams = not self.enet_ports  # ENet ports make every UDP conversation go through _udp's ENet check
-        for batch in segment_batches(self.path):  # (a list per run of packets: no generator per packet)
-            for seg in batch:
-                if seg is None:
-                    continue  # not an IP packet of UDP or TCP
-                if tap is not None:
-                    tap(seg)
-                conv, d = lookup(seg)
-                udp = seg.proto == "udp"
-                if udp and conv is not None and conv.state is _DECODING and conv.framing is _DATAGRAM and datagrams:
-                    # the common case (what _udp and _emit do for it), without their generators
-                    if seg.payload:
-                        yield variant(conv, d, seg.frame, seg.time, seg.payload, seg.frame_len, 0)
-                        fed += len(seg.payload) + SEGMENT_COST
-                        if fed > check_every:
-                            fed = 0
-                            yield from self._enforce_budget()
-                    continue
-                if not udp and conv is not None and conv.state is _DECODING and conv.mp is None \
-                        and conv.framing is not _DEBUGGER and not seg.flags & (TCP_SYN | TCP_FIN | TCP_RST):
-                    # the common TCP case (what _tcp and _feed do for it), without their generators
-                    if not seg.payload:
-                        continue  # a bare ACK
-                    side = conv.sides[d]  # type: ignore[index]
-                    framer = side.framer
-                    if framer is not None:
-                        if in_order is None:
-                            pdus = None
-                        elif writer is None:
-                            pdus = in_order(side.tcp, framer, seg, None)
-                        else:
-                            w = side.line
-                            if w is None or w[0] is not conv.verdict:  # made again when the dialect changes
-                                w = side.line = (conv.verdict, writer(conv, d))
-                            pdus = in_order(side.tcp, framer, seg, w[1])
-                        if pdus is not None:  # in order, whole PDUs (compiled: what the loop below does)
-                            if not pdus or type(pdus[-1]) is not Pdu:  # all written (the Pdus, if any, come last)
-                                yield from pdus
-                            else:
-                                for item in pdus:  # a Pdu, or what the line writer wrote (a line, or a row)
-                                    yield variant(conv, d, item.frame, item.time, item.data, item.wire,
-                                                  item.offset) if type(item) is Pdu else item
-                        else:
-                            for chunk in side.tcp.add(seg):
-                                for item in framer.feed(chunk):
-                                    if type(item) is Pdu and item.opcode == WS_BINARY:
-                                        yield variant(conv, d, item.frame, item.time, item.data, item.wire,
-                                                      item.offset)
-                                    else:
-                                        yield from self._emit(conv, d, item)
-                        if side.tcp.closed and conv.closed and conv.quiet:  # (this direction first: cheaper)
-                            table.remove(conv)  # nothing left to report: forget it now
-                        fed += len(seg.payload) + SEGMENT_COST
-                        if fed > check_every:
-                            fed = 0
-                            yield from self._enforce_budget()
+        try:
+            for batch in segment_batches(self.path):  # (a list per run of packets: no generator per packet)
+                for seg in batch:
+                    if seg is None:
+                        continue  # not an IP packet of UDP or TCP
+                    if tap is not None:
+                        tap(seg)
+                    conv, d = lookup(seg)
+                    udp = seg.proto == "udp"
+                    if udp and conv is not None and conv.state is _DECODING and conv.framing is _DATAGRAM and datagrams:
+                        # the common case (what _udp and _emit do for it), without their generators
+                        if seg.payload:
+                            yield variant(conv, d, seg.frame, seg.time, seg.payload, seg.frame_len, 0)
+                            fed += len(seg.payload) + SEGMENT_COST
+                            if fed > check_every:
+                                fed = 0
+                                yield from self._enforce_budget()
                         continue
-                if conv is not None and not udp and seg.flags & TCP_SYN and not seg.flags & TCP_ACK \
-                        and self._new_connection(conv, d, seg):
-                    table.remove(conv)
-                    yield from self._finish(conv, "a new connection (SYN) reused its addresses and ports")
-                    conv = None
-                if conv is None:
-                    for old in table.to_evict(seg.time):
-                        yield from self._finish(old, self._evicted_why(old, seg.time))
-                    conv, d = self._new(seg)
-                if conv.state is _IGNORED:
-                    continue
-                if not udp and not seg.payload and not seg.flags & (TCP_SYN | TCP_FIN | TCP_RST):
-                    continue  # a bare ACK of a known conversation: nothing for the TCP stage (tcp.add ignores it)
-                if udp:
-                    yield from self._udp(conv, d, seg)
-                else:
-                    yield from self._tcp(conv, d, seg)
-                    if conv.sides is not None and conv.closed and conv.quiet:
-                        table.remove(conv)  # nothing left to report: forget it now
-                fed += len(seg.payload) + SEGMENT_COST
-                if fed > check_every:
-                    fed = 0
-                    yield from self._enforce_budget()
+                    if not udp and conv is not None and conv.state is _DECODING and conv.mp is None \
+                            and conv.framing is not _DEBUGGER and not seg.flags & (TCP_SYN | TCP_FIN | TCP_RST):
+                        # the common TCP case (what _tcp and _feed do for it), without their generators
+                        if not seg.payload:
+                            continue  # a bare ACK
+                        side = conv.sides[d]  # type: ignore[index]
+                        framer = side.framer
+                        if framer is not None:
+                            if in_order is None:
+                                pdus = None
+                            elif writer is None:
+                                pdus = in_order(side.tcp, framer, seg, None)
+                            else:
+                                w = side.line
+                                if w is None or w[0] is not conv.verdict:  # made again when the dialect changes
+                                    w = side.line = (conv.verdict, writer(conv, d))
+                                pdus = in_order(side.tcp, framer, seg, w[1])
+                            if pdus is not None:  # in order, whole PDUs (compiled: what the loop below does)
+                                if not pdus or type(pdus[-1]) is not Pdu:  # all written (the Pdus, if any, come last)
+                                    yield from pdus
+                                else:
+                                    for item in pdus:  # a Pdu, or what the line writer wrote (a line, or a row)
+                                        yield variant(conv, d, item.frame, item.time, item.data, item.wire,
+                                                      item.offset) if type(item) is Pdu else item
+                            else:
+                                for chunk in side.tcp.add(seg):
+                                    for item in framer.feed(chunk):
+                                        if type(item) is Pdu and item.opcode == WS_BINARY:
+                                            yield variant(conv, d, item.frame, item.time, item.data, item.wire,
+                                                          item.offset)
+                                        else:
+                                            yield from self._emit(conv, d, item)
+                            if side.tcp.closed and conv.closed and conv.quiet:  # (this direction first: cheaper)
+                                table.remove(conv)  # nothing left to report: forget it now
+                            fed += len(seg.payload) + SEGMENT_COST
+                            if fed > check_every:
+                                fed = 0
+                                yield from self._enforce_budget()
+                            continue
+                    if conv is not None and not udp and seg.flags & TCP_SYN and not seg.flags & TCP_ACK \
+                            and self._new_connection(conv, d, seg):
+                        table.remove(conv)
+                        yield from self._finish(conv, "a new connection (SYN) reused its addresses and ports")
+                        conv = None
+                    if conv is None:
+                        for old in table.to_evict(seg.time):
+                            yield from self._finish(old, self._evicted_why(old, seg.time))
+                        conv, d = self._new(seg)
+                    if conv.state is _IGNORED:
+                        continue
+                    if not udp and not seg.payload and not seg.flags & (TCP_SYN | TCP_FIN | TCP_RST):
+                        continue  # a bare ACK of a known conversation: nothing for the TCP stage (tcp.add ignores it)
+                    if udp:
+                        yield from self._udp(conv, d, seg)
+                    else:
+                        yield from self._tcp(conv, d, seg)
+                        if conv.sides is not None and conv.closed and conv.quiet:
+                            table.remove(conv)  # nothing left to report: forget it now
+                    fed += len(seg.payload) + SEGMENT_COST
+                    if fed > check_every:
+                        fed = 0
+                        yield from self._enforce_budget()
+        except CaptureError:  # a capture cut short or damaged: what its conversations hold comes out first
+            yield from self._finish_all()
+            raise
+        yield from self._finish_all()
+
+    def _finish_all(self) -> Iterator[Record]:
+        """The end of the capture: every conversation finished (what it holds reported)."""
+        table = self.table
         for conv in table:
             table.remove(conv)
             yield from self._finish(conv)
@@ -408,7 +417,11 @@ class PcapReader:
         if conv.state is _NEW:
             # the framing shows in the first bytes: an HTTP upgrade needs its whole header, which
             # tiny segments deliver piece by piece
-            conv.held += [(d, c, aligned_before) for c in chunks]
+            for c in chunks:  # (the head and the count kept as they come: a trickle of tiny segments is linear)
+                conv.held.append((d, c, aligned_before))
+                conv.held_size += len(c.data)
+                if d == conv.held[0][0] and not c.gap and len(conv.head) < self.MAX_HEAD:
+                    conv.head += c.data[:self.MAX_HEAD - len(conv.head)]
             if not conv.held or self._head_incomplete(conv):
                 return
             yield from self._classify_held(conv)
@@ -438,12 +451,13 @@ class PcapReader:
             if conv.state is _IGNORED:
                 return
 
-    def _head(self, conv: Conversation) -> bytes:
-        first = conv.held[0][0]
-        return b"".join(c.data for d, c, _ in conv.held if d == first and not c.gap)[:self.MAX_HEAD]
+    @staticmethod
+    def _head(conv: Conversation) -> bytes:
+        """The first MAX_HEAD bytes of the held direction that sent first (its chunks after a gap left out)."""
+        return bytes(conv.head)
 
     def _head_incomplete(self, conv: Conversation) -> bool:
-        if sum(len(c.data) for _, c, _ in conv.held) >= MAX_HTTP_HEAD_HELD:
+        if conv.held_size >= MAX_HTTP_HEAD_HELD:
             return False
         return http_head(self._head(conv)) == "more"
 
@@ -451,6 +465,7 @@ class PcapReader:
         kind = stream_head(self._head(conv), {conv.client[1], conv.server[1]}, self.ports, self.debugger_ports,
                            self.heuristics)
         held, conv.held = conv.held, []
+        conv.held_size, conv.head = 0, bytearray()
         if kind is None:
             self._ignore(conv)
             return
@@ -463,7 +478,7 @@ class PcapReader:
     def _ignore(self, conv: Conversation) -> None:
         conv.state = _IGNORED
         conv.pending.clear()
-        conv.held = []
+        conv.held, conv.held_size, conv.head = [], 0, bytearray()
         if conv.sides is not None:  # nothing of it is held any more
             for s in conv.sides.values():
                 s.framer = s.debugger = None
@@ -609,7 +624,8 @@ class PcapReader:
             return
         side = conv.side(d)
         if side.debugger is None:
-            fields, side.debugger = godot3_start(item, value)
+            fields, side.debugger = godot3_start(item, value, lambda data: decode_message(conv, data,
+                                                                                         self.clear_verdicts)[0])
             if fields is not None:
                 yield self._record(conv, d, item, **fields)
             return

@@ -1,6 +1,6 @@
 """Packet source, the reader's first stage: a capture (a path, ``"-"`` for standard input, or a
 readable binary file object; pcap or pcapng, gzip-compressed too) -> (timestamp, frame bytes,
-original length) of every packet, in file order, read as a stream: nothing is seeked, and only
+original length, link type) of every packet, in file order, read as a stream: nothing is seeked, and only
 the block being read is held, so a pipe (``tcpdump -w - | godot-dissect read -``) works like a file.
 """
 
@@ -20,7 +20,7 @@ Source = Union[str, "os.PathLike[str]", BinaryIO]
 _GZIP = b"\x1f\x8b"
 #: bytes a capture needs at least to tell its format (pcapng's smallest section header is 28)
 _MAGIC_SIZE = 4
-Packets = Iterator[tuple[float, bytes, int]]
+Packets = Iterator[tuple[float, bytes, int, int]]
 
 
 class CaptureError(Exception):
@@ -91,8 +91,9 @@ def _check_binary(head: bytes) -> None:
 
 
 def open_packets(source: Source, cut: Callable[..., tuple] | None = None) -> tuple[int, Packets]:
-    """The capture's link type and its packets as (timestamp, frame bytes, original length on the
-    wire). The header is read now (a CaptureError if it is no capture); packets as they are asked for.
+    """The capture's link type (its first interface's) and its packets as (timestamp, frame bytes, original
+    length on the wire, link type of the packet's interface). The header is read now (a CaptureError if it is
+    no capture); packets as they are asked for.
     ``cut``: a pcapng file's runs of whole packet blocks may come as lists instead (``pcapng.read``)."""
     name = describe(source)
     f, owned = _open(source)

@@ -348,10 +348,11 @@ NODE_RPC_FLAG = 0x8000
 #: md5 hex of the concatenated RPC names (node-level names sorted, then script names sorted)
 MD5_HEX_SIZE = 33  # 32 characters + the NUL of encode_cstring
 
-#: a conversation's path caches, spawned nodes and synchronizers: entries per sending peer (the oldest
-#: dropped beyond) and sending peers (the least recently announcing one's caches dropped beyond; ENet
-#: hosts take at most 4095 peers, ENET_PROTOCOL_MAXIMUM_PEER_ID). What is dropped shows as an
-#: "unresolved" id later, as for an id announced before the capture began.
+#: a conversation's path caches, spawned nodes and synchronizers: entries of each over all its sending
+#: peers (beyond, the oldest entry of the least recently announcing peer is dropped: a per-peer bound alone
+#: let 4096 forged peers hold 4096 x 65536 entries, ~430 bytes each) and sending peers (the least recently
+#: announcing one's caches dropped beyond; ENet hosts take at most 4095 peers, ENET_PROTOCOL_MAXIMUM_PEER_ID).
+#: What is dropped shows as an "unresolved" id later, as for an id announced before the capture began.
 MAX_CACHE_ENTRIES = 65536
 MAX_CACHE_SENDERS = 4096
 SPAWN_CUSTOM_SCENE_ID = 0xFF  # MultiplayerSpawner::INVALID_ID: a custom spawn with an argument

@@ -185,6 +185,12 @@ IDLE_SECONDS = 600.0
 MAX_TCP_PENDING = 4 << 20
 #: datagrams of a UDP conversation held while it is not yet known to be Godot
 MAX_UDP_HELD = 64
+#: the most bytes one capture record may hold, as Wireshark's wiretap takes them: a classic pcap record
+#: capturing more (WTAP_MAX_PACKET_SIZE_STANDARD) and a pcapng block longer than MAX_CAPTURE_BLOCK (its
+#: MAX_BLOCK_SIZE: a 32-byte packet block head + 128 MiB + 128 KiB) make the capture damaged there, so a
+#: length claimed by a damaged record never has the reader hold the rest of the file
+MAX_CAPTURED_FRAME = 262_144
+MAX_CAPTURE_BLOCK = 32 + (128 << 20) + (128 << 10)
 
 #: a length-prefixed stream not yet known to be Godot: the longest first PDU whose missing bytes
 #: the Lua dissector asks Wireshark to reassemble on the strength of its length prefix alone.
