@@ -73,3 +73,58 @@ def test_inline_path_call_gets_the_md5_of_the_latest_announcement_in_the_plugin(
     out = tshark(pcap, "-o", "godot_mp.rpc_names:/root/Main=chat,move", "-T", "fields", "-e", "godot_mp.rpc.method",
                  "-Y", 'godot_mp.kind == "rpc"')
     assert out.split() == [expected]
+
+
+def _flows_then_godot(path: Path, flows: int) -> None:
+    """``flows`` one-byte UDP datagrams of distinct directions (neither Godot nor ENet), then a Godot 4 ENet
+    connection: a SIMPLIFY_PATH and five RPCs."""
+    from godot_dissect.enet import build as enet
+    from godot_dissect.enet.sender import EnetSender
+    from godot_dissect.fuzz.pcapout import PcapWriter
+    from godot_dissect.multiplayer import godot4 as g4
+
+    from .test_hostile_analysis import CLIENT, GODOT4_CHANNELS, SERVER
+
+    w = PcapWriter(path)
+    t = 0.0
+    for i in range(flows):
+        t += 1e-6
+        w.udp(t, (f"10.9.{i >> 16 & 255}.{i >> 8 & 255}", 1024 + (i & 255)), ("10.8.0.1", 53), b"\x01")
+    w.udp(t, CLIENT, SERVER, enet.build_datagram(0xFFF, [enet.connect(0, 0x1234, 77, GODOT4_CHANNELS)], sent_time=1))
+    w.udp(t, SERVER, CLIENT, enet.build_datagram(0, [enet.verify_connect(0, 0x1234, GODOT4_CHANNELS)], sent_time=2))
+    sender = EnetSender(GODOT4_CHANNELS)
+    for p in [g4.build_simplify_path("a" * 32, 1, "/root/Main")] + [g4.build_rpc(3, [i], node_id=1) for i in range(5)]:
+        t += 1e-3
+        w.udp(t, CLIENT, SERVER, enet.build_datagram(0, sender.send(1, p), sent_time=5))
+    w.close()
+
+
+def test_statistics_after_a_flood_of_flows(tmp_path: Path) -> None:
+    """``-z godot,rpc`` / ``godot,bandwidth`` keep MAX_ROWS directions; the plugin returned before counting a
+    frame's messages once that many directions were seen, so MAX_ROWS non-Godot flows (here 100,000 one-byte
+    UDP datagrams) before a game left both tables empty. ``godot-dissect stats`` folds the frames of the
+    later directions into one row and still counts their messages: the same rows now (the bandwidth rows of
+    the directions that carried messages: frames 0, wire bytes their messages' shares, as traffic.py has)."""
+    pytest.importorskip("pandas")
+    from godot_dissect.spec.stats import MAX_ROWS
+    from godot_dissect.stats import profile
+
+    from .test_lua import tshark
+    from .test_lua_layers import _cell, _lua_table
+
+    pcap = tmp_path / "flows.pcap"
+    _flows_then_godot(pcap, MAX_ROWS)
+    out = tshark(pcap, "-q", "-z", "godot,rpc", "-z", "godot,bandwidth")
+    p = profile(str(pcap))
+    keys = ("sender", "receiver", "node", "kind", "name", "transfer", "channel", "relayed", "count", "app_bytes",
+            "wire_bytes")
+    want = sorted(tuple(_cell(round(r[k], 3) if k == "wire_bytes" else r[k]) for k in keys)
+                  for r in p.rpc.to_dict("records") if r["count"] > 0)
+    got = sorted(tuple(str(float(r[k])) if k == "wire_bytes" else r[k] for k in keys)
+                 for r in _lua_table(out, "(godot-dissect stats --table rpc)"))
+    assert len(want) == 1 and got == [(*want[0][:-1], str(float(want[0][-1])))]
+    bkeys = ("src", "src_peer", "dst", "dst_peer", "frames", "wire_bytes", "messages", "app_bytes")
+    bwant = sorted(tuple(_cell(r[k]) for k in bkeys) for r in p.bandwidth.to_dict("records") if r["messages"] > 0)
+    bgot = sorted(tuple(r[k] for k in bkeys) for r in _lua_table(out, "(godot-dissect stats --table bandwidth)")
+                  if r["messages"] != "0")
+    assert len(bwant) == 1 and bgot == bwant
