@@ -128,3 +128,51 @@ def test_statistics_after_a_flood_of_flows(tmp_path: Path) -> None:
     bgot = sorted(tuple(r[k] for k in bkeys) for r in _lua_table(out, "(godot-dissect stats --table bandwidth)")
                   if r["messages"] != "0")
     assert len(bwant) == 1 and bgot == bwant
+
+
+
+def _info(pcap: Path, *args: str) -> list[str]:
+    from .test_lua import tshark
+
+    return tshark(pcap, "-T", "fields", "-e", "frame.number", "-e", "frame.protocols", "-e", "_ws.col.Info",
+                  *args).splitlines()
+
+
+def _junk_then_godot4_enet(path: Path) -> None:
+    """A 3-byte datagram (neither ENet nor a Variant), then a Godot 4 ENet connection on the same addresses and ports."""
+    from godot_dissect.enet import build as enet
+    from godot_dissect.enet.sender import EnetSender
+    from godot_dissect.fuzz.pcapout import PcapWriter
+    from godot_dissect.multiplayer import godot4 as g4
+
+    from .test_hostile_analysis import CLIENT, GODOT4_CHANNELS, SERVER
+
+    w = PcapWriter(path)
+    w.udp(0, CLIENT, SERVER, b"\xff\xff\xff")
+    w.udp(0.1, CLIENT, SERVER, enet.build_datagram(0xFFF, [enet.connect(0, 0x1234, 77, GODOT4_CHANNELS)], sent_time=1))
+    w.udp(0.2, SERVER, CLIENT, enet.build_datagram(0, [enet.verify_connect(0, 0x1234, GODOT4_CHANNELS)], sent_time=2))
+    sender = EnetSender(GODOT4_CHANNELS)
+    for i, p in enumerate([g4.build_simplify_path("a" * 32, 1, "/root/Main"), g4.build_rpc(3, [1], node_id=1)]):
+        w.udp(0.3 + i / 10, CLIENT, SERVER, enet.build_datagram(0, sender.send(1, p), sent_time=5))
+    w.close()
+
+
+@pytest.mark.parametrize("capture", ["real-compressed", "junk-first"])
+def test_enet_datagrams_before_the_conversation_is_found_read_the_same_in_two_passes(capture: str,
+                                                                                    tmp_path: Path) -> None:
+    """The ENet heuristic confirms a conversation at its first datagram that looks like ENet and then set it
+    as the UDP conversation's dissector (pinfo.conversation: from frame 0), so with -2 (or a redraw in
+    Wireshark) the datagrams BEFORE that one were claimed as ENet too: the real engine's first two compressed
+    datagrams "ENet compressed (34 bytes)" where one pass (and the Python reader) leave them alone, a junk
+    datagram before a game a malformed ENet datagram. Each frame's protocols and Info: the same in both."""
+    from godot_dissect.pcap.reader import read_pcap
+
+    if capture == "real-compressed":
+        pcap = Path(__file__).resolve().parent.parent / "captures" / "godot3-enet-compressed.pcapng"
+    else:
+        pcap = tmp_path / "junk-first.pcap"
+        _junk_then_godot4_enet(pcap)
+    assert 1 not in {r.frame for r in read_pcap(str(pcap))}  # the reader leaves the first datagram alone
+    one, two = _info(pcap), _info(pcap, "-2")
+    assert len(one) == len(two) > 4
+    assert [(a, b) for a, b in zip(one, two, strict=True) if a != b] == []
