@@ -169,6 +169,7 @@ local SPEC = {
     MAX_GUESSED_PDU = 4096,
     LUA_DESEGMENT_MAX = 4096,
     LUA_RESYNC_MAX = 4096,
+    LUA_MAX_SHOWN = 100000,
   },
   kind_parts = {
     bool = { word = { name = "u32", code = "I", size = 4 } },
@@ -812,7 +813,9 @@ setmetatable(NULL_ITEM, { __index = function() return NULL_FN end, __call = NULL
 -- Decided where Wireshark calls a dissector (its TreeItem then holds Lua's helper item, absent without
 -- a tree); not from the TreeItems dissect_tcp_pdus hands its callbacks, whose text is unsafe to read.
 local NO_TREE = false
-local function enter(tree) NO_TREE = tree.text == nil end
+-- Variants shown by this call of a dissector (at most SPEC.transports.LUA_MAX_SHOWN: see not_shown())
+local SHOWN = 0
+local function enter(tree) NO_TREE = tree.text == nil; SHOWN = 0 end
 local function tree_of(tree) if NO_TREE then return NULL_ITEM end return tree end
 
 -- How many entries each of the engine's memo tables keeps (decoded strings, label texts, keys) before
@@ -1089,8 +1092,9 @@ local E = {
   engine = ProtoExpert.new("godot.engine", "Engine behaviour", expert.group.PROTOCOL, expert.severity.NOTE),
   not_reassembled = ProtoExpert.new("godot.not_reassembled", "Long message not reassembled",
                                     expert.group.REASSEMBLE, expert.severity.WARN),
+  not_shown = ProtoExpert.new("godot.not_shown", "Variants not shown", expert.group.UNDECODED, expert.severity.NOTE),
 }
-godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine, E.not_reassembled }
+godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine, E.not_reassembled, E.not_shown }
 
 local DIALECT_ENUM = { { 1, "auto", 1 } }
 local DIALECT_BY_ENUM = { [1] = "auto" }
@@ -1337,6 +1341,17 @@ local F_type, F_flags, F_int, F_float, F_bool, F_string, F_count =
   F.type, F.flags, F.int, F.float, F.bool, F.string, F.count
 
 -- an Object property, or a Dictionary key that is not a String (see read_key), in its value's subtree
+-- Past SHOWN_MAX Variants shown in this call the rest of a container (or packed array) is read and
+-- checked but not shown: Wireshark ends a packet's tree at gui.max_tree_items with a "Dissector bug"
+local SHOWN_MAX = TR.LUA_MAX_SHOWN
+local function not_shown(item, s, left)
+  REC_OK = false -- (not planned)
+  local text = sfmt("… %d more not shown (at most %d Variants are shown a packet)", left, SHOWN_MAX)
+  local it = add(item, F.more, rg(s, STOP))
+  set_text(it, text)
+  add_expert(it, E.not_shown, rg(s, STOP), text)
+end
+
 local function show_key(item, key)
   if key.prop then
     add(item, F.property, rg(key.s, key.e), key.prop)
@@ -1668,6 +1683,8 @@ R.packed_strings = function(t, pos, h, s, depth, tree, prefix, key)
     add_le(item, F_count, rg(pos, pos + 4))
   end
   local lim = LIMIT
+  local cut = item and lim > SHOWN_MAX - SHOWN and n > SHOWN_MAX - SHOWN -- (the budget cuts before the preference)
+  if cut then lim = SHOWN_MAX - SHOWN end
   local p = pos + 4
   local i = 0
   while i < n do -- negative n: empty, as in the engine; every string needs at least 4 bytes
@@ -1677,7 +1694,9 @@ R.packed_strings = function(t, pos, h, s, depth, tree, prefix, key)
     i = i + 1
   end
   if not tree then return p end
-  if n > lim then set_text(add(item, F.more, rg(pos + 4, p)), sfmt("… %d more elements", n - lim)) end
+  if n > 0 then SHOWN = SHOWN + (n < lim and n or lim) end
+  if cut then not_shown(item, pos + 4, n - lim)
+  elseif n > lim then set_text(add(item, F.more, rg(pos + 4, p)), sfmt("… %d more elements", n - lim)) end
   set_len(item, (p < TLEN and p or TLEN) - s)
   return p, text
 end
@@ -1709,7 +1728,10 @@ R.packed = function(t, pos, h, s, depth, tree, prefix, key)
   local item = head(tree, t, s, np, prefix .. text, key, h)
   add_le(item, F_count, rg(pos, data))
   local lim = LIMIT
+  local cut = lim > SHOWN_MAX - SHOWN and n > SHOWN_MAX - SHOWN -- (the budget cuts before the preference)
+  if cut then lim = SHOWN_MAX - SHOWN end
   local shown = n < lim and n or lim
+  SHOWN = SHOWN + shown
   local raw = RAW
   local fmt = "<" .. (wide and "d" or t.code)
   local cs = wide and 8 or t.csize
@@ -1736,7 +1758,8 @@ R.packed = function(t, pos, h, s, depth, tree, prefix, key)
       add(item, F.element, rg(off, off + es), str, INDEX[i] .. str)
     end
   end
-  if n > lim then set_text(add(item, F.more, rg(data + lim * es, np)), sfmt("… %d more elements", n - lim)) end
+  if cut then not_shown(item, data + lim * es, n - lim)
+  elseif n > lim then set_text(add(item, F.more, rg(data + lim * es, np)), sfmt("… %d more elements", n - lim)) end
   return np, text
 end
 
@@ -1934,6 +1957,9 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
   local seen = (CK and pairs_) and {} or nil
   local settled = false -- an element the typed container converts or drops
   for i = 0, n - 1 do
+    if sub and not NULL_MODE then
+      if SHOWN >= SHOWN_MAX then not_shown(sub, pos, n - i); sub = nil else SHOWN = SHOWN + 1 end
+    end
     if pairs_ then
       local ks = pos
       if sub and NULL_MODE then
@@ -2047,8 +2073,11 @@ R.object = function(t, pos, h, s, depth, tree, prefix, key)
   local sub = item
   if item and depth + 1 >= MAX_SHOWN and n > 0 then too_deep(item, s, STOP); sub = nil end
   local seen = CK and {} or nil
-  for _ = 1, n do
+  for i = 1, n do
     if depth + 1 > MAX_NESTING then fail(p, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
+    if sub then
+      if SHOWN >= SHOWN_MAX then not_shown(sub, p, n - i + 1); sub = nil else SHOWN = SHOWN + 1 end
+    end
     local ns = p
     local name
     name, p = read_string(p, "property name")

@@ -139,7 +139,7 @@ def _info(pcap: Path, *args: str) -> list[str]:
 
 
 def _junk_then_godot4_enet(path: Path) -> None:
-    """A 3-byte datagram (neither ENet nor a Variant), then a Godot 4 ENet connection on the same addresses and ports."""
+    """A 3-byte datagram (neither ENet nor a Variant), then a Godot 4 ENet connection on the same ports."""
     from godot_dissect.enet import build as enet
     from godot_dissect.enet.sender import EnetSender
     from godot_dissect.fuzz.pcapout import PcapWriter
@@ -176,3 +176,111 @@ def test_enet_datagrams_before_the_conversation_is_found_read_the_same_in_two_pa
     one, two = _info(pcap), _info(pcap, "-2")
     assert len(one) == len(two) > 4
     assert [(a, b) for a, b in zip(one, two, strict=True) if a != b] == []
+
+
+#: elements of the hostile Array: more than Wireshark's gui.max_tree_items (1,000,000) in one message
+HUGE_ARRAY = 1_100_000
+
+
+def _huge_array_over_tcp(path: Path) -> None:
+    """A Godot 3 put_var PDU of 4.4 MB (under MAX_PDU): an Array of HUGE_ARRAY nulls."""
+    import struct
+
+    from godot_dissect.fuzz.hostile import _Tcp
+    from godot_dissect.fuzz.pcapout import PcapWriter
+
+    w = PcapWriter(path)
+    t = _Tcp(w, ("10.0.0.1", 40000), ("10.0.0.2", 6001), t=1)
+    body = struct.pack("<II", 19, HUGE_ARRAY) + bytes(4 * HUGE_ARRAY)  # (Godot 3 Array: type 19; null: 4 zeros)
+    t.send_segments(struct.pack("<I", len(body)) + body, 60000)
+    t.close()
+    w.close()
+
+
+def _huge_array_rpc_over_enet(path: Path) -> None:
+    """A Godot 4 RPC whose argument is an Array of HUGE_ARRAY nulls, in ENet fragments."""
+    import struct
+
+    from godot_dissect.codec import encode
+    from godot_dissect.enet import build as enet
+    from godot_dissect.enet.sender import EnetSender
+    from godot_dissect.fuzz.pcapout import PcapWriter
+    from godot_dissect.multiplayer import godot4 as g4
+
+    from .test_hostile_analysis import CLIENT, GODOT4_CHANNELS, SERVER
+
+    placeholder = encode("zz", "godot4")
+    rpc = g4.build_rpc(1, ["zz"], node_id=1)
+    assert rpc.endswith(placeholder)
+    rpc = rpc[:-len(placeholder)] + struct.pack("<II", 28, HUGE_ARRAY) + bytes(4 * HUGE_ARRAY)  # (Godot 4 Array: 28)
+    w = PcapWriter(path)
+    w.udp(0, CLIENT, SERVER, enet.build_datagram(0xFFF, [enet.connect(0, 0x1234, 77, GODOT4_CHANNELS)], sent_time=1))
+    w.udp(0, SERVER, CLIENT, enet.build_datagram(0, [enet.verify_connect(0, 0x1234, GODOT4_CHANNELS)], sent_time=2))
+    sender = EnetSender(GODOT4_CHANNELS)
+    t = 0.1
+    for packet in (g4.build_simplify_path("a" * 32, 1, "/root/Main"), rpc):
+        for c in sender.send(1, packet):
+            t += 1e-5
+            w.udp(t, CLIENT, SERVER, enet.build_datagram(0, [c], sent_time=3))
+    w.close()
+
+
+@pytest.mark.parametrize("transport", ["tcp", "enet"])
+def test_a_message_of_a_million_variants_is_shown_in_part_and_said(transport: str, tmp_path: Path) -> None:
+    """An Array of 1.1 million nulls (4.4 MB, a value the engine reads) put one item per element in the tree,
+    and Wireshark stops a packet at gui.max_tree_items (1,000,000) items: "[Dissector bug, protocol GODOT:
+    Adding godot.type would put more than 1000000 items in the tree ...]", the rest of the packet lost (and
+    6 s, 735 MB for the ENet RPC). At most LUA_MAX_SHOWN Variants are shown a packet; the rest are read,
+    checked and said in one item with expert info; the Count is still the reader's."""
+    from godot_dissect.pcap.reader import read_pcap
+    from godot_dissect.spec.transports import LUA_MAX_SHOWN
+
+    from .test_lua import tshark
+
+    pcap = tmp_path / f"{transport}.pcap"
+    (_huge_array_over_tcp if transport == "tcp" else _huge_array_rpc_over_enet)(pcap)
+    args = ("-o", "godot.tcp_ports:6001") if transport == "tcp" else ()
+    values = [r.value[0] if transport == "enet" else r.value for r in read_pcap(str(pcap), ports=(6001,))
+              if r.error is None and r.kind in ("variant", "rpc")]
+    assert [len(v) for v in values] == [HUGE_ARRAY]
+    for extra in ((), ("-o", "godot.details:TRUE", "-o", "godot.max_depth:200")):
+        out = tshark(pcap, "-V", *args, *extra)
+        assert "Dissector bug" not in out and "more than 1000000 items" not in out
+        said = f"… {HUGE_ARRAY - LUA_MAX_SHOWN} more not shown (at most {LUA_MAX_SHOWN} Variants are shown a packet)"
+        assert f"[Expert Info (Note/Undecoded): {said}]" in out
+        assert f"Count: {HUGE_ARRAY}" in out
+
+
+def test_a_spawn_of_many_sync_ids_keeps_the_path_cache(tmp_path: Path) -> None:
+    """The plugin's caches of a conversation (paths, md5s, spawned nodes, sync ids) shared ONE count of
+    MAX_CACHE_ENTRIES and were all forgotten together past it, so a SPAWN listing 70,000 sync ids (one ENet
+    packet) made the node of every later RPC unknown ("RPC node#1.method#3"); the Python reader keeps
+    MAX_CACHE_ENTRIES per table and sender, oldest out first (session.py _remember): "/root/Main"."""
+    from godot_dissect.enet import build as enet
+    from godot_dissect.enet.sender import EnetSender
+    from godot_dissect.fuzz.pcapout import PcapWriter
+    from godot_dissect.multiplayer import godot4 as g4
+    from godot_dissect.pcap.reader import read_pcap
+    from godot_dissect.spec.multiplayer import MAX_CACHE_ENTRIES
+
+    from .test_hostile_analysis import CLIENT, GODOT4_CHANNELS, SERVER
+    from .test_lua import tshark
+
+    pcap = tmp_path / "sync.pcap"
+    w = PcapWriter(pcap)
+    w.udp(0, CLIENT, SERVER, enet.build_datagram(0xFFF, [enet.connect(0, 0x1234, 77, GODOT4_CHANNELS)], sent_time=1))
+    w.udp(0, SERVER, CLIENT, enet.build_datagram(0, [enet.verify_connect(0, 0x1234, GODOT4_CHANNELS)], sent_time=2))
+    sender = EnetSender(GODOT4_CHANNELS)
+    t = 0.1
+    sync_ids = list(range(MAX_CACHE_ENTRIES + 4464))
+    for p in (g4.build_simplify_path("a" * 32, 1, "/root/Main"), g4.build_spawn(1, 1, 7, "Bot", sync_ids),
+              g4.build_rpc(3, [1], node_id=1)):
+        for c in sender.send(1, p):
+            t += 1e-5
+            w.udp(t, CLIENT, SERVER, enet.build_datagram(0, [c], sent_time=3))
+    w.close()
+    expected = [r.node for r in read_pcap(str(pcap)) if r.kind in ("spawn", "rpc")]
+    assert expected == ["/root/Main", "/root/Main"]
+    out = tshark(pcap, "-Y", 'godot_mp.kind == "spawn" || godot_mp.kind == "rpc"', "-T", "fields",
+                 "-e", "godot_mp.rpc.node")
+    assert out.split() == expected
