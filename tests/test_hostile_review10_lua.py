@@ -284,3 +284,68 @@ def test_a_spawn_of_many_sync_ids_keeps_the_path_cache(tmp_path: Path) -> None:
     out = tshark(pcap, "-Y", 'godot_mp.kind == "spawn" || godot_mp.kind == "rpc"', "-T", "fields",
                  "-e", "godot_mp.rpc.node")
     assert out.split() == expected
+
+
+def _heap_kb(pcap: Path, tmp_path: Path, *args: str) -> int:
+    """The plugin's live Lua heap (KB, after a full collection) once tshark has read ``pcap``: a second script
+    shares the plugin's Lua state and reports it at the end."""
+    import re
+
+    probe = tmp_path / "heap.lua"
+    probe.write_text('local t = Listener.new("frame")\n'
+                     'function t.draw() collectgarbage("collect"); collectgarbage("collect")\n'
+                     '  io.stderr:write(string.format("LUA_HEAP_KB %d\\n", collectgarbage("count"))) end\n')
+    r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-X", f"lua_script:{probe}",
+                        "-r", str(pcap), *args], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "Lua Error" not in r.stdout, r.stderr[-1000:]
+    return int(re.search(r"LUA_HEAP_KB (\d+)", r.stderr).group(1))  # type: ignore[union-attr]
+
+
+def _other_udp_flows(path: Path, flows: int) -> None:
+    """One 12-byte datagram (0xff bytes: neither a Variant nor ENet) on each of ``flows`` UDP flows."""
+    from godot_dissect.fuzz.pcapout import PcapWriter
+
+    w = PcapWriter(path)
+    for i in range(flows):
+        w.udp(i * 1e-6, (f"10.9.{i >> 16 & 255}.{i >> 8 & 255}", 1024 + (i & 255)), ("10.8.0.1", 9999), b"\xff" * 12)
+    w.close()
+
+
+#: Lua heap a frame of another protocol's flow may keep (the per-frame "not Godot" of a later pass: ~20 bytes)
+HEAP_PER_OTHER_FLOW = 200
+
+
+@pytest.mark.parametrize("layer", ["godot", "enet"])
+def test_memory_of_many_other_udp_flows(layer: str, tmp_path: Path) -> None:
+    """Every UDP flow the heuristics looked at kept a conversation, even when nothing in it was Godot or ENet:
+    the Variant heuristic ~2.2 KB a flow (a dialect guess of five candidates), the ENet one ~0.65 KB (its
+    conversation and lookup tables): 100,000 one-datagram flows of another protocol left a 286 MB Lua heap
+    (tshark 591 MB, 234 MB without the plugin). The Python reader keeps MAX_CONVERSATIONS. Heap at 4x the
+    flows: at most HEAP_PER_OTHER_FLOW more bytes a flow. (layer: the heuristic measured, the other off)"""
+    off = ("-o", "enet.heuristic:FALSE") if layer == "godot" else ("-o", "godot.heuristics:FALSE")
+    heap = {}
+    for n in (5000, 20000):
+        _other_udp_flows(tmp_path / f"f{n}.pcap", n)
+        heap[n] = _heap_kb(tmp_path / f"f{n}.pcap", tmp_path, *off)
+    per_flow = (heap[20000] - heap[5000]) * 1024 / 15000
+    assert per_flow <= HEAP_PER_OTHER_FLOW, f"{per_flow:.0f} bytes a flow ({heap})"
+
+
+def test_websocket_messages_before_the_conversation_is_found_read_the_same_in_two_passes(tmp_path: Path) -> None:
+    """The WebSocket heuristic took every binary message of a conversation once one had read as a Variant, so
+    a second pass (-2, or a redraw) claimed the messages BEFORE that one too: a 12-byte binary message ahead of
+    a Godot String was "WebSocket Binary" in one pass and "Godot ... Malformed" in two."""
+    from godot_dissect.fuzz.hostile import GOOD, _Tcp, _ws_handshake
+    from godot_dissect.fuzz.pcapout import PcapWriter
+
+    pcap = tmp_path / "ws.pcap"
+    w = PcapWriter(pcap)
+    tcp = _Tcp(w, ("10.0.0.1", 40000), ("10.0.0.2", 9080))
+    _ws_handshake(tcp)
+    for payload in (b"\xff" * 12, GOOD, b"\xff" * 12):
+        tcp.send(bytes((0x82, len(payload))) + payload, c2s=False)  # a binary frame with FIN, 7-bit length
+    tcp.close()
+    w.close()
+    one, two = _info(pcap), _info(pcap, "-2")
+    assert len(one) == len(two) > 6 and sum("godot" in line.split("\t")[1] for line in one) == 2
+    assert [(a, b) for a, b in zip(one, two, strict=True) if a != b and "[provisional" not in a] == []

@@ -1844,7 +1844,8 @@ local function conv_key(pinfo, transport)
   return a < b and (transport .. " " .. a .. " " .. b) or (transport .. " " .. b .. " " .. a), a
 end
 
-local function conv_of(pinfo, transport)
+-- (existing: only a conversation already kept, else nil)
+local function conv_of(pinfo, transport, existing)
   local n, visited = frame_of(pinfo)
   if last.number == n and last.transport == transport and last.visited == visited then
     return last.conv, last.sender
@@ -1852,6 +1853,7 @@ local function conv_of(pinfo, transport)
   local key, a = conv_key(pinfo, transport)
   local conv = convs[key]
   if conv == nil then
+    if existing then return nil end
     conv = { key = key, transport = transport, sides = {}, pending = {}, confirmed = false }
     if P.dialect ~= "auto" then
       conv.verdict = { dialect = P.dialect, evidence = "chosen by the user (preference godot.dialect)" }
@@ -2952,6 +2954,17 @@ local function heur_udp(tvb, pinfo, tree)
   if not P.heuristics then return false end
   local len = tvb:len()
   if len < 4 or len % 4 ~= 0 then return false end
+  if conv_of(pinfo, "udp", true) == nil then
+    -- a flow with no conversation kept: none is made for a datagram no dialect reads (a flood of other
+    -- UDP flows kept one each, ~2 KB with its dialect guess); the frame's "not Godot" is kept, as
+    -- dissect_udp keeps it, so that a later pass answers the same
+    local n, visited = frame_of(pinfo)
+    if frames[n] == false then return false end
+    if not plausible_in(tvb:raw(), len, nil) then
+      if not visited then frames[n] = false end
+      return false
+    end
+  end
   local conv = conv_of(pinfo, "udp")
   conv.heuristic = true
   if dissect_udp(tvb, pinfo, tree) == 0 then return false end
@@ -3011,12 +3024,20 @@ local function heur_ws(tvb, pinfo, tree)
   local len = tvb:len()
   local raw = tvb:raw()
   if looks_like_text(raw) then return false end
-  local conv, sender = conv_of(pinfo, "ws")
-  if not conv.confirmed then
-    if not plausible_in(raw, len, nil) then return false end
+  local number, visited = frame_of(pinfo)
+  local key = "w" .. number .. ":" .. len .. ":" .. ssub(raw, 1, 16) .. ssub(raw, -16)
+  if frames[key] == false then return false end -- not a Godot message on the first pass
+  local conv, sender = conv_of(pinfo, "ws", true)
+  if conv == nil or not conv.confirmed then
+    -- (a message before the one that confirms the conversation stays the WebSocket dissector's in every
+    -- pass, as in the first; no conversation is kept for a message no dialect reads)
+    if not plausible_in(raw, len, nil) then
+      if not visited then frames[key] = false end
+      return false
+    end
+    conv, sender = conv_of(pinfo, "ws")
     conv.confirmed = true
   end
-  local key = "w" .. pinfo.number .. ":" .. len .. ":" .. ssub(raw, 1, 16) .. ssub(raw, -16)
   message(tvb, pinfo, tree, conv, sender, raw, 0, key, false, false)
   return true
 end
