@@ -169,6 +169,7 @@ local SPEC = {
     MAX_GUESSED_PDU = 4096,
     LUA_DESEGMENT_MAX = 4096,
     LUA_RESYNC_MAX = 4096,
+    LUA_MAX_SHOWN = 100000,
   },
   kind_parts = {
     bool = { word = { name = "u32", code = "I", size = 4 } },
@@ -812,7 +813,9 @@ setmetatable(NULL_ITEM, { __index = function() return NULL_FN end, __call = NULL
 -- Decided where Wireshark calls a dissector (its TreeItem then holds Lua's helper item, absent without
 -- a tree); not from the TreeItems dissect_tcp_pdus hands its callbacks, whose text is unsafe to read.
 local NO_TREE = false
-local function enter(tree) NO_TREE = tree.text == nil end
+-- Variants shown by this call of a dissector (at most SPEC.transports.LUA_MAX_SHOWN: see not_shown())
+local SHOWN = 0
+local function enter(tree) NO_TREE = tree.text == nil; SHOWN = 0 end
 local function tree_of(tree) if NO_TREE then return NULL_ITEM end return tree end
 
 -- How many entries each of the engine's memo tables keeps (decoded strings, label texts, keys) before
@@ -1089,8 +1092,9 @@ local E = {
   engine = ProtoExpert.new("godot.engine", "Engine behaviour", expert.group.PROTOCOL, expert.severity.NOTE),
   not_reassembled = ProtoExpert.new("godot.not_reassembled", "Long message not reassembled",
                                     expert.group.REASSEMBLE, expert.severity.WARN),
+  not_shown = ProtoExpert.new("godot.not_shown", "Variants not shown", expert.group.UNDECODED, expert.severity.NOTE),
 }
-godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine, E.not_reassembled }
+godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine, E.not_reassembled, E.not_shown }
 
 local DIALECT_ENUM = { { 1, "auto", 1 } }
 local DIALECT_BY_ENUM = { [1] = "auto" }
@@ -1337,6 +1341,17 @@ local F_type, F_flags, F_int, F_float, F_bool, F_string, F_count =
   F.type, F.flags, F.int, F.float, F.bool, F.string, F.count
 
 -- an Object property, or a Dictionary key that is not a String (see read_key), in its value's subtree
+-- Past SHOWN_MAX Variants shown in this call the rest of a container (or packed array) is read and
+-- checked but not shown: Wireshark ends a packet's tree at gui.max_tree_items with a "Dissector bug"
+local SHOWN_MAX = TR.LUA_MAX_SHOWN
+local function not_shown(item, s, left)
+  REC_OK = false -- (not planned)
+  local text = sfmt("… %d more not shown (at most %d Variants are shown a packet)", left, SHOWN_MAX)
+  local it = add(item, F.more, rg(s, STOP))
+  set_text(it, text)
+  add_expert(it, E.not_shown, rg(s, STOP), text)
+end
+
 local function show_key(item, key)
   if key.prop then
     add(item, F.property, rg(key.s, key.e), key.prop)
@@ -1668,6 +1683,8 @@ R.packed_strings = function(t, pos, h, s, depth, tree, prefix, key)
     add_le(item, F_count, rg(pos, pos + 4))
   end
   local lim = LIMIT
+  local cut = item and lim > SHOWN_MAX - SHOWN and n > SHOWN_MAX - SHOWN -- (the budget cuts before the preference)
+  if cut then lim = SHOWN_MAX - SHOWN end
   local p = pos + 4
   local i = 0
   while i < n do -- negative n: empty, as in the engine; every string needs at least 4 bytes
@@ -1677,7 +1694,9 @@ R.packed_strings = function(t, pos, h, s, depth, tree, prefix, key)
     i = i + 1
   end
   if not tree then return p end
-  if n > lim then set_text(add(item, F.more, rg(pos + 4, p)), sfmt("… %d more elements", n - lim)) end
+  if n > 0 then SHOWN = SHOWN + (n < lim and n or lim) end
+  if cut then not_shown(item, pos + 4, n - lim)
+  elseif n > lim then set_text(add(item, F.more, rg(pos + 4, p)), sfmt("… %d more elements", n - lim)) end
   set_len(item, (p < TLEN and p or TLEN) - s)
   return p, text
 end
@@ -1709,7 +1728,10 @@ R.packed = function(t, pos, h, s, depth, tree, prefix, key)
   local item = head(tree, t, s, np, prefix .. text, key, h)
   add_le(item, F_count, rg(pos, data))
   local lim = LIMIT
+  local cut = lim > SHOWN_MAX - SHOWN and n > SHOWN_MAX - SHOWN -- (the budget cuts before the preference)
+  if cut then lim = SHOWN_MAX - SHOWN end
   local shown = n < lim and n or lim
+  SHOWN = SHOWN + shown
   local raw = RAW
   local fmt = "<" .. (wide and "d" or t.code)
   local cs = wide and 8 or t.csize
@@ -1736,7 +1758,8 @@ R.packed = function(t, pos, h, s, depth, tree, prefix, key)
       add(item, F.element, rg(off, off + es), str, INDEX[i] .. str)
     end
   end
-  if n > lim then set_text(add(item, F.more, rg(data + lim * es, np)), sfmt("… %d more elements", n - lim)) end
+  if cut then not_shown(item, data + lim * es, n - lim)
+  elseif n > lim then set_text(add(item, F.more, rg(data + lim * es, np)), sfmt("… %d more elements", n - lim)) end
   return np, text
 end
 
@@ -1934,6 +1957,9 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
   local seen = (CK and pairs_) and {} or nil
   local settled = false -- an element the typed container converts or drops
   for i = 0, n - 1 do
+    if sub and not NULL_MODE then
+      if SHOWN >= SHOWN_MAX then not_shown(sub, pos, n - i); sub = nil else SHOWN = SHOWN + 1 end
+    end
     if pairs_ then
       local ks = pos
       if sub and NULL_MODE then
@@ -2047,8 +2073,11 @@ R.object = function(t, pos, h, s, depth, tree, prefix, key)
   local sub = item
   if item and depth + 1 >= MAX_SHOWN and n > 0 then too_deep(item, s, STOP); sub = nil end
   local seen = CK and {} or nil
-  for _ = 1, n do
+  for i = 1, n do
     if depth + 1 > MAX_NESTING then fail(p, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
+    if sub then
+      if SHOWN >= SHOWN_MAX then not_shown(sub, p, n - i + 1); sub = nil else SHOWN = SHOWN + 1 end
+    end
     local ns = p
     local name
     name, p = read_string(p, "property name")
@@ -2573,7 +2602,8 @@ local function conv_key(pinfo, transport)
   return a < b and (transport .. " " .. a .. " " .. b) or (transport .. " " .. b .. " " .. a), a
 end
 
-local function conv_of(pinfo, transport)
+-- (existing: only a conversation already kept, else nil)
+local function conv_of(pinfo, transport, existing)
   local n, visited = frame_of(pinfo)
   if last.number == n and last.transport == transport and last.visited == visited then
     return last.conv, last.sender
@@ -2581,6 +2611,7 @@ local function conv_of(pinfo, transport)
   local key, a = conv_key(pinfo, transport)
   local conv = convs[key]
   if conv == nil then
+    if existing then return nil end
     conv = { key = key, transport = transport, sides = {}, pending = {}, confirmed = false }
     if P.dialect ~= "auto" then
       conv.verdict = { dialect = P.dialect, evidence = "chosen by the user (preference godot.dialect)" }
@@ -3681,6 +3712,17 @@ local function heur_udp(tvb, pinfo, tree)
   if not P.heuristics then return false end
   local len = tvb:len()
   if len < 4 or len % 4 ~= 0 then return false end
+  if conv_of(pinfo, "udp", true) == nil then
+    -- a flow with no conversation kept: none is made for a datagram no dialect reads (a flood of other
+    -- UDP flows kept one each, ~2 KB with its dialect guess); the frame's "not Godot" is kept, as
+    -- dissect_udp keeps it, so that a later pass answers the same
+    local n, visited = frame_of(pinfo)
+    if frames[n] == false then return false end
+    if not plausible_in(tvb:raw(), len, nil) then
+      if not visited then frames[n] = false end
+      return false
+    end
+  end
   local conv = conv_of(pinfo, "udp")
   conv.heuristic = true
   if dissect_udp(tvb, pinfo, tree) == 0 then return false end
@@ -3740,12 +3782,20 @@ local function heur_ws(tvb, pinfo, tree)
   local len = tvb:len()
   local raw = tvb:raw()
   if looks_like_text(raw) then return false end
-  local conv, sender = conv_of(pinfo, "ws")
-  if not conv.confirmed then
-    if not plausible_in(raw, len, nil) then return false end
+  local number, visited = frame_of(pinfo)
+  local key = "w" .. number .. ":" .. len .. ":" .. ssub(raw, 1, 16) .. ssub(raw, -16)
+  if frames[key] == false then return false end -- not a Godot message on the first pass
+  local conv, sender = conv_of(pinfo, "ws", true)
+  if conv == nil or not conv.confirmed then
+    -- (a message before the one that confirms the conversation stays the WebSocket dissector's in every
+    -- pass, as in the first; no conversation is kept for a message no dialect reads)
+    if not plausible_in(raw, len, nil) then
+      if not visited then frames[key] = false end
+      return false
+    end
+    conv, sender = conv_of(pinfo, "ws")
     conv.confirmed = true
   end
-  local key = "w" .. pinfo.number .. ":" .. len .. ":" .. ssub(raw, 1, 16) .. ssub(raw, -16)
   message(tvb, pinfo, tree, conv, sender, raw, 0, key, false, false)
   return true
 end
@@ -8754,8 +8804,8 @@ local function endpoint(addr, port)
 end
 
 local function new_tables()
-  return { rpc = {}, rpc_order = {}, nrpc = 0, dirs = {}, dir_order = {}, ndirs = 0,
-           open = {}, open_ring = { head = 1, tail = 0 } } -- open: frame number -> wire bytes per TCP byte
+  return { rpc = {}, rpc_order = {}, nrpc = 0, dirs = {}, dir_order = {}, ndirs = 0, hops = {}, hop_order = {},
+           nhops = 0, open = {}, open_ring = { head = 1, tail = 0 } } -- open: frame number -> wire bytes per TCP byte
 end
 
 local T = new_tables()
@@ -8788,17 +8838,48 @@ local function rpc_row(r)
   return row
 end
 
+local function new_dir(transport, src, dst)
+  return { transport = transport, src = src, dst = dst, frames = 0, wire = 0, messages = 0, app = 0, godot = false }
+end
+
+-- the row of a direction's frames; beyond ROWS_MAX directions (a flood of flows) the transport's one
+-- "(other)" row, as traffic.py folds them (it is not listed: its messages go to hop_row's rows)
 local function dir_row(transport, src, dst)
   local key = transport .. " " .. src .. " " .. dst
   local d = T.dirs[key]
   if d == nil then
-    if T.ndirs >= ROWS_MAX then return nil end
-    d = { transport = transport, src = src, dst = dst, frames = 0, wire = 0, messages = 0, app = 0, godot = false }
+    if T.ndirs >= ROWS_MAX then
+      key = transport .. " " .. OTHER .. " " .. OTHER
+      d = T.dirs[key]
+      if d == nil then d = new_dir(transport, OTHER, OTHER); d.folded = true; T.dirs[key] = d end
+      return d
+    end
+    d = new_dir(transport, src, dst)
     T.dirs[key] = d
     T.ndirs = T.ndirs + 1
     T.dir_order[T.ndirs] = d
   end
   return d
+end
+
+-- the row of the messages of a direction whose frames went to the "(other)" row: its own (no frames; its
+-- wire bytes are its messages' shares), as traffic.py's rows of records are kept apart from its directions
+-- (ROWS_MAX of them, then one "(other)" row)
+local function hop_row(transport, src, dst)
+  local key = transport .. " " .. src .. " " .. dst
+  local h = T.hops[key]
+  if h == nil then
+    if T.nhops >= ROWS_MAX then src, dst, key = OTHER, OTHER, transport .. " " .. OTHER .. " " .. OTHER end
+    h = T.hops[key]
+    if h == nil then
+      h = new_dir(transport, src, dst)
+      h.hop = true
+      T.hops[key] = h
+      T.nhops = T.nhops + 1
+      T.hop_order[T.nhops] = h
+    end
+  end
+  return h
 end
 
 local PORT_TYPES = { [2] = "tcp", [3] = "udp" } -- pinfo.port_type: PT_TCP, PT_UDP
@@ -8857,15 +8938,22 @@ local function on_frame(pinfo)
   if transport == nil then return end
   local src, dst = endpoint(pinfo.src, pinfo.src_port), endpoint(pinfo.dst, pinfo.dst_port)
   local d = dir_row(transport, src, dst)
-  if d == nil then return end
   d.frames = d.frames + 1
   d.wire = d.wire + pinfo.len
   if transport == "tcp" then tcp_wire(pinfo, recs or {}) end
   if recs == nil then return end
+  local shared = 0 -- (a folded direction's messages without a wire share of their own split the frame by bytes)
+  if d.folded then
+    d = hop_row(transport, src, dst)
+    for _, r in ipairs(recs) do if r.wire_bytes == nil then shared = shared + (r.app_bytes or 0) end end
+  end
   for _, r in ipairs(recs) do
     d.godot = true
     d.messages = d.messages + 1
     d.app = d.app + (r.app_bytes or 0)
+    if d.hop then
+      d.wire = d.wire + (r.wire_bytes or (shared > 0 and pinfo.len * (r.app_bytes or 0) / shared or 0))
+    end
     if r.sender ~= nil and d.src_peer == nil and r.relayed == false then d.src_peer = r.sender end
     if r.receiver ~= nil and d.dst_peer == nil and r.relayed == false then d.dst_peer = r.receiver end
     if (r.kind == "rpc" or r.kind == "rset") and r.delivered then
@@ -8939,12 +9027,21 @@ local function rpc_text()
   return render("Godot RPCs and remote sets (godot-dissect stats --table rpc)", RPC_HEAD, out)
 end
 
+-- a hop row's wire bytes: a sum of shares (the frame rows' are whole bytes)
+local function fmt_bytes(v)
+  if v == floor(v) then return sfmt("%d", v) end
+  return sfmt("%.3f", v)
+end
+
 local function bandwidth_text()
   local rows = {}
-  for _, d in ipairs(T.dir_order) do
-    if d.godot or T.godot_convs[conversation_key(d)] then
-      rows[#rows + 1] = { r = { d.transport, d.src, cell(d.src_peer), d.dst, cell(d.dst_peer), tostring(d.frames),
-                                tostring(d.wire), tostring(d.messages), tostring(d.app) }, bytes = d.wire }
+  for _, list in ipairs({ T.dir_order, T.hop_order }) do
+    for _, d in ipairs(list) do
+      if d.godot or T.godot_convs[conversation_key(d)] then
+        local wire = d.hop and fmt_bytes(d.wire) or tostring(d.wire)
+        rows[#rows + 1] = { r = { d.transport, d.src, cell(d.src_peer), d.dst, cell(d.dst_peer), tostring(d.frames),
+                                  wire, tostring(d.messages), tostring(d.app) }, bytes = d.wire }
+      end
     end
   end
   local out = by_bytes(rows)

@@ -55,7 +55,9 @@ setmetatable(NULL_ITEM, { __index = function() return NULL_FN end, __call = NULL
 -- Decided where Wireshark calls a dissector (its TreeItem then holds Lua's helper item, absent without
 -- a tree); not from the TreeItems dissect_tcp_pdus hands its callbacks, whose text is unsafe to read.
 local NO_TREE = false
-local function enter(tree) NO_TREE = tree.text == nil end
+-- Variants shown by this call of a dissector (at most SPEC.transports.LUA_MAX_SHOWN: see not_shown())
+local SHOWN = 0
+local function enter(tree) NO_TREE = tree.text == nil; SHOWN = 0 end
 local function tree_of(tree) if NO_TREE then return NULL_ITEM end return tree end
 
 -- How many entries each of the engine's memo tables keeps (decoded strings, label texts, keys) before
@@ -332,8 +334,9 @@ local E = {
   engine = ProtoExpert.new("godot.engine", "Engine behaviour", expert.group.PROTOCOL, expert.severity.NOTE),
   not_reassembled = ProtoExpert.new("godot.not_reassembled", "Long message not reassembled",
                                     expert.group.REASSEMBLE, expert.severity.WARN),
+  not_shown = ProtoExpert.new("godot.not_shown", "Variants not shown", expert.group.UNDECODED, expert.severity.NOTE),
 }
-godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine, E.not_reassembled }
+godot.experts = { E.malformed, E.skipped, E.partial, E.depth, E.engine, E.not_reassembled, E.not_shown }
 
 local DIALECT_ENUM = { { 1, "auto", 1 } }
 local DIALECT_BY_ENUM = { [1] = "auto" }
@@ -580,6 +583,17 @@ local F_type, F_flags, F_int, F_float, F_bool, F_string, F_count =
   F.type, F.flags, F.int, F.float, F.bool, F.string, F.count
 
 -- an Object property, or a Dictionary key that is not a String (see read_key), in its value's subtree
+-- Past SHOWN_MAX Variants shown in this call the rest of a container (or packed array) is read and
+-- checked but not shown: Wireshark ends a packet's tree at gui.max_tree_items with a "Dissector bug"
+local SHOWN_MAX = TR.LUA_MAX_SHOWN
+local function not_shown(item, s, left)
+  REC_OK = false -- (not planned)
+  local text = sfmt("… %d more not shown (at most %d Variants are shown a packet)", left, SHOWN_MAX)
+  local it = add(item, F.more, rg(s, STOP))
+  set_text(it, text)
+  add_expert(it, E.not_shown, rg(s, STOP), text)
+end
+
 local function show_key(item, key)
   if key.prop then
     add(item, F.property, rg(key.s, key.e), key.prop)
@@ -911,6 +925,8 @@ R.packed_strings = function(t, pos, h, s, depth, tree, prefix, key)
     add_le(item, F_count, rg(pos, pos + 4))
   end
   local lim = LIMIT
+  local cut = item and lim > SHOWN_MAX - SHOWN and n > SHOWN_MAX - SHOWN -- (the budget cuts before the preference)
+  if cut then lim = SHOWN_MAX - SHOWN end
   local p = pos + 4
   local i = 0
   while i < n do -- negative n: empty, as in the engine; every string needs at least 4 bytes
@@ -920,7 +936,9 @@ R.packed_strings = function(t, pos, h, s, depth, tree, prefix, key)
     i = i + 1
   end
   if not tree then return p end
-  if n > lim then set_text(add(item, F.more, rg(pos + 4, p)), sfmt("… %d more elements", n - lim)) end
+  if n > 0 then SHOWN = SHOWN + (n < lim and n or lim) end
+  if cut then not_shown(item, pos + 4, n - lim)
+  elseif n > lim then set_text(add(item, F.more, rg(pos + 4, p)), sfmt("… %d more elements", n - lim)) end
   set_len(item, (p < TLEN and p or TLEN) - s)
   return p, text
 end
@@ -952,7 +970,10 @@ R.packed = function(t, pos, h, s, depth, tree, prefix, key)
   local item = head(tree, t, s, np, prefix .. text, key, h)
   add_le(item, F_count, rg(pos, data))
   local lim = LIMIT
+  local cut = lim > SHOWN_MAX - SHOWN and n > SHOWN_MAX - SHOWN -- (the budget cuts before the preference)
+  if cut then lim = SHOWN_MAX - SHOWN end
   local shown = n < lim and n or lim
+  SHOWN = SHOWN + shown
   local raw = RAW
   local fmt = "<" .. (wide and "d" or t.code)
   local cs = wide and 8 or t.csize
@@ -979,7 +1000,8 @@ R.packed = function(t, pos, h, s, depth, tree, prefix, key)
       add(item, F.element, rg(off, off + es), str, INDEX[i] .. str)
     end
   end
-  if n > lim then set_text(add(item, F.more, rg(data + lim * es, np)), sfmt("… %d more elements", n - lim)) end
+  if cut then not_shown(item, data + lim * es, n - lim)
+  elseif n > lim then set_text(add(item, F.more, rg(data + lim * es, np)), sfmt("… %d more elements", n - lim)) end
   return np, text
 end
 
@@ -1177,6 +1199,9 @@ R.container = function(t, pos, h, s, depth, tree, prefix, key)
   local seen = (CK and pairs_) and {} or nil
   local settled = false -- an element the typed container converts or drops
   for i = 0, n - 1 do
+    if sub and not NULL_MODE then
+      if SHOWN >= SHOWN_MAX then not_shown(sub, pos, n - i); sub = nil else SHOWN = SHOWN + 1 end
+    end
     if pairs_ then
       local ks = pos
       if sub and NULL_MODE then
@@ -1290,8 +1315,11 @@ R.object = function(t, pos, h, s, depth, tree, prefix, key)
   local sub = item
   if item and depth + 1 >= MAX_SHOWN and n > 0 then too_deep(item, s, STOP); sub = nil end
   local seen = CK and {} or nil
-  for _ = 1, n do
+  for i = 1, n do
     if depth + 1 > MAX_NESTING then fail(p, DEPTH_FAILURE .. MAX_NESTING .. " levels") end
+    if sub then
+      if SHOWN >= SHOWN_MAX then not_shown(sub, p, n - i + 1); sub = nil else SHOWN = SHOWN + 1 end
+    end
     local ns = p
     local name
     name, p = read_string(p, "property name")
@@ -1816,7 +1844,8 @@ local function conv_key(pinfo, transport)
   return a < b and (transport .. " " .. a .. " " .. b) or (transport .. " " .. b .. " " .. a), a
 end
 
-local function conv_of(pinfo, transport)
+-- (existing: only a conversation already kept, else nil)
+local function conv_of(pinfo, transport, existing)
   local n, visited = frame_of(pinfo)
   if last.number == n and last.transport == transport and last.visited == visited then
     return last.conv, last.sender
@@ -1824,6 +1853,7 @@ local function conv_of(pinfo, transport)
   local key, a = conv_key(pinfo, transport)
   local conv = convs[key]
   if conv == nil then
+    if existing then return nil end
     conv = { key = key, transport = transport, sides = {}, pending = {}, confirmed = false }
     if P.dialect ~= "auto" then
       conv.verdict = { dialect = P.dialect, evidence = "chosen by the user (preference godot.dialect)" }
@@ -2924,6 +2954,17 @@ local function heur_udp(tvb, pinfo, tree)
   if not P.heuristics then return false end
   local len = tvb:len()
   if len < 4 or len % 4 ~= 0 then return false end
+  if conv_of(pinfo, "udp", true) == nil then
+    -- a flow with no conversation kept: none is made for a datagram no dialect reads (a flood of other
+    -- UDP flows kept one each, ~2 KB with its dialect guess); the frame's "not Godot" is kept, as
+    -- dissect_udp keeps it, so that a later pass answers the same
+    local n, visited = frame_of(pinfo)
+    if frames[n] == false then return false end
+    if not plausible_in(tvb:raw(), len, nil) then
+      if not visited then frames[n] = false end
+      return false
+    end
+  end
   local conv = conv_of(pinfo, "udp")
   conv.heuristic = true
   if dissect_udp(tvb, pinfo, tree) == 0 then return false end
@@ -2983,12 +3024,20 @@ local function heur_ws(tvb, pinfo, tree)
   local len = tvb:len()
   local raw = tvb:raw()
   if looks_like_text(raw) then return false end
-  local conv, sender = conv_of(pinfo, "ws")
-  if not conv.confirmed then
-    if not plausible_in(raw, len, nil) then return false end
+  local number, visited = frame_of(pinfo)
+  local key = "w" .. number .. ":" .. len .. ":" .. ssub(raw, 1, 16) .. ssub(raw, -16)
+  if frames[key] == false then return false end -- not a Godot message on the first pass
+  local conv, sender = conv_of(pinfo, "ws", true)
+  if conv == nil or not conv.confirmed then
+    -- (a message before the one that confirms the conversation stays the WebSocket dissector's in every
+    -- pass, as in the first; no conversation is kept for a message no dialect reads)
+    if not plausible_in(raw, len, nil) then
+      if not visited then frames[key] = false end
+      return false
+    end
+    conv, sender = conv_of(pinfo, "ws")
     conv.confirmed = true
   end
-  local key = "w" .. pinfo.number .. ":" .. len .. ":" .. ssub(raw, 1, 16) .. ssub(raw, -16)
   message(tvb, pinfo, tree, conv, sender, raw, 0, key, false, false)
   return true
 end

@@ -208,3 +208,9 @@ LUA_DESEGMENT_MAX = 4096
 #: reassembly cannot be asked for "the next plausible PDU"), at most this many at once, so a skipped run
 #: costs time linear in its bytes; a longer first PDU after the run is skipped too (the reader waits for it)
 LUA_RESYNC_MAX = 4096
+#: the most Variants (container elements and entries, Object properties, packed-array elements) the Lua
+#: dissector shows for one call of a dissector (a frame's messages; a multiplayer packet with its
+#: arguments): the rest are still read and checked, and said in one "… n more not shown" item with expert
+#: info. Wireshark 4.0 stops a packet's tree at gui.max_tree_items (1,000,000) items with a "Dissector bug"
+#: and drops the rest of it, and the details tree adds a few items per Variant (an 8 MB PDU holds 2 million)
+LUA_MAX_SHOWN = 100_000
