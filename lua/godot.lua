@@ -6584,20 +6584,26 @@ end
 -- a frame's conversation and sender by its address texts and ports, looked up nested: the key texts
 -- are made once per direction of a conversation, not per frame (each text joined is a new string)
 local econv_at = {}
-local function econv_of(pinfo)
+-- (peek: only a conversation already kept, else nil and nothing kept: the heuristic looks at every UDP
+-- flow of a capture, and a flow that is not ENet must cost no memory)
+local function econv_of(pinfo, peek)
   local src, dst = tostring(pinfo.src), tostring(pinfo.dst)
   local sport, dport = pinfo.src_port, pinfo.dst_port
   local by_dst = econv_at[src]
-  if by_dst == nil then by_dst = {}; econv_at[src] = by_dst end
-  local by_ports = by_dst[dst]
-  if by_ports == nil then by_ports = {}; by_dst[dst] = by_ports end
-  local hit = by_ports[sport * 65536 + dport]
+  local by_ports = by_dst and by_dst[dst]
+  local hit = by_ports and by_ports[sport * 65536 + dport]
   if hit then return hit[1], hit[2] end
   local a = src .. ":" .. PORT_TEXT[sport]
   local b = dst .. ":" .. PORT_TEXT[dport]
   local key = a < b and (a .. " " .. b) or (b .. " " .. a)
   local c = econvs[key]
-  if c == nil then c = { key = key, mp_key = "e " .. key, dirs = {} }; econvs[key] = c end
+  if c == nil then
+    if peek then return nil end
+    c = { key = key, mp_key = "e " .. key, dirs = {} }
+    econvs[key] = c
+  end
+  if by_dst == nil then by_dst = {}; econv_at[src] = by_dst end
+  if by_ports == nil then by_ports = {}; by_dst[dst] = by_ports end
   by_ports[sport * 65536 + dport] = { c, a }
   return c, a
 end
@@ -7090,9 +7096,10 @@ end
 local function heur_enet(tvb, pinfo, tree)
   enter(tree)
   if not EP.heuristic then return false end
-  local c, sender = econv_of(pinfo)
-  if not c.confirmed then
+  local c, sender = econv_of(pinfo, true)
+  if c == nil or not c.confirmed then
     if not looks_like_enet(tvb:raw()) then return false end
+    c, sender = econv_of(pinfo)
     c.confirmed, c.from = true, pinfo.number
   elseif pinfo.number < c.from then return false -- (a second pass: see enet.dissector)
   end
@@ -7891,18 +7898,25 @@ local MAX_CACHE = MS.max_cache_entries
 local function state_of(key)
   local s = mstates[key]
   if s == nil then
-    s = { paths = {}, md5s = {}, path_md5s = {}, spawned = {}, syncs = {}, received = {}, n = 0, first_s2c = true }
+    s = { paths = {}, md5s = {}, path_md5s = {}, spawned = {}, syncs = {}, received = {}, first_s2c = true,
+          n = { paths = 0, md5s = 0, path_md5s = 0, spawned = 0, syncs = 0, received = 0 } }
     mstates[key] = s
   end
   return s
 end
+-- each cache of a conversation (st[tbl][sender][id]) holds at most MAX_CACHE entries over all senders,
+-- as the reader's: past that, that cache alone starts again (the reader drops its oldest entries one by
+-- one instead), so a SPAWN of 70,000 sync ids forgets sync ids, not the paths later RPCs name
 local function remember(st, tbl, sender, id, value)
   local t = st[tbl][sender]
   if t == nil then t = {}; st[tbl][sender] = t end
-  st.n = st.n + 1
-  if st.n > MAX_CACHE then
-    st.paths, st.md5s, st.path_md5s, st.spawned, st.syncs, st.received, st.n = {}, {}, {}, {}, {}, {}, 0
-    return remember(st, tbl, sender, id, value)
+  if t[id] == nil then
+    local n = st.n[tbl] + 1
+    if n > MAX_CACHE then
+      st[tbl], st.n[tbl] = {}, 0
+      return remember(st, tbl, sender, id, value)
+    end
+    st.n[tbl] = n
   end
   t[id] = value
 end
@@ -8019,8 +8033,11 @@ local function resolve(msg, st, env, memo)
       if st.received[key] then
         r.err_off = msg.base + 1 + MS.md5_hex_size
         r.err = sfmt("duplicate remote cache id %d for peer %s", v.cache_id, tostring(sender))
+      else
+        st.received[key] = true
+        st.n.received = st.n.received + 1
+        if st.n.received > MAX_CACHE then st.received, st.n.received = {}, 0 end -- (as the reader's: cleared)
       end
-      st.received[key] = true
       remember(st, "paths", sender, v.cache_id, v.node_path)
       remember(st, "md5s", sender, v.cache_id, v.md5)
       remember(st, "path_md5s", sender, v.node_path, v.md5) -- (an inline-path call: the latest announcement's)

@@ -501,20 +501,26 @@ end
 -- a frame's conversation and sender by its address texts and ports, looked up nested: the key texts
 -- are made once per direction of a conversation, not per frame (each text joined is a new string)
 local econv_at = {}
-local function econv_of(pinfo)
+-- (peek: only a conversation already kept, else nil and nothing kept: the heuristic looks at every UDP
+-- flow of a capture, and a flow that is not ENet must cost no memory)
+local function econv_of(pinfo, peek)
   local src, dst = tostring(pinfo.src), tostring(pinfo.dst)
   local sport, dport = pinfo.src_port, pinfo.dst_port
   local by_dst = econv_at[src]
-  if by_dst == nil then by_dst = {}; econv_at[src] = by_dst end
-  local by_ports = by_dst[dst]
-  if by_ports == nil then by_ports = {}; by_dst[dst] = by_ports end
-  local hit = by_ports[sport * 65536 + dport]
+  local by_ports = by_dst and by_dst[dst]
+  local hit = by_ports and by_ports[sport * 65536 + dport]
   if hit then return hit[1], hit[2] end
   local a = src .. ":" .. PORT_TEXT[sport]
   local b = dst .. ":" .. PORT_TEXT[dport]
   local key = a < b and (a .. " " .. b) or (b .. " " .. a)
   local c = econvs[key]
-  if c == nil then c = { key = key, mp_key = "e " .. key, dirs = {} }; econvs[key] = c end
+  if c == nil then
+    if peek then return nil end
+    c = { key = key, mp_key = "e " .. key, dirs = {} }
+    econvs[key] = c
+  end
+  if by_dst == nil then by_dst = {}; econv_at[src] = by_dst end
+  if by_ports == nil then by_ports = {}; by_dst[dst] = by_ports end
   by_ports[sport * 65536 + dport] = { c, a }
   return c, a
 end
@@ -1007,9 +1013,10 @@ end
 local function heur_enet(tvb, pinfo, tree)
   enter(tree)
   if not EP.heuristic then return false end
-  local c, sender = econv_of(pinfo)
-  if not c.confirmed then
+  local c, sender = econv_of(pinfo, true)
+  if c == nil or not c.confirmed then
     if not looks_like_enet(tvb:raw()) then return false end
+    c, sender = econv_of(pinfo)
     c.confirmed, c.from = true, pinfo.number
   elseif pinfo.number < c.from then return false -- (a second pass: see enet.dissector)
   end

@@ -760,18 +760,25 @@ local MAX_CACHE = MS.max_cache_entries
 local function state_of(key)
   local s = mstates[key]
   if s == nil then
-    s = { paths = {}, md5s = {}, path_md5s = {}, spawned = {}, syncs = {}, received = {}, n = 0, first_s2c = true }
+    s = { paths = {}, md5s = {}, path_md5s = {}, spawned = {}, syncs = {}, received = {}, first_s2c = true,
+          n = { paths = 0, md5s = 0, path_md5s = 0, spawned = 0, syncs = 0, received = 0 } }
     mstates[key] = s
   end
   return s
 end
+-- each cache of a conversation (st[tbl][sender][id]) holds at most MAX_CACHE entries over all senders,
+-- as the reader's: past that, that cache alone starts again (the reader drops its oldest entries one by
+-- one instead), so a SPAWN of 70,000 sync ids forgets sync ids, not the paths later RPCs name
 local function remember(st, tbl, sender, id, value)
   local t = st[tbl][sender]
   if t == nil then t = {}; st[tbl][sender] = t end
-  st.n = st.n + 1
-  if st.n > MAX_CACHE then
-    st.paths, st.md5s, st.path_md5s, st.spawned, st.syncs, st.received, st.n = {}, {}, {}, {}, {}, {}, 0
-    return remember(st, tbl, sender, id, value)
+  if t[id] == nil then
+    local n = st.n[tbl] + 1
+    if n > MAX_CACHE then
+      st[tbl], st.n[tbl] = {}, 0
+      return remember(st, tbl, sender, id, value)
+    end
+    st.n[tbl] = n
   end
   t[id] = value
 end
@@ -888,8 +895,11 @@ local function resolve(msg, st, env, memo)
       if st.received[key] then
         r.err_off = msg.base + 1 + MS.md5_hex_size
         r.err = sfmt("duplicate remote cache id %d for peer %s", v.cache_id, tostring(sender))
+      else
+        st.received[key] = true
+        st.n.received = st.n.received + 1
+        if st.n.received > MAX_CACHE then st.received, st.n.received = {}, 0 end -- (as the reader's: cleared)
       end
-      st.received[key] = true
       remember(st, "paths", sender, v.cache_id, v.node_path)
       remember(st, "md5s", sender, v.cache_id, v.md5)
       remember(st, "path_md5s", sender, v.node_path, v.md5) -- (an inline-path call: the latest announcement's)
