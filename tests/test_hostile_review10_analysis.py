@@ -432,3 +432,26 @@ def test_fields_keep_a_tab_in_a_string_inside_its_column(tmp_path: Path) -> None
     golden = (CAPTURES / "godot3-udp-all-types.golden.jsonl").read_text(encoding="utf-8")
     assert len(lines) == len(golden.splitlines()) and "\\t" in out.stdout  # the capture has a String with a tab
     assert all(len(line.split("\t")) == 3 for line in lines), [ln for ln in lines if len(ln.split("\t")) != 3]
+
+
+# --- stats past max_rows --------------------------------------------------------------------------------------
+
+@needs_tshark
+@pytest.mark.parametrize("by", [None, "method"])
+def test_bandwidth_past_max_rows_adds_up_to_tsharks_frames(by: str | None, tmp_path: Path) -> None:
+    """Past max_rows directions (100,000 by default) the bandwidth table raised a TypeError (its "(other)"
+    row's key had its fields in the wrong places): `stats` on 240,000 Godot clients was a traceback."""
+    w = PcapWriter(tmp_path / "c.pcap")
+    for i in range(50):
+        w.udp(i * 1e-3, (f"10.0.1.{i}", 40000), hostile.SERVER, hostile.GOOD)
+    w.close()
+    frames = _tshark_frames(tmp_path / "c.pcap")
+    p = profile(str(tmp_path / "c.pcap"), ports=(hostile.PORT,), max_rows=10, by=by, tables=("bandwidth",))
+    rows = p.rows("bandwidth")
+    messages, wire = (7, 6) if by is None else (8, 7)
+    assert sum(r[messages] for r in rows) == len(frames)  # one message per frame
+    assert sum(r[wire] for r in rows) == pytest.approx(sum(n for _, _, n in frames))
+    if by is None:
+        assert sum(r[5] for r in rows) == len(frames)
+    other = [r for r in rows if r[0] == "(other):0" and r[messages]]
+    assert len(other) == 1 and other[0][messages] == 40

@@ -142,7 +142,9 @@ class Traffic:
         self.first_src: dict[tuple, tuple] = {}  # conversation -> direction key of its first frame
         self.found: dict[tuple, _Found] = {}
         # per bandwidth row: messages, app bytes, wire bytes (records), app windows, wire windows (records)
-        self.rows = Rows(lambda: [0, 0, 0.0, Windows(), Windows()], ((OTHER, 0, OTHER, 0, ""), OTHER), max_rows)
+        # max_rows directions, and room for the "(other)" direction of each transport (udp, tcp) they fold into
+        self.rows = Rows(lambda: [0, 0, 0.0, Windows(), Windows()], ((OTHER, OTHER, 0, OTHER, 0), OTHER),
+                         max_rows + 2)
         self.peers: dict[str, int] = {}  # endpoint -> Godot peer id
         self.hops: dict[tuple, _Hop] = {}
         self.series = _Series() if series else None
@@ -190,6 +192,8 @@ class Traffic:
             if f is None:
                 f = self.found[conv] = _Found()
         dkey = (proto, rec.src, rec.sport, rec.dst, rec.dport)
+        if dkey not in self.directions and len(self.directions) >= self.max_rows:
+            dkey = (proto, OTHER, 0, OTHER, 0)  # its frames were folded: its messages go in the same row
         hop = _Hop(dkey, f, _ep(*a), _ep(*b), self.rows.get((dkey, None)) if self.by is None else None)
         if len(self.hops) < self.max_rows:
             self.hops[(rec.transport, *dkey[1:])] = hop
