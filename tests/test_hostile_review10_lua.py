@@ -390,3 +390,24 @@ def test_error_reasons_quote_names_as_the_reader_does(tmp_path: Path) -> None:
                for line in tshark(pcap, *args, "-o", f"godot.dialect:{dialect}", "-T", "fields", "-e", "frame.number",
                                   "-e", "godot.error").splitlines() if line.split("\t", 1)[1]]
         assert len(want) in (len(SCRIPT_PATHS), 2) and got == want
+
+
+def test_a_malformed_rpc_argument_is_named_by_its_index(tmp_path: Path) -> None:
+    """The reader names the argument an RPC fails in ("argument 1: String is not valid UTF-8", message.py
+    decode_values); the plugin said "argument: ..." for every one (multiplayer.lua one_variant)."""
+    import struct
+
+    from godot_dissect.codec import encode
+    from godot_dissect.multiplayer import godot4 as g4
+    from godot_dissect.pcap.reader import read_pcap
+
+    from .test_lua import tshark
+
+    placeholder = encode("zz", "godot4")
+    rpc = g4.build_rpc(1, [7, "zz"], node_id=1)
+    rpc = rpc[:-len(placeholder)] + struct.pack("<II", 4, 4) + b"\xed\xa0\x80\0"  # a String of a lone surrogate
+    pcap = tmp_path / "arg.pcap"
+    _godot4_enet(pcap, [g4.build_simplify_path("a" * 32, 1, "/root/Main"), rpc])
+    (want,) = [str(r.error) for r in read_pcap(str(pcap)) if r.error]
+    assert want == "offset 14: argument 1: String is not valid UTF-8"
+    assert tshark(pcap, "-T", "fields", "-e", "godot_mp.error", "-Y", "godot_mp.error").split("\n")[0] == want
