@@ -803,6 +803,19 @@ local sfmt, sbyte, ssub, srep, sfind, schar = string.format, string.byte, string
 local tconcat, tsort, floor = table.concat, table.sort, math.floor
 local ipairs, pairs, pcall, error, tostring, type, select = ipairs, pairs, pcall, error, tostring, type, select
 
+-- A str as Python's repr() writes it, for the reasons the reader quotes a name or path in ({s!r}): in
+-- single quotes (double when it holds a ' and no "), \\ \t \n \r and the quote escaped, \xNN for the other
+-- control characters, DEL, the C1 controls, NO-BREAK SPACE and SOFT HYPHEN (what str.isprintable refuses
+-- below U+0100; a rarer non-printable character further on stays itself)
+local REPR_ESCAPES = { ["\\"] = "\\\\", ["\t"] = "\\t", ["\n"] = "\\n", ["\r"] = "\\r" }
+local function py_repr(s)
+  local q = (sfind(s, "'", 1, true) and not sfind(s, '"', 1, true)) and '"' or "'"
+  s = s:gsub("[%z\1-\31\\\127]", function(c) return REPR_ESCAPES[c] or sfmt("\\x%02x", sbyte(c)) end)
+  s = s:gsub("\194([\128-\160\173])", function(c) return sfmt("\\x%02x", sbyte(c)) end)
+  if q == "'" then s = s:gsub("'", "\\'") end
+  return q .. s .. q
+end
+
 -- No tree (tshark without -V, -T, -Y or a tap that needs one): Wireshark passes a TreeItem with no
 -- tree behind it (its text is nil). The dissectors still read every message, for the Info column and
 -- their state, but into NULL_ITEM, whose every method is a Lua no-op: no TreeItem or TvbRange is made.
@@ -1779,7 +1792,7 @@ local function container_type(pos, kind, what)
   end
   local str, np = read_string(pos, what .. " " .. kname:gsub("_", " "))
   if kname == "script" and ssub(str, 1, 6) ~= "res://" then -- objects are allowed: the reader reads them
-    fail(pos, sfmt("%s script path %q does not start with res://", what, str))
+    fail(pos, sfmt("%s script path %s does not start with res://", what, py_repr(str)))
   end
   return { kind = kname, name = str, s = pos, e = np }, np
 end
@@ -2724,14 +2737,14 @@ local function finalize(conv, side, raw, debugger)
     local n = top.t.kind == "number" and top.v or nil
     if n == nil or n < 0 then
       side.dbg_name = nil
-      rec.role, rec.name, rec.err = "error", name, sfmt("debugger message %q has no argument count", name)
+      rec.role, rec.name, rec.err = "error", name, sfmt("debugger message %s has no argument count", py_repr(name))
       return rec
     end
     if n > SPEC.transports.MAX_DEBUGGER3_ARGS then
       side.dbg_name = nil
       rec.role, rec.name = "error", name
-      rec.err = sfmt("debugger message %q claims %d arguments, more than a Godot 3 game can send (%d); the next "
-                     .. "PDU starts a new message", name, n, SPEC.transports.MAX_DEBUGGER3_ARGS)
+      rec.err = sfmt("debugger message %s claims %d arguments, more than a Godot 3 game can send (%d); the next "
+                     .. "PDU starts a new message", py_repr(name), n, SPEC.transports.MAX_DEBUGGER3_ARGS)
       return rec
     end
     side.dbg_count = n

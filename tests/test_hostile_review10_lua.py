@@ -349,3 +349,65 @@ def test_websocket_messages_before_the_conversation_is_found_read_the_same_in_tw
     one, two = _info(pcap), _info(pcap, "-2")
     assert len(one) == len(two) > 6 and sum("godot" in line.split("\t")[1] for line in one) == 2
     assert [(a, b) for a, b in zip(one, two, strict=True) if a != b and "[provisional" not in a] == []
+
+
+#: script paths of typed Arrays the engine refuses (not res://), with every quoting case of Python's repr()
+SCRIPT_PATHS = ["", "it's", 'say "hi"', "both ' and \"", "back\\slash", "tab\there", "nl\n", "\x01\x7f", "caf\u00e9",
+                "\u0085\u00a0\u00ad", "node"]
+
+
+def test_error_reasons_quote_names_as_the_reader_does(tmp_path: Path) -> None:
+    """The reader quotes a refused script path or debugger message name with Python's repr() ('node', "it's",
+    '\\x01'); the plugin used Lua's %q ("node", "\\1"), so the same bytes gave another godot.error text."""
+    import re
+    import struct
+
+    from godot_dissect.codec import encode
+    from godot_dissect.fuzz.hostile import _Tcp
+    from godot_dissect.fuzz.pcapout import PcapWriter
+    from godot_dissect.pcap.reader import read_pcap
+
+    from .test_lua import tshark
+
+    paths = tmp_path / "paths.pcap"
+    w = PcapWriter(paths)
+    for i, p in enumerate(SCRIPT_PATHS):  # a Godot 4 Array typed by a script path (element kind 3), empty
+        b = p.encode()
+        body = struct.pack("<II", 28 | 3 << 16, len(b)) + b + bytes(-len(b) % 4) + struct.pack("<I", 0)
+        w.udp(i * 1e-3, ("10.0.0.1", 5000), ("10.0.0.2", 6002), body)
+    w.close()
+    debugger = tmp_path / "debugger.pcap"
+    w = PcapWriter(debugger)
+    tcp = _Tcp(w, ("10.0.0.1", 40000), ("10.0.0.2", 6007))
+    for name in ("output", "error"):  # a Godot 3 message name, then no argument count
+        tcp.send(b"".join(struct.pack("<I", len(v)) + v for v in (encode(name, "godot3"), encode("x", "godot3"))))
+    tcp.close()
+    w.close()
+    for pcap, dialect, args in ((paths, "godot4", ("-o", "godot.udp_ports:6002")), (debugger, "godot3", ())):
+        want = [re.sub(r"^offset \d+: | \(ERR_\w+\)$", "", str(r.error))
+                for r in read_pcap(str(pcap), dialect=dialect, ports=(6002,)) if r.error]
+        got = [line.split("\t", 1)[1].removeprefix("offset 4: ")
+               for line in tshark(pcap, *args, "-o", f"godot.dialect:{dialect}", "-T", "fields", "-e", "frame.number",
+                                  "-e", "godot.error").splitlines() if line.split("\t", 1)[1]]
+        assert len(want) in (len(SCRIPT_PATHS), 2) and got == want
+
+
+def test_a_malformed_rpc_argument_is_named_by_its_index(tmp_path: Path) -> None:
+    """The reader names the argument an RPC fails in ("argument 1: String is not valid UTF-8", message.py
+    decode_values); the plugin said "argument: ..." for every one (multiplayer.lua one_variant)."""
+    import struct
+
+    from godot_dissect.codec import encode
+    from godot_dissect.multiplayer import godot4 as g4
+    from godot_dissect.pcap.reader import read_pcap
+
+    from .test_lua import tshark
+
+    placeholder = encode("zz", "godot4")
+    rpc = g4.build_rpc(1, [7, "zz"], node_id=1)
+    rpc = rpc[:-len(placeholder)] + struct.pack("<II", 4, 4) + b"\xed\xa0\x80\0"  # a String of a lone surrogate
+    pcap = tmp_path / "arg.pcap"
+    _godot4_enet(pcap, [g4.build_simplify_path("a" * 32, 1, "/root/Main"), rpc])
+    (want,) = [str(r.error) for r in read_pcap(str(pcap)) if r.error]
+    assert want == "offset 14: argument 1: String is not valid UTF-8"
+    assert tshark(pcap, "-T", "fields", "-e", "godot_mp.error", "-Y", "godot_mp.error").split("\n")[0] == want
