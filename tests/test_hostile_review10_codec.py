@@ -15,6 +15,9 @@
   and an int is its own hash, so a message can give every Array key of a Dictionary one hash: Python's dict then
   compares each key with all the earlier ones (8000 keys, 256 KB: 1.5 s; an 8 MB PDU: about half an hour). Past
   ``MAX_KEYS_OF_ONE_HASH`` keys of one hash in a Dictionary it is a DecodeError (TextParseError) at that key.
+* The Godot 3 text of a Dictionary keyed by two-item Arrays: Godot 3's Array OP_LESS is no order (``[1, 2] <
+  [2, 1]`` and ``[2, 1] < [1, 2]``), and the engine's sort, mirrored with bounds, then took time quadratic in the
+  keys (4000 keys, 144 KB: 25 s; 8000 with ``(i % 7, -i)``: 2 minutes).
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ from godot_dissect.codec import fast as _fast
 from godot_dissect.codec.decoder import decode
 from godot_dissect.errors import DecodeError
 from godot_dissect.fuzz import hostile
+from godot_dissect.spec import get_dialect
 from godot_dissect.spec.transports import MAX_KEYS_OF_ONE_HASH
 from godot_dissect.text import TextParseError, from_text, to_text
+from godot_dissect.text.order import VariantOrder, godot_sort
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -298,3 +303,39 @@ def test_array_keys_of_distinct_hashes_still_decode(pure: bool, monkeypatch: pyt
     assert decoder.decode_prefix(same, "godot3")[0] == {pairs[0]: None}
     with pytest.raises(DecodeError, match="more than 64 Dictionary keys of one Python hash"):
         decoder.decode_prefix(_dictionary_of_array_keys([pairs[0]] * (MAX_KEYS_OF_ONE_HASH + 1)), "godot3")
+
+
+# --- the Godot 3 key order, where it is no order ------------------------------------------------------
+
+#: Array keys (the Godot 3 Dictionary's, as decoded) on which Godot 3's Array OP_LESS is no order
+NO_ORDER_KEYS = {
+    "i, n - i": lambda n: [(i, n - i) for i in range(n)],
+    "n - i, i": lambda n: [(n - i, i) for i in range(n)],
+    "i % 7, -i": lambda n: [(i % 7, -i) for i in range(n)],
+    "i % 3, i % 5, -i": lambda n: [(i % 3, i % 5, -i) for i in range(n)],
+}
+
+
+@pytest.mark.parametrize("shape", sorted(NO_ORDER_KEYS))
+def test_godot3_key_sort_compares_n_log_n_times_where_arrays_have_no_order(shape: str) -> None:
+    order = VariantOrder(get_dialect("godot3"))
+    counts = []
+    for n in (2000, 4000):
+        calls = [0]
+
+        def less(a: object, b: object, calls: list[int] = calls) -> bool:
+            calls[0] += 1
+            return order.less(a, b)
+        keys = NO_ORDER_KEYS[shape](n)
+        assert sorted(godot_sort(keys, less)) == sorted(keys)  # a permutation, nothing lost
+        counts.append(calls[0])
+    # about 2.5-7 n log2 n comparisons (it was ~n**2 / 1.5: 10.7 million at 4000 keys)
+    assert counts[1] <= 8 * 4000 * 12, counts
+    assert counts[1] <= 2.3 * counts[0], counts
+
+
+def test_godot3_key_sort_where_it_is_an_order_is_the_sorted_order() -> None:
+    """Where ``less`` is an order, bounding the scans and moves changes nothing: the keys come out sorted."""
+    order = VariantOrder(get_dialect("godot3"))
+    keys = [(i * 7919) % 4000 for i in range(4000)] + [float(i) + 0.5 for i in range(-500, 500)]
+    assert godot_sort(keys, order.less) == sorted(keys, key=lambda k: (type(k) is float, k))  # int ranks first
