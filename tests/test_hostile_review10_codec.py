@@ -7,7 +7,8 @@
 * Dictionary keys Python merges and Godot keeps apart (``true``, ``1`` and ``1.0``; ``[1]`` and ``[true]``):
   the engine's own ``{1: "evil", true: "benign"}`` was read as ``{1: "benign"}``, an entry silently gone. Python
   cannot hold both, so it is a DecodeError (TextParseError, ValueError) naming the second key and its offset,
-  by both codec paths; a key repeated with its own type is still the engine's repeated key.
+  by both codec paths; a key repeated with its own type is still the engine's repeated key. NaN keys, which
+  Python keeps apart (nan != nan) and the engine takes for one, are one key.
 * Godot 4 typed containers whose type the engine does not keep: builtin Nil is no type (the engine's Array is
   untyped: ``[5]``; we printed ``Array[Nil]([5])``, which reads back as a class named Nil), a class name ""
   is the builtin Object (we printed ``Array[]([])``, which does not parse, and wrote the "" back).
@@ -195,6 +196,23 @@ def test_a_key_repeated_with_its_own_type_is_still_the_engines_one_entry(dialect
     assert value == {1: 2} and used == len(sent) // 2
     assert encode(value, dialect).hex() == engine
     assert from_text("{\n1: 1,\n1: 2\n}", dialect) == value
+
+
+#: {nan: 1, nan: 2} as bytes (hand-built, float32 NaNs): Godot 3.2.3's var2str and Godot 4.6's var_to_str both
+#: printed "{\nnan: 2\n}" (every NaN key is one key to the engine's hash_compare); we read two keys
+NAN_KEYS = {"godot3": "1200000002000000030000000000c07f0200000001000000030000000000c07f0200000002000000",
+            "godot4": "1b00000002000000030000000000c07f0200000001000000030000000000c07f0200000002000000"}
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+@pytest.mark.parametrize("dialect", sorted(NAN_KEYS))
+def test_nan_keys_are_one_key_as_in_the_engine(dialect: str, pure: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if pure:
+        monkeypatch.setattr(_fast, "fast_decode_prefix", None)
+    value, used = decoder.decode_prefix(bytes.fromhex(NAN_KEYS[dialect]), dialect)
+    assert used == len(NAN_KEYS[dialect]) // 2
+    assert len(value) == 1 and list(value.values()) == [2]
+    assert to_text(value, dialect) == "{\nnan: 2\n}"
 
 
 # --- typed containers whose type the engine drops or completes ------------------------------------
