@@ -177,6 +177,30 @@ def test_engine_text_of_keys_python_merges_is_an_error(case: tuple) -> None:
         jsonform.from_json({"type": "Dictionary", "items": [[True, 1], [1, 2]]})
 
 
+#: Godot 4 typed Dictionaries {true: 10, 1: 20} / {1: 10, 1.0: 20} (hand-built) and what Godot 4.6 (its web build)
+#: printed: a key type converts the keys first (one key), a value type alone leaves them apart (Python cannot)
+TYPED_KEYS = [
+    ("1b00010002000000020000000100000001000000020000000a00000002000000010000000200000014000000",
+     "Dictionary[int, Variant]({\n1: 20\n})", "1b000100020000000100000002000000010000000200000014000000"),
+    ("1b00010003000000020000000200000001000000020000000a000000030000000000803f0200000014000000",
+     "Dictionary[float, Variant]({\n1.0: 20\n})", "1b0001000300000001000000030000000000803f0200000014000000"),
+    ("1b00040002000000020000000100000001000000020000000a00000002000000010000000200000014000000",
+     "Dictionary[Variant, int]({\ntrue: 10,\n1: 20\n})", None),
+]
+
+
+@pytest.mark.parametrize("case", TYPED_KEYS, ids=[c[1][:24] for c in TYPED_KEYS])
+def test_typed_dictionary_keys_merge_as_the_engine_converts_them(case: tuple) -> None:
+    data, text, engine = case
+    if engine is None:
+        with pytest.raises(DecodeError, match="cannot represent value: Dictionary key 1 equals the earlier key True"):
+            decoder.decode_prefix(bytes.fromhex(data), "godot4")
+        return
+    value = decoder.decode_prefix(bytes.fromhex(data), "godot4")[0]
+    assert to_text(value, "godot4") == text
+    assert encode(value, "godot4").hex() == engine
+
+
 #: {1: 1, 1: 2} as bytes (hand-built: the engine never writes a key twice) and what the engines made of them:
 #: var2str / var_to_str printed "{\n1: 2\n}" and re-encoded one pair (Godot 3.2.3 and 4.6 alike)
 REPEATED = {"godot3": ("12000000020000000200000001000000020000000100000002000000010000000200000002000000",

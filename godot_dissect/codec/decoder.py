@@ -216,7 +216,10 @@ def _count_hash(f: _Frame) -> None:
 
 def _check_key(f: _Frame, repeated: bool) -> None:
     """After ``f.key`` went into the frame's dict: a key that came before is the engine's repeated key (its value
-    replaces the first), unless Python merged two keys the engine keeps apart, which cannot be represented."""
+    replaces the first), unless Python merged two keys the engine keeps apart, which cannot be represented. A typed
+    Dictionary's keys are converted to its key type first (settle_dictionary), as the engine does: merged alike."""
+    if type(f.value) is V.TypedDictionary and f.value.key_type is not None:
+        return
     if f.stored is None:  # the first repeated key of this Dictionary: each key as stored, once
         f.stored = {k: k for k in f.value}
     first = V.key_clash(f.stored, f.key, repeated)
