@@ -199,6 +199,8 @@ def test_typed_dictionary_keys_merge_as_the_engine_converts_them(case: tuple) ->
     value = decoder.decode_prefix(bytes.fromhex(data), "godot4")[0]
     assert to_text(value, "godot4") == text
     assert encode(value, "godot4").hex() == engine
+    typed = text.split("(")[0]
+    assert list(from_text(typed + "({true: 10, 1: 20})", "godot4").values()) == [20]
 
 
 #: {1: 1, 1: 2} as bytes (hand-built: the engine never writes a key twice) and what the engines made of them:
