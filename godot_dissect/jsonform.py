@@ -114,8 +114,11 @@ def _unctype(d: Any) -> V.ContainerType | None:
 def to_json(value: Any) -> Any:
     """Godot value -> JSON-ready Python data (see the module docstring); the flat form when the
     nested one would be deeper than :data:`VALUE_MAX_DEPTH`."""
-    with deep_recursion():
-        data = _to(value)
+    try:
+        with deep_recursion():
+            data = _to(value)
+    except RecursionError:  # nested past DEEP_LIMIT frames (a value read from text may nest any depth)
+        return _to_flat(value)
     if type(data) in (list, dict) and _json_depth(data) > VALUE_MAX_DEPTH:
         return _to_flat(value)
     return data

@@ -108,6 +108,18 @@ def test_json_at_the_engines_depth_still_reads() -> None:
     assert depth == 1023
 
 
+@pytest.mark.parametrize("text", ['Object(Node,"a":' * 20_000 + "null" + ")" * 20_000,
+                                  "{1: " * 20_000 + "null" + "}" * 20_000, "[" * 100_000 + "]" * 100_000],
+                         ids=["objects", "dictionaries", "arrays"])
+def test_json_form_of_a_value_read_from_text_at_any_depth(text: str) -> None:
+    """The text notation reads values of any depth (only keys are bounded); their JSON form was a RecursionError
+    past ~12000 frames: it is the flat form, which reads back to the same JSON."""
+    value = from_text(text, "godot4")
+    line = jsonform.dumps(value)
+    assert json.loads(line)["type"] == "Flat"
+    assert jsonform.dumps(jsonform.loads(line)) == line
+
+
 @pytest.mark.parametrize("form", [
     {"foo": 1},
     {"type": "Vector2", "value": [1]},
