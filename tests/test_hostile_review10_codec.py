@@ -11,7 +11,8 @@
   Python keeps apart (nan != nan) and the engine takes for one, are one key.
 * Godot 4 typed containers whose type the engine does not keep: builtin Nil is no type (the engine's Array is
   untyped: ``[5]``; we printed ``Array[Nil]([5])``, which reads back as a class named Nil), a class name ""
-  is the builtin Object (we printed ``Array[]([])``, which does not parse, and wrote the "" back).
+  is the builtin Object (we printed ``Array[]([])``, which does not parse, and wrote the "" back). A typed Array
+  used as a Dictionary key keeps its type (it was frozen into a plain tuple: ``{[1]: null}``, written back untyped).
 * Hash flooding: Python hashes a tuple (a frozen Array key, a math value) from its items' hashes with no secret,
   and an int is its own hash, so a message can give every Array key of a Dictionary one hash: Python's dict then
   compares each key with all the earlier ones (8000 keys, 256 KB: 1.5 s; an 8 MB PDU: about half an hour). Past
@@ -273,6 +274,31 @@ ENGINE_TYPES = [
     ("1b0002000000000000000000", True, "Dictionary[Object, Variant]({})", "1b0001001800000000000000"),
     ("1b0008000000000000000000", True, "Dictionary[Variant, Object]({})", "1b0004001800000000000000"),
 ]
+
+
+#: Godot 4 Dictionaries keyed by typed Arrays (hand-built) and what Godot 4.6 (its web build) printed and re-encoded:
+#: the key keeps its type, and an untyped Array of the same elements is the same key (the first stays)
+TYPED_ARRAY_KEYS = [
+    ("1b000000010000001c0001000200000001000000020000000100000000000000", "{\nArray[int]([1]): null\n}",
+     "1b000000010000001c0001000200000001000000020000000100000000000000"),
+    ("1b000000020000001c000100020000000000000002000000010000001c000000000000000200000002000000",
+     "{\nArray[int]([]): 2\n}", "1b000000010000001c00010002000000000000000200000002000000"),
+]
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+@pytest.mark.parametrize("case", TYPED_ARRAY_KEYS, ids=[c[1][3:17] for c in TYPED_ARRAY_KEYS])
+def test_typed_array_key_keeps_its_type(case: tuple, pure: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if pure:
+        for name in ("fast_decode_prefix", "fast_text", "fast_json", "fast_encode_levels"):
+            monkeypatch.setattr(_fast, name, None)
+    data, text, engine = case
+    value = decoder.decode_prefix(bytes.fromhex(data), "godot4")[0]
+    assert to_text(value, "godot4") == text
+    assert encode(value, "godot4").hex() == engine
+    assert jsonform.loads(jsonform.dumps(value)) == value
+    assert encode(jsonform.loads(jsonform.dumps(value)), "godot4").hex() == engine
+    assert encode(from_text(text, "godot4"), "godot4").hex() == engine
 
 
 @pytest.mark.parametrize("case", ENGINE_TYPES, ids=[f"{c[0][:24]}-{c[1]}" for c in ENGINE_TYPES])
