@@ -114,8 +114,11 @@ def _unctype(d: Any) -> V.ContainerType | None:
 def to_json(value: Any) -> Any:
     """Godot value -> JSON-ready Python data (see the module docstring); the flat form when the
     nested one would be deeper than :data:`VALUE_MAX_DEPTH`."""
-    with deep_recursion():
-        data = _to(value)
+    try:
+        with deep_recursion():
+            data = _to(value)
+    except RecursionError:  # nested past DEEP_LIMIT frames (a value read from text may nest any depth)
+        return _to_flat(value)
     if type(data) in (list, dict) and _json_depth(data) > VALUE_MAX_DEPTH:
         return _to_flat(value)
     return data
@@ -135,7 +138,8 @@ def _json_depth(data: Any) -> int:
 
 
 #: the classes that are a node of their own in the flat form (exact classes: math types are tuples)
-_CONTAINERS = frozenset((list, tuple, dict, V.FrozenDict, V.Object, V.TypedArray, V.TypedDictionary))
+_CONTAINERS = frozenset((list, tuple, dict, V.FrozenDict, V.Object, V.TypedArray, V.FrozenTypedArray,
+                         V.TypedDictionary))
 
 
 def _to_flat(value: Any) -> dict[str, Any]:
@@ -160,7 +164,7 @@ def _to_flat(value: Any) -> dict[str, Any]:
             if type(v) is V.TypedDictionary:
                 node["key_type"], node["value_type"] = _ctype(v.key_type), _ctype(v.value_type)
             nodes[i] = node
-        elif type(v) is V.TypedArray:
+        elif type(v) is V.TypedArray or type(v) is V.FrozenTypedArray:
             nodes[i] = {"type": "Array", "element": _ctype(v.element), "items": [ref(x) for x in v]}
         else:
             nodes[i] = [ref(x) for x in v]
@@ -258,6 +262,7 @@ _HANDLERS: dict[type, Any] = {
     list: _list,
     tuple: _list,
     V.TypedArray: lambda v: {"type": "Array", "element": _ctype(v.element), "items": _list(v)},
+    V.FrozenTypedArray: lambda v: {"type": "Array", "element": _ctype(v.element), "items": _list(v)},
     dict: _dict,
     V.FrozenDict: _dict,
     V.TypedDictionary: _dict,

@@ -352,6 +352,28 @@ class TypedArray(list):
         return f"TypedArray({self.element!r}, {list.__repr__(self)})"
 
 
+class FrozenTypedArray(tuple):
+    """A typed Array used as a Dictionary key (Python needs it hashable): a tuple that keeps its element type. It
+    equals the untyped Array of the same elements, as the engine's keys do."""
+
+    element: ContainerType
+
+    def __new__(cls, element: ContainerType, items: Iterable[Any] = ()) -> FrozenTypedArray:
+        obj = super().__new__(cls, items)
+        obj.element = element
+        return obj
+
+    def __reduce__(self) -> tuple[type, tuple[ContainerType, tuple[Any, ...]]]:
+        return FrozenTypedArray, (self.element, tuple(self))
+
+    def __repr__(self) -> str:
+        return f"FrozenTypedArray({self.element!r}, {tuple.__repr__(self)})"
+
+
+#: the classes of a typed Array
+TYPED_ARRAYS = (TypedArray, FrozenTypedArray)
+
+
 class TypedDictionary(dict):
     """``Dictionary[K, V]``: a dict that keeps its key and value types (None = untyped side)."""
 
@@ -563,7 +585,7 @@ CLASS_KEYS: dict[type, str] = {
     Projection: "PROJECTION", Color: "COLOR", NodePath: "NODE_PATH", RID: "RID", ObjectID: "OBJECT",
     Object: "OBJECT", Callable: "CALLABLE", Signal: "SIGNAL", dict: "DICTIONARY",
     TypedDictionary: "DICTIONARY", FrozenDict: "DICTIONARY", list: "ARRAY", TypedArray: "ARRAY",
-    tuple: "ARRAY", bytes: "PACKED_BYTE_ARRAY", bytearray: "PACKED_BYTE_ARRAY",
+    tuple: "ARRAY", FrozenTypedArray: "ARRAY", bytes: "PACKED_BYTE_ARRAY", bytearray: "PACKED_BYTE_ARRAY",
     memoryview: "PACKED_BYTE_ARRAY", PackedInt32Array: "PACKED_INT32_ARRAY",
     PackedInt64Array: "PACKED_INT64_ARRAY", PackedFloat32Array: "PACKED_FLOAT32_ARRAY",
     PackedFloat64Array: "PACKED_FLOAT64_ARRAY", PackedStringArray: "PACKED_STRING_ARRAY",
@@ -604,7 +626,7 @@ def key_signature(x: Any) -> Any:
     """What tells Dictionary keys apart in Godot and not in Python: the Godot types of ``x`` and of what it holds
     (``True == 1 == 1.0`` in Python; ``true``, ``1`` and ``1.0`` are three keys in Godot)."""
     t = type(x)
-    if t is tuple:  # a frozen Array
+    if t is tuple or t is FrozenTypedArray:  # a frozen Array (typed or not: one key to the engine)
         return tuple(map(key_signature, x))
     if t is FrozenDict:
         return frozenset((k, key_signature(k), key_signature(v)) for k, v in x.items())
@@ -653,9 +675,9 @@ def freeze(value: Any) -> Any:
     first, so hashing a deep key later never recurses through Python either."""
     if not isinstance(value, (list, dict)):
         return value
-    # a frame: [items iterator, frozen items so far, is a dict, the key of the value being frozen]
+    # a frame: [items iterator, frozen items so far, is a dict, the key of the value being frozen, element type]
     stack: list[list] = [[iter(value.items()) if isinstance(value, dict) else iter(value), [],
-                          isinstance(value, dict), None]]
+                          isinstance(value, dict), None, getattr(value, "element", None)]]
     while True:
         frame = stack[-1]
         it, out, is_dict = frame[0], frame[1], frame[2]
@@ -664,12 +686,14 @@ def freeze(value: Any) -> Any:
                 frame[3], item = item
             if isinstance(item, (list, dict)):
                 stack.append([iter(item.items()) if isinstance(item, dict) else iter(item), [],
-                              isinstance(item, dict), None])
+                              isinstance(item, dict), None, getattr(item, "element", None)])
                 break
             out.append((frame[3], item) if is_dict else item)
         else:
             stack.pop()
-            done: Any = FrozenDict(out) if is_dict else tuple(out)
+            element = frame[4]
+            done: Any = FrozenDict(out) if is_dict else tuple(out) if element is None else \
+                FrozenTypedArray(element, out)
             if is_dict:
                 with suppress(TypeError):  # an unhashable value inside fails where it is a key, as before
                     hash(done)

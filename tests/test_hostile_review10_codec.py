@@ -7,14 +7,19 @@
 * Dictionary keys Python merges and Godot keeps apart (``true``, ``1`` and ``1.0``; ``[1]`` and ``[true]``):
   the engine's own ``{1: "evil", true: "benign"}`` was read as ``{1: "benign"}``, an entry silently gone. Python
   cannot hold both, so it is a DecodeError (TextParseError, ValueError) naming the second key and its offset,
-  by both codec paths; a key repeated with its own type is still the engine's repeated key.
+  by both codec paths; a key repeated with its own type is still the engine's repeated key. NaN keys, which
+  Python keeps apart (nan != nan) and the engine takes for one, are one key.
 * Godot 4 typed containers whose type the engine does not keep: builtin Nil is no type (the engine's Array is
   untyped: ``[5]``; we printed ``Array[Nil]([5])``, which reads back as a class named Nil), a class name ""
-  is the builtin Object (we printed ``Array[]([])``, which does not parse, and wrote the "" back).
+  is the builtin Object (we printed ``Array[]([])``, which does not parse, and wrote the "" back). A typed Array
+  used as a Dictionary key keeps its type (it was frozen into a plain tuple: ``{[1]: null}``, written back untyped).
 * Hash flooding: Python hashes a tuple (a frozen Array key, a math value) from its items' hashes with no secret,
   and an int is its own hash, so a message can give every Array key of a Dictionary one hash: Python's dict then
   compares each key with all the earlier ones (8000 keys, 256 KB: 1.5 s; an 8 MB PDU: about half an hour). Past
   ``MAX_KEYS_OF_ONE_HASH`` keys of one hash in a Dictionary it is a DecodeError (TextParseError) at that key.
+* The Godot 3 text of a Dictionary keyed by two-item Arrays: Godot 3's Array OP_LESS is no order (``[1, 2] <
+  [2, 1]`` and ``[2, 1] < [1, 2]``), and the engine's sort, mirrored with bounds, then took time quadratic in the
+  keys (4000 keys, 144 KB: 25 s; 8000 with ``(i % 7, -i)``: 2 minutes).
 """
 
 from __future__ import annotations
@@ -33,8 +38,10 @@ from godot_dissect.codec import fast as _fast
 from godot_dissect.codec.decoder import decode
 from godot_dissect.errors import DecodeError
 from godot_dissect.fuzz import hostile
+from godot_dissect.spec import get_dialect
 from godot_dissect.spec.transports import MAX_KEYS_OF_ONE_HASH
 from godot_dissect.text import TextParseError, from_text, to_text
+from godot_dissect.text.order import VariantOrder, godot_sort
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,6 +107,18 @@ def test_json_at_the_engines_depth_still_reads() -> None:
     while value:
         value, depth = value[1], depth + 1
     assert depth == 1023
+
+
+@pytest.mark.parametrize("text", ['Object(Node,"a":' * 20_000 + "null" + ")" * 20_000,
+                                  "{1: " * 20_000 + "null" + "}" * 20_000, "[" * 100_000 + "]" * 100_000],
+                         ids=["objects", "dictionaries", "arrays"])
+def test_json_form_of_a_value_read_from_text_at_any_depth(text: str) -> None:
+    """The text notation reads values of any depth (only keys are bounded); their JSON form was a RecursionError
+    past ~12000 frames: it is the flat form, which reads back to the same JSON."""
+    value = from_text(text, "godot4")
+    line = jsonform.dumps(value)
+    assert json.loads(line)["type"] == "Flat"
+    assert jsonform.dumps(jsonform.loads(line)) == line
 
 
 @pytest.mark.parametrize("form", [
@@ -171,6 +190,32 @@ def test_engine_text_of_keys_python_merges_is_an_error(case: tuple) -> None:
         jsonform.from_json({"type": "Dictionary", "items": [[True, 1], [1, 2]]})
 
 
+#: Godot 4 typed Dictionaries {true: 10, 1: 20} / {1: 10, 1.0: 20} (hand-built) and what Godot 4.6 (its web build)
+#: printed: a key type converts the keys first (one key), a value type alone leaves them apart (Python cannot)
+TYPED_KEYS = [
+    ("1b00010002000000020000000100000001000000020000000a00000002000000010000000200000014000000",
+     "Dictionary[int, Variant]({\n1: 20\n})", "1b000100020000000100000002000000010000000200000014000000"),
+    ("1b00010003000000020000000200000001000000020000000a000000030000000000803f0200000014000000",
+     "Dictionary[float, Variant]({\n1.0: 20\n})", "1b0001000300000001000000030000000000803f0200000014000000"),
+    ("1b00040002000000020000000100000001000000020000000a00000002000000010000000200000014000000",
+     "Dictionary[Variant, int]({\ntrue: 10,\n1: 20\n})", None),
+]
+
+
+@pytest.mark.parametrize("case", TYPED_KEYS, ids=[c[1][:24] for c in TYPED_KEYS])
+def test_typed_dictionary_keys_merge_as_the_engine_converts_them(case: tuple) -> None:
+    data, text, engine = case
+    if engine is None:
+        with pytest.raises(DecodeError, match="cannot represent value: Dictionary key 1 equals the earlier key True"):
+            decoder.decode_prefix(bytes.fromhex(data), "godot4")
+        return
+    value = decoder.decode_prefix(bytes.fromhex(data), "godot4")[0]
+    assert to_text(value, "godot4") == text
+    assert encode(value, "godot4").hex() == engine
+    typed = text.split("(")[0]
+    assert list(from_text(typed + "({true: 10, 1: 20})", "godot4").values()) == [20]
+
+
 #: {1: 1, 1: 2} as bytes (hand-built: the engine never writes a key twice) and what the engines made of them:
 #: var2str / var_to_str printed "{\n1: 2\n}" and re-encoded one pair (Godot 3.2.3 and 4.6 alike)
 REPEATED = {"godot3": ("12000000020000000200000001000000020000000100000002000000010000000200000002000000",
@@ -190,6 +235,23 @@ def test_a_key_repeated_with_its_own_type_is_still_the_engines_one_entry(dialect
     assert value == {1: 2} and used == len(sent) // 2
     assert encode(value, dialect).hex() == engine
     assert from_text("{\n1: 1,\n1: 2\n}", dialect) == value
+
+
+#: {nan: 1, nan: 2} as bytes (hand-built, float32 NaNs): Godot 3.2.3's var2str and Godot 4.6's var_to_str both
+#: printed "{\nnan: 2\n}" (every NaN key is one key to the engine's hash_compare); we read two keys
+NAN_KEYS = {"godot3": "1200000002000000030000000000c07f0200000001000000030000000000c07f0200000002000000",
+            "godot4": "1b00000002000000030000000000c07f0200000001000000030000000000c07f0200000002000000"}
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+@pytest.mark.parametrize("dialect", sorted(NAN_KEYS))
+def test_nan_keys_are_one_key_as_in_the_engine(dialect: str, pure: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if pure:
+        monkeypatch.setattr(_fast, "fast_decode_prefix", None)
+    value, used = decoder.decode_prefix(bytes.fromhex(NAN_KEYS[dialect]), dialect)
+    assert used == len(NAN_KEYS[dialect]) // 2
+    assert len(value) == 1 and list(value.values()) == [2]
+    assert to_text(value, dialect) == "{\nnan: 2\n}"
 
 
 # --- typed containers whose type the engine drops or completes ------------------------------------
@@ -212,6 +274,31 @@ ENGINE_TYPES = [
     ("1b0002000000000000000000", True, "Dictionary[Object, Variant]({})", "1b0001001800000000000000"),
     ("1b0008000000000000000000", True, "Dictionary[Variant, Object]({})", "1b0004001800000000000000"),
 ]
+
+
+#: Godot 4 Dictionaries keyed by typed Arrays (hand-built) and what Godot 4.6 (its web build) printed and re-encoded:
+#: the key keeps its type, and an untyped Array of the same elements is the same key (the first stays)
+TYPED_ARRAY_KEYS = [
+    ("1b000000010000001c0001000200000001000000020000000100000000000000", "{\nArray[int]([1]): null\n}",
+     "1b000000010000001c0001000200000001000000020000000100000000000000"),
+    ("1b000000020000001c000100020000000000000002000000010000001c000000000000000200000002000000",
+     "{\nArray[int]([]): 2\n}", "1b000000010000001c00010002000000000000000200000002000000"),
+]
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+@pytest.mark.parametrize("case", TYPED_ARRAY_KEYS, ids=[c[1][3:17] for c in TYPED_ARRAY_KEYS])
+def test_typed_array_key_keeps_its_type(case: tuple, pure: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if pure:
+        for name in ("fast_decode_prefix", "fast_text", "fast_json", "fast_encode_levels"):
+            monkeypatch.setattr(_fast, name, None)
+    data, text, engine = case
+    value = decoder.decode_prefix(bytes.fromhex(data), "godot4")[0]
+    assert to_text(value, "godot4") == text
+    assert encode(value, "godot4").hex() == engine
+    assert jsonform.loads(jsonform.dumps(value)) == value
+    assert encode(jsonform.loads(jsonform.dumps(value)), "godot4").hex() == engine
+    assert encode(from_text(text, "godot4"), "godot4").hex() == engine
 
 
 @pytest.mark.parametrize("case", ENGINE_TYPES, ids=[f"{c[0][:24]}-{c[1]}" for c in ENGINE_TYPES])
@@ -298,3 +385,39 @@ def test_array_keys_of_distinct_hashes_still_decode(pure: bool, monkeypatch: pyt
     assert decoder.decode_prefix(same, "godot3")[0] == {pairs[0]: None}
     with pytest.raises(DecodeError, match="more than 64 Dictionary keys of one Python hash"):
         decoder.decode_prefix(_dictionary_of_array_keys([pairs[0]] * (MAX_KEYS_OF_ONE_HASH + 1)), "godot3")
+
+
+# --- the Godot 3 key order, where it is no order ------------------------------------------------------
+
+#: Array keys (the Godot 3 Dictionary's, as decoded) on which Godot 3's Array OP_LESS is no order
+NO_ORDER_KEYS = {
+    "i, n - i": lambda n: [(i, n - i) for i in range(n)],
+    "n - i, i": lambda n: [(n - i, i) for i in range(n)],
+    "i % 7, -i": lambda n: [(i % 7, -i) for i in range(n)],
+    "i % 3, i % 5, -i": lambda n: [(i % 3, i % 5, -i) for i in range(n)],
+}
+
+
+@pytest.mark.parametrize("shape", sorted(NO_ORDER_KEYS))
+def test_godot3_key_sort_compares_n_log_n_times_where_arrays_have_no_order(shape: str) -> None:
+    order = VariantOrder(get_dialect("godot3"))
+    counts = []
+    for n in (2000, 4000):
+        calls = [0]
+
+        def less(a: object, b: object, calls: list[int] = calls) -> bool:
+            calls[0] += 1
+            return order.less(a, b)
+        keys = NO_ORDER_KEYS[shape](n)
+        assert sorted(godot_sort(keys, less)) == sorted(keys)  # a permutation, nothing lost
+        counts.append(calls[0])
+    # about 2.5-7 n log2 n comparisons (it was ~n**2 / 1.5: 10.7 million at 4000 keys)
+    assert counts[1] <= 8 * 4000 * 12, counts
+    assert counts[1] <= 2.3 * counts[0], counts
+
+
+def test_godot3_key_sort_where_it_is_an_order_is_the_sorted_order() -> None:
+    """Where ``less`` is an order, bounding the scans and moves changes nothing: the keys come out sorted."""
+    order = VariantOrder(get_dialect("godot3"))
+    keys = [(i * 7919) % 4000 for i in range(4000)] + [float(i) + 0.5 for i in range(-500, 500)]
+    assert godot_sort(keys, order.less) == sorted(keys, key=lambda k: (type(k) is float, k))  # int ranks first

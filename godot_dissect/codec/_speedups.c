@@ -830,6 +830,11 @@ static PyObject *decode_walk(Reader *r, long long max_depth)
                     Py_DECREF(value);
                     goto bail;
                 }
+                /* a NaN key: the engine takes all of a Dictionary's NaN keys for one (decoder: f.nan) */
+                if (PyFloat_Check(value) && isnan(PyFloat_AS_DOUBLE(value))) {
+                    Py_DECREF(value);
+                    goto bail;
+                }
                 f->key = value;
                 value = NULL;
                 break;  /* now read the value */

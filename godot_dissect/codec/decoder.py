@@ -58,7 +58,7 @@ compiled = per_dialect(CompiledDecoder)
 class _Frame:
     """One open Array, Dictionary or full Object while its elements are being read."""
 
-    __slots__ = ("kind", "value", "left", "key", "key_start", "start", "index", "prop", "stored", "hashes")
+    __slots__ = ("kind", "value", "left", "key", "key_start", "start", "index", "prop", "stored", "hashes", "nan")
 
     def __init__(self, kind: str, value: Any, left: int, start: int) -> None:
         self.kind = kind  # "array" | "dict" | "object"
@@ -68,6 +68,7 @@ class _Frame:
         self.key_start = 0  # dict: where that key's Variant starts
         self.stored: dict | None = None  # dict: each key as stored, once a key came twice (_check_key)
         self.hashes: dict[int, int] | None = None  # dict: keys per hash, of keys whose hash a message chooses
+        self.nan: float | None = None  # dict: its first NaN key
         self.start = start
         self.index = 0
         self.prop = ""
@@ -172,6 +173,8 @@ def _decode_pure(data: bytes | bytearray | memoryview, dialect: Dialect | str, a
                         f.key_start = vstart
                         if type(f.key) not in _SAFE_KEY_TYPES:
                             _count_hash(f)
+                        elif f.key != f.key:  # NaN: all one key in the engine (hash_compare), and in
+                            f.key = f.nan = f.nan if f.nan is not None else f.key  # Python: one object
                         break
                     d = f.value
                     n = len(d)
@@ -213,7 +216,10 @@ def _count_hash(f: _Frame) -> None:
 
 def _check_key(f: _Frame, repeated: bool) -> None:
     """After ``f.key`` went into the frame's dict: a key that came before is the engine's repeated key (its value
-    replaces the first), unless Python merged two keys the engine keeps apart, which cannot be represented."""
+    replaces the first), unless Python merged two keys the engine keeps apart, which cannot be represented. A typed
+    Dictionary's keys are converted to its key type first (settle_dictionary), as the engine does: merged alike."""
+    if type(f.value) is V.TypedDictionary and f.value.key_type is not None:
+        return
     if f.stored is None:  # the first repeated key of this Dictionary: each key as stored, once
         f.stored = {k: k for k in f.value}
     first = V.key_clash(f.stored, f.key, repeated)

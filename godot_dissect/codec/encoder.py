@@ -139,7 +139,7 @@ def _encode(value: Any, dialect: Dialect | str, full_objects: bool, limit: int |
                 raise _too_deep(deepest)
             if how == "array":
                 body = bytearray()
-                if typed_arrays and tv is V.TypedArray:
+                if typed_arrays and (tv is V.TypedArray or tv is V.FrozenTypedArray):
                     h |= _container_type(c, v.element, full_objects, body) << L.ARRAY_ELEMENT_KIND.shift
                 out += _U32.pack(h)
                 out += body

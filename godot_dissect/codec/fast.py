@@ -41,7 +41,7 @@ except ImportError:  # not built (no compiler at install time): the pure codec d
 
 #: classes whose encoding needs Python (typed container info, full Objects, buffers of any
 #: format, Mapping iteration): left out of the C class table, so they bail
-_PYTHON_ONLY = frozenset({memoryview, V.TypedArray, V.TypedDictionary, V.FrozenDict, V.Object})
+_PYTHON_ONLY = frozenset({memoryview, V.TypedArray, V.FrozenTypedArray, V.TypedDictionary, V.FrozenDict, V.Object})
 
 
 Entry = tuple[Any, ...]

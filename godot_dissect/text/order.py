@@ -99,11 +99,15 @@ def godot_sort(items: list, less: _Fn[[Any, Any], bool]) -> list:
         return z if less(y, z) else y
 
     def partition(first: int, last: int, pivot: Any) -> int:
+        # the scans stay in the segment: where ``less`` is an order, the median-of-3 pivot stops them inside it;
+        # where it is none, the engine's unguarded scans leave it (and then the array), and scans over the whole
+        # array at each of the ~2 log n levels made the sort quadratic
+        lo, hi = first, last
         while True:
-            while first < n - 1 and less(a[first], pivot):
+            while first < hi - 1 and less(a[first], pivot):
                 first += 1
             last -= 1
-            while last > 0 and less(pivot, a[last]):
+            while last > lo and less(pivot, a[last]):
                 last -= 1
             if first >= last:
                 return first
@@ -145,7 +149,7 @@ def godot_sort(items: list, less: _Fn[[Any, Any], bool]) -> list:
             adjust_heap(first, 0, last - first, value)
 
     def introsort(first: int, last: int, depth: int) -> None:
-        while last - first > 16:
+        while last - first > _THRESHOLD:
             if depth == 0:
                 heap_sort(first, last)
                 return
@@ -154,21 +158,34 @@ def godot_sort(items: list, less: _Fn[[Any, Any], bool]) -> list:
             introsort(cut, last, depth)
             last = cut
 
+    # The final insertion sort moves each key at most _THRESHOLD - 1 places when ``less`` is an order (introsort
+    # left every key in its block of at most _THRESHOLD): at most _THRESHOLD moves a key in all. Keys whose
+    # ``less`` is no order (Godot 3's Array OP_LESS: [1, 2] < [2, 1] and [2, 1] < [1, 2]) can walk every key to
+    # the front, where the engine's unguarded walk reads outside the array: the walk stops when the moves are
+    # spent, instead of taking time quadratic in the keys.
+    moves = _THRESHOLD * n
+
     def linear_insert(first: int, last: int, guarded: bool) -> None:
+        nonlocal moves
         value = a[last]
         if guarded and less(value, a[first]):
             a[first + 1:last + 1] = a[first:last]
             a[first] = value
             return
         nxt = last - 1
-        while nxt >= 0 and less(value, a[nxt]):
+        while nxt >= 0 and moves > 0 and less(value, a[nxt]):
             a[last] = a[nxt]
             last, nxt = nxt, nxt - 1
+            moves -= 1
         a[last] = value
 
     introsort(0, n, 2 * (n.bit_length() - 1))
-    for i in range(1, min(n, 16)):
+    for i in range(1, min(n, _THRESHOLD)):
         linear_insert(0, i, True)
-    for i in range(16, n):
+    for i in range(_THRESHOLD, n):
         linear_insert(0, i, False)
     return a
+
+
+#: the engine's ``INTROSORT_THRESHOLD``: introsort leaves blocks this small to the final insertion sort
+_THRESHOLD = 16

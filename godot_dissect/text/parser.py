@@ -345,7 +345,8 @@ class Reader:
                     d = frame.items
                     n = len(d)
                     d[frame.key] = result
-                    if len(d) == n or frame.stored is not None:
+                    # (a typed Dictionary's key type converts its keys first: merged as the engine does)
+                    if (len(d) == n or frame.stored is not None) and not (frame.typed and frame.typed[0]):
                         if frame.stored is None:  # the first repeated key: each key as stored, once
                             frame.stored = {k: k for k in d}
                         first = V.key_clash(frame.stored, frame.key, len(d) == n)

@@ -235,7 +235,7 @@ class _Writer:
         return t.name
 
     def array(self, value: list | tuple, depth: int) -> list[_Item]:
-        typed = isinstance(value, V.TypedArray) and not self.g3
+        typed = isinstance(value, V.TYPED_ARRAYS) and not self.g3
         head = f"Array[{self.container_type(value.element)}](" if typed else ""
         tail = ")" if typed else ""
         s = self.style
@@ -316,7 +316,8 @@ class _Writer:
 
 
 #: classes whose text needs this module (NodePath's string form, Objects, typed containers, ...)
-_WRITTEN_HERE = frozenset({memoryview, V.NodePath, V.Object, V.TypedArray, V.TypedDictionary, V.FrozenDict})
+_WRITTEN_HERE = frozenset({memoryview, V.NodePath, V.Object, V.TypedArray, V.FrozenTypedArray, V.TypedDictionary,
+                           V.FrozenDict})
 #: the compiled writer's kind for a type key (else the layout kind: struct, packed, ...)
 _COMPILED_KINDS = {"NIL": "nil", "BOOL": "bool", "INT": "int", "FLOAT": "float", "STRING": "string",
                    "STRING_NAME": "string_name", "RID": "rid", "OBJECT": "object_id", "CALLABLE": "const",
