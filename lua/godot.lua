@@ -7316,7 +7316,14 @@ local ti_append, ti_set_text, ti_set_len = TreeItem.append_text, TreeItem.set_te
 
 -- Reading ---------------------------------------------------------------------------------------------
 local MPFAIL = {}
-local function mfail(ctx, off, reason) ctx.err_off, ctx.err = off, reason; error(MPFAIL, 0) end
+-- (inside an argument or value of a list, ctx.arg_label names it as the reader's decode_values does:
+-- "argument 1: ...", "value 0: ...")
+local function mfail(ctx, off, reason)
+  local label = ctx.arg_label
+  if label then reason = sfmt("%s %d: %s", label, ctx.arg_i, reason) end
+  ctx.err_off, ctx.err = off, reason
+  error(MPFAIL, 0)
+end
 
 local SIGN_AT, SPAN = {}, {} -- by size in bytes: the first negative value of a signed Int, and 2^bits
 for n = 1, 8 do SIGN_AT[n], SPAN[n] = 2 ^ (8 * n - 1), 2 ^ (8 * n) end
@@ -7388,12 +7395,13 @@ end
 -- allocation (and garbage) per packet. A relayed packet is read with its carrier's ctx, after it.
 -- `range`: a TvbRange of all of raw the caller has made already (or nil), handed out for it by rng
 local CTX = { tvb = nil, off = 0, raw = nil, d = nil, null = false, range = nil, len = 0, base = nil, root = nil,
-              whole = nil, hint = nil, args = nil, inner = nil, err = nil, err_off = nil }
+              whole = nil, hint = nil, args = nil, inner = nil, err = nil, err_off = nil, arg_label = nil,
+              arg_i = 0 }
 local function ctx_for(tvb, off, raw, d, null, range)
   local ctx = CTX
   ctx.tvb, ctx.off, ctx.raw, ctx.d, ctx.null, ctx.range, ctx.len = tvb, off, raw, d, null, range, #raw
   ctx.base, ctx.root, ctx.hint, ctx.args, ctx.inner, ctx.err, ctx.err_off = nil, nil, nil, nil, nil, nil, nil
-  ctx.whole = nil
+  ctx.whole, ctx.arg_label = nil, nil -- (arg_label: left set when an argument failed)
   return ctx
 end
 local function rng(ctx, s, e)
@@ -7663,7 +7671,7 @@ local CV = MS.compressed_variant
 local function one_variant(ctx, pos, e, tree, prefix)
   local ok, used, text, err_off, err = show(ctx.tvb, ctx.off + pos, ssub(ctx.raw, pos + 1, e), ctx.d,
                                             tree or NULL_ITEM, prefix)
-  if not ok then mfail(ctx, pos + (err_off or 0), "argument: " .. tostring(err)) end
+  if not ok then mfail(ctx, pos + (err_off or 0), tostring(err)) end
   return pos + used, text
 end
 
@@ -7713,15 +7721,18 @@ local function one_compressed(ctx, pos, e, tree, prefix)
 end
 
 -- (the texts go to ctx.args as they are read: a packet that fails is not shown with them)
-local function show_args(ctx, it, s, e, scope, tree, count, reader)
+-- label: what an error names each one ("argument", "value"), or nil for a single Variant of its own
+local function show_args(ctx, it, s, e, scope, tree, count, reader, label)
   local pos = s
   local args = ctx.args or {}
   ctx.args = args
   local i = 0
   while (count and i < count) or (not count and pos < e) do
-    if pos >= e then mfail(ctx, pos, sfmt("argument %d of %d: no bytes left", i, count)) end
+    if pos >= e then mfail(ctx, pos, sfmt("%s %d of %d: no bytes left", label or "argument", i, count)) end
     local text
+    ctx.arg_label, ctx.arg_i = label, i
     pos, text = reader(ctx, pos, e, tree, tree and INDEX[i] or "") -- (no tree: no label)
+    ctx.arg_label = nil
     args[#args + 1] = text
     i = i + 1
   end
@@ -7729,14 +7740,14 @@ local function show_args(ctx, it, s, e, scope, tree, count, reader)
 end
 
 BLOB.variants = function(ctx, it, s, e, scope, tree)
-  show_args(ctx, it, s, e, scope, tree, get(scope, "argc"), one_variant)
+  show_args(ctx, it, s, e, scope, tree, get(scope, "argc"), one_variant, "argument")
 end
 BLOB.variant = function(ctx, it, s, e, scope, tree) show_args(ctx, it, s, e, scope, tree, 1, one_variant) end
 BLOB.compressed_variant = function(ctx, it, s, e, scope, tree)
   show_args(ctx, it, s, e, scope, tree, 1, one_compressed)
 end
 BLOB.compressed_variants = function(ctx, it, s, e, scope, tree)
-  show_args(ctx, it, s, e, scope, tree, nil, one_compressed)
+  show_args(ctx, it, s, e, scope, tree, nil, one_compressed, "value") -- (replication state: values)
 end
 BLOB.compressed_args = function(ctx, it, s, e, scope, tree)
   if get(scope, "byte_only") == 1 then
@@ -7749,7 +7760,7 @@ BLOB.compressed_args = function(ctx, it, s, e, scope, tree)
     end
     return
   end
-  show_args(ctx, it, s, e, scope, tree, get(scope, "argc"), one_compressed)
+  show_args(ctx, it, s, e, scope, tree, get(scope, "argc"), one_compressed, "argument")
 end
 BLOB.utf8 = function(ctx, it, s, e, scope, tree)
   local raw = ssub(ctx.raw, s + 1, e)
@@ -8837,8 +8848,8 @@ local function endpoint(addr, port)
 end
 
 local function new_tables()
-  return { rpc = {}, rpc_order = {}, nrpc = 0, dirs = {}, dir_order = {}, ndirs = 0, hops = {}, hop_order = {},
-           nhops = 0, open = {}, open_ring = { head = 1, tail = 0 } } -- open: frame number -> wire bytes per TCP byte
+  return { rpc = {}, rpc_order = {}, nrpc = 0, dirs = {}, dir_order = {}, ndirs = 0,
+           open = {}, open_ring = { head = 1, tail = 0 } } -- open: frame number -> wire bytes per TCP byte
 end
 
 local T = new_tables()
@@ -8875,44 +8886,30 @@ local function new_dir(transport, src, dst)
   return { transport = transport, src = src, dst = dst, frames = 0, wire = 0, messages = 0, app = 0, godot = false }
 end
 
--- the row of a direction's frames; beyond ROWS_MAX directions (a flood of flows) the transport's one
--- "(other)" row, as traffic.py folds them (it is not listed: its messages go to hop_row's rows)
+-- the row of a direction's frames and messages; beyond ROWS_MAX directions (a flood of flows) the
+-- transport's one "(other)" row, frames and messages of every later direction, as traffic.py folds them
+local FOLDED = OTHER .. ":0" -- (its ends, as traffic.py writes the endpoint (OTHER, 0))
 local function dir_row(transport, src, dst)
   local key = transport .. " " .. src .. " " .. dst
   local d = T.dirs[key]
   if d == nil then
     if T.ndirs >= ROWS_MAX then
-      key = transport .. " " .. OTHER .. " " .. OTHER
+      key = transport .. " " .. FOLDED .. " " .. FOLDED
       d = T.dirs[key]
-      if d == nil then d = new_dir(transport, OTHER, OTHER); d.folded = true; T.dirs[key] = d end
+      if d == nil then
+        d = new_dir(transport, FOLDED, FOLDED)
+        d.folded = true
+        T.dirs[key] = d
+        T.dir_order[#T.dir_order + 1] = d -- (listed, not counted among the ROWS_MAX)
+      end
       return d
     end
     d = new_dir(transport, src, dst)
     T.dirs[key] = d
     T.ndirs = T.ndirs + 1
-    T.dir_order[T.ndirs] = d
+    T.dir_order[#T.dir_order + 1] = d
   end
   return d
-end
-
--- the row of the messages of a direction whose frames went to the "(other)" row: its own (no frames; its
--- wire bytes are its messages' shares), as traffic.py's rows of records are kept apart from its directions
--- (ROWS_MAX of them, then one "(other)" row)
-local function hop_row(transport, src, dst)
-  local key = transport .. " " .. src .. " " .. dst
-  local h = T.hops[key]
-  if h == nil then
-    if T.nhops >= ROWS_MAX then src, dst, key = OTHER, OTHER, transport .. " " .. OTHER .. " " .. OTHER end
-    h = T.hops[key]
-    if h == nil then
-      h = new_dir(transport, src, dst)
-      h.hop = true
-      T.hops[key] = h
-      T.nhops = T.nhops + 1
-      T.hop_order[T.nhops] = h
-    end
-  end
-  return h
 end
 
 local PORT_TYPES = { [2] = "tcp", [3] = "udp" } -- pinfo.port_type: PT_TCP, PT_UDP
@@ -8975,20 +8972,13 @@ local function on_frame(pinfo)
   d.wire = d.wire + pinfo.len
   if transport == "tcp" then tcp_wire(pinfo, recs or {}) end
   if recs == nil then return end
-  local shared = 0 -- (a folded direction's messages without a wire share of their own split the frame by bytes)
-  if d.folded then
-    d = hop_row(transport, src, dst)
-    for _, r in ipairs(recs) do if r.wire_bytes == nil then shared = shared + (r.app_bytes or 0) end end
-  end
+  local own = not d.folded -- (the folded row's ends are many: no peer ids)
   for _, r in ipairs(recs) do
     d.godot = true
     d.messages = d.messages + 1
     d.app = d.app + (r.app_bytes or 0)
-    if d.hop then
-      d.wire = d.wire + (r.wire_bytes or (shared > 0 and pinfo.len * (r.app_bytes or 0) / shared or 0))
-    end
-    if r.sender ~= nil and d.src_peer == nil and r.relayed == false then d.src_peer = r.sender end
-    if r.receiver ~= nil and d.dst_peer == nil and r.relayed == false then d.dst_peer = r.receiver end
+    if own and r.sender ~= nil and d.src_peer == nil and r.relayed == false then d.src_peer = r.sender end
+    if own and r.receiver ~= nil and d.dst_peer == nil and r.relayed == false then d.dst_peer = r.receiver end
     if (r.kind == "rpc" or r.kind == "rset") and r.delivered then
       local row = rpc_row(r)
       row.count = row.count + 1
@@ -9060,21 +9050,12 @@ local function rpc_text()
   return render("Godot RPCs and remote sets (godot-dissect stats --table rpc)", RPC_HEAD, out)
 end
 
--- a hop row's wire bytes: a sum of shares (the frame rows' are whole bytes)
-local function fmt_bytes(v)
-  if v == floor(v) then return sfmt("%d", v) end
-  return sfmt("%.3f", v)
-end
-
 local function bandwidth_text()
   local rows = {}
-  for _, list in ipairs({ T.dir_order, T.hop_order }) do
-    for _, d in ipairs(list) do
-      if d.godot or T.godot_convs[conversation_key(d)] then
-        local wire = d.hop and fmt_bytes(d.wire) or tostring(d.wire)
-        rows[#rows + 1] = { r = { d.transport, d.src, cell(d.src_peer), d.dst, cell(d.dst_peer), tostring(d.frames),
-                                  wire, tostring(d.messages), tostring(d.app) }, bytes = d.wire }
-      end
+  for _, d in ipairs(T.dir_order) do
+    if d.godot or T.godot_convs[conversation_key(d)] then
+      rows[#rows + 1] = { r = { d.transport, d.src, cell(d.src_peer), d.dst, cell(d.dst_peer), tostring(d.frames),
+                                tostring(d.wire), tostring(d.messages), tostring(d.app) }, bytes = d.wire }
     end
   end
   local out = by_bytes(rows)

@@ -165,7 +165,14 @@ local ti_append, ti_set_text, ti_set_len = TreeItem.append_text, TreeItem.set_te
 
 -- Reading ---------------------------------------------------------------------------------------------
 local MPFAIL = {}
-local function mfail(ctx, off, reason) ctx.err_off, ctx.err = off, reason; error(MPFAIL, 0) end
+-- (inside an argument or value of a list, ctx.arg_label names it as the reader's decode_values does:
+-- "argument 1: ...", "value 0: ...")
+local function mfail(ctx, off, reason)
+  local label = ctx.arg_label
+  if label then reason = sfmt("%s %d: %s", label, ctx.arg_i, reason) end
+  ctx.err_off, ctx.err = off, reason
+  error(MPFAIL, 0)
+end
 
 local SIGN_AT, SPAN = {}, {} -- by size in bytes: the first negative value of a signed Int, and 2^bits
 for n = 1, 8 do SIGN_AT[n], SPAN[n] = 2 ^ (8 * n - 1), 2 ^ (8 * n) end
@@ -237,12 +244,13 @@ end
 -- allocation (and garbage) per packet. A relayed packet is read with its carrier's ctx, after it.
 -- `range`: a TvbRange of all of raw the caller has made already (or nil), handed out for it by rng
 local CTX = { tvb = nil, off = 0, raw = nil, d = nil, null = false, range = nil, len = 0, base = nil, root = nil,
-              whole = nil, hint = nil, args = nil, inner = nil, err = nil, err_off = nil }
+              whole = nil, hint = nil, args = nil, inner = nil, err = nil, err_off = nil, arg_label = nil,
+              arg_i = 0 }
 local function ctx_for(tvb, off, raw, d, null, range)
   local ctx = CTX
   ctx.tvb, ctx.off, ctx.raw, ctx.d, ctx.null, ctx.range, ctx.len = tvb, off, raw, d, null, range, #raw
   ctx.base, ctx.root, ctx.hint, ctx.args, ctx.inner, ctx.err, ctx.err_off = nil, nil, nil, nil, nil, nil, nil
-  ctx.whole = nil
+  ctx.whole, ctx.arg_label = nil, nil -- (arg_label: left set when an argument failed)
   return ctx
 end
 local function rng(ctx, s, e)
@@ -512,7 +520,7 @@ local CV = MS.compressed_variant
 local function one_variant(ctx, pos, e, tree, prefix)
   local ok, used, text, err_off, err = show(ctx.tvb, ctx.off + pos, ssub(ctx.raw, pos + 1, e), ctx.d,
                                             tree or NULL_ITEM, prefix)
-  if not ok then mfail(ctx, pos + (err_off or 0), "argument: " .. tostring(err)) end
+  if not ok then mfail(ctx, pos + (err_off or 0), tostring(err)) end
   return pos + used, text
 end
 
@@ -562,15 +570,18 @@ local function one_compressed(ctx, pos, e, tree, prefix)
 end
 
 -- (the texts go to ctx.args as they are read: a packet that fails is not shown with them)
-local function show_args(ctx, it, s, e, scope, tree, count, reader)
+-- label: what an error names each one ("argument", "value"), or nil for a single Variant of its own
+local function show_args(ctx, it, s, e, scope, tree, count, reader, label)
   local pos = s
   local args = ctx.args or {}
   ctx.args = args
   local i = 0
   while (count and i < count) or (not count and pos < e) do
-    if pos >= e then mfail(ctx, pos, sfmt("argument %d of %d: no bytes left", i, count)) end
+    if pos >= e then mfail(ctx, pos, sfmt("%s %d of %d: no bytes left", label or "argument", i, count)) end
     local text
+    ctx.arg_label, ctx.arg_i = label, i
     pos, text = reader(ctx, pos, e, tree, tree and INDEX[i] or "") -- (no tree: no label)
+    ctx.arg_label = nil
     args[#args + 1] = text
     i = i + 1
   end
@@ -578,14 +589,14 @@ local function show_args(ctx, it, s, e, scope, tree, count, reader)
 end
 
 BLOB.variants = function(ctx, it, s, e, scope, tree)
-  show_args(ctx, it, s, e, scope, tree, get(scope, "argc"), one_variant)
+  show_args(ctx, it, s, e, scope, tree, get(scope, "argc"), one_variant, "argument")
 end
 BLOB.variant = function(ctx, it, s, e, scope, tree) show_args(ctx, it, s, e, scope, tree, 1, one_variant) end
 BLOB.compressed_variant = function(ctx, it, s, e, scope, tree)
   show_args(ctx, it, s, e, scope, tree, 1, one_compressed)
 end
 BLOB.compressed_variants = function(ctx, it, s, e, scope, tree)
-  show_args(ctx, it, s, e, scope, tree, nil, one_compressed)
+  show_args(ctx, it, s, e, scope, tree, nil, one_compressed, "value") -- (replication state: values)
 end
 BLOB.compressed_args = function(ctx, it, s, e, scope, tree)
   if get(scope, "byte_only") == 1 then
@@ -598,7 +609,7 @@ BLOB.compressed_args = function(ctx, it, s, e, scope, tree)
     end
     return
   end
-  show_args(ctx, it, s, e, scope, tree, get(scope, "argc"), one_compressed)
+  show_args(ctx, it, s, e, scope, tree, get(scope, "argc"), one_compressed, "argument")
 end
 BLOB.utf8 = function(ctx, it, s, e, scope, tree)
   local raw = ssub(ctx.raw, s + 1, e)

@@ -56,8 +56,8 @@ local function endpoint(addr, port)
 end
 
 local function new_tables()
-  return { rpc = {}, rpc_order = {}, nrpc = 0, dirs = {}, dir_order = {}, ndirs = 0, hops = {}, hop_order = {},
-           nhops = 0, open = {}, open_ring = { head = 1, tail = 0 } } -- open: frame number -> wire bytes per TCP byte
+  return { rpc = {}, rpc_order = {}, nrpc = 0, dirs = {}, dir_order = {}, ndirs = 0,
+           open = {}, open_ring = { head = 1, tail = 0 } } -- open: frame number -> wire bytes per TCP byte
 end
 
 local T = new_tables()
@@ -94,44 +94,30 @@ local function new_dir(transport, src, dst)
   return { transport = transport, src = src, dst = dst, frames = 0, wire = 0, messages = 0, app = 0, godot = false }
 end
 
--- the row of a direction's frames; beyond ROWS_MAX directions (a flood of flows) the transport's one
--- "(other)" row, as traffic.py folds them (it is not listed: its messages go to hop_row's rows)
+-- the row of a direction's frames and messages; beyond ROWS_MAX directions (a flood of flows) the
+-- transport's one "(other)" row, frames and messages of every later direction, as traffic.py folds them
+local FOLDED = OTHER .. ":0" -- (its ends, as traffic.py writes the endpoint (OTHER, 0))
 local function dir_row(transport, src, dst)
   local key = transport .. " " .. src .. " " .. dst
   local d = T.dirs[key]
   if d == nil then
     if T.ndirs >= ROWS_MAX then
-      key = transport .. " " .. OTHER .. " " .. OTHER
+      key = transport .. " " .. FOLDED .. " " .. FOLDED
       d = T.dirs[key]
-      if d == nil then d = new_dir(transport, OTHER, OTHER); d.folded = true; T.dirs[key] = d end
+      if d == nil then
+        d = new_dir(transport, FOLDED, FOLDED)
+        d.folded = true
+        T.dirs[key] = d
+        T.dir_order[#T.dir_order + 1] = d -- (listed, not counted among the ROWS_MAX)
+      end
       return d
     end
     d = new_dir(transport, src, dst)
     T.dirs[key] = d
     T.ndirs = T.ndirs + 1
-    T.dir_order[T.ndirs] = d
+    T.dir_order[#T.dir_order + 1] = d
   end
   return d
-end
-
--- the row of the messages of a direction whose frames went to the "(other)" row: its own (no frames; its
--- wire bytes are its messages' shares), as traffic.py's rows of records are kept apart from its directions
--- (ROWS_MAX of them, then one "(other)" row)
-local function hop_row(transport, src, dst)
-  local key = transport .. " " .. src .. " " .. dst
-  local h = T.hops[key]
-  if h == nil then
-    if T.nhops >= ROWS_MAX then src, dst, key = OTHER, OTHER, transport .. " " .. OTHER .. " " .. OTHER end
-    h = T.hops[key]
-    if h == nil then
-      h = new_dir(transport, src, dst)
-      h.hop = true
-      T.hops[key] = h
-      T.nhops = T.nhops + 1
-      T.hop_order[T.nhops] = h
-    end
-  end
-  return h
 end
 
 local PORT_TYPES = { [2] = "tcp", [3] = "udp" } -- pinfo.port_type: PT_TCP, PT_UDP
@@ -194,20 +180,13 @@ local function on_frame(pinfo)
   d.wire = d.wire + pinfo.len
   if transport == "tcp" then tcp_wire(pinfo, recs or {}) end
   if recs == nil then return end
-  local shared = 0 -- (a folded direction's messages without a wire share of their own split the frame by bytes)
-  if d.folded then
-    d = hop_row(transport, src, dst)
-    for _, r in ipairs(recs) do if r.wire_bytes == nil then shared = shared + (r.app_bytes or 0) end end
-  end
+  local own = not d.folded -- (the folded row's ends are many: no peer ids)
   for _, r in ipairs(recs) do
     d.godot = true
     d.messages = d.messages + 1
     d.app = d.app + (r.app_bytes or 0)
-    if d.hop then
-      d.wire = d.wire + (r.wire_bytes or (shared > 0 and pinfo.len * (r.app_bytes or 0) / shared or 0))
-    end
-    if r.sender ~= nil and d.src_peer == nil and r.relayed == false then d.src_peer = r.sender end
-    if r.receiver ~= nil and d.dst_peer == nil and r.relayed == false then d.dst_peer = r.receiver end
+    if own and r.sender ~= nil and d.src_peer == nil and r.relayed == false then d.src_peer = r.sender end
+    if own and r.receiver ~= nil and d.dst_peer == nil and r.relayed == false then d.dst_peer = r.receiver end
     if (r.kind == "rpc" or r.kind == "rset") and r.delivered then
       local row = rpc_row(r)
       row.count = row.count + 1
@@ -279,21 +258,12 @@ local function rpc_text()
   return render("Godot RPCs and remote sets (godot-dissect stats --table rpc)", RPC_HEAD, out)
 end
 
--- a hop row's wire bytes: a sum of shares (the frame rows' are whole bytes)
-local function fmt_bytes(v)
-  if v == floor(v) then return sfmt("%d", v) end
-  return sfmt("%.3f", v)
-end
-
 local function bandwidth_text()
   local rows = {}
-  for _, list in ipairs({ T.dir_order, T.hop_order }) do
-    for _, d in ipairs(list) do
-      if d.godot or T.godot_convs[conversation_key(d)] then
-        local wire = d.hop and fmt_bytes(d.wire) or tostring(d.wire)
-        rows[#rows + 1] = { r = { d.transport, d.src, cell(d.src_peer), d.dst, cell(d.dst_peer), tostring(d.frames),
-                                  wire, tostring(d.messages), tostring(d.app) }, bytes = d.wire }
-      end
+  for _, d in ipairs(T.dir_order) do
+    if d.godot or T.godot_convs[conversation_key(d)] then
+      rows[#rows + 1] = { r = { d.transport, d.src, cell(d.src_peer), d.dst, cell(d.dst_peer), tostring(d.frames),
+                                tostring(d.wire), tostring(d.messages), tostring(d.app) }, bytes = d.wire }
     end
   end
   local out = by_bytes(rows)
