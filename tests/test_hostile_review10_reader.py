@@ -395,3 +395,26 @@ def test_godot3_debugger_arguments_held_count_what_they_take(tmp_path: Path) -> 
         tracemalloc.stop()
     assert any("debugger message 'output' never completed" in e for e in errors)
     assert peak < 3 << 20, f"peak {peak / 2**20:.1f} MB under a 1 MB held-bytes budget"
+
+
+def test_tiny_datagrams_held_while_unconfirmed_count_what_they_take(tmp_path: Path) -> None:
+    """1000 UDP conversations each sending 64 4-byte NILs (held until a longer datagram confirms them: a lone null
+    proves little): each held datagram took ~280 bytes and counted 4 against the held-bytes budget, so under a
+    1 MB budget ~16 MB were held (10000 conversations: ~200 MB). Now each held item counts its memory
+    (HELD_ITEM_COST), and the budget finishes the heaviest conversations, each held_bytes taken once per check."""
+    import tracemalloc
+
+    path = tmp_path / "nils.pcapng"
+    w = PcapWriter(path)
+    for i in range(64):
+        for c in range(1000):
+            w.udp(i * 1e-3, (f"10.1.{c // 250}.{2 + c % 250}", 40000), ("10.0.0.1", 7000), b"\0\0\0\0")
+    w.close()
+    tracemalloc.start()
+    try:
+        for _ in read_pcap(str(path), max_held_bytes=1 << 20):
+            pass
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 6 << 20, f"peak {peak / 2**20:.1f} MB under a 1 MB held-bytes budget"

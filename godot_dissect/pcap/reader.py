@@ -295,12 +295,11 @@ class PcapReader:
         return f"more than {self.table.max_conversations} conversations at once (--max-conversations)"
 
     def _enforce_budget(self) -> Iterator[Record]:
-        total = sum(c.held_bytes for c in self.table.by_key.values())
-        while total > self.max_held_bytes:
-            conv = self.table.heaviest()
-            if conv is None:
+        total, heaviest = self.table.heaviest_first()
+        for n, conv in heaviest:
+            if total <= self.max_held_bytes:
                 return
-            total -= conv.held_bytes
+            total -= n
             self.table.remove(conv)
             yield from self._finish(conv, f"the capture's conversations held more than {self.max_held_bytes} bytes "
                                           f"(--max-held-bytes); this one held the most")
