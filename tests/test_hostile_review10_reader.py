@@ -418,3 +418,50 @@ def test_tiny_datagrams_held_while_unconfirmed_count_what_they_take(tmp_path: Pa
     finally:
         tracemalloc.stop()
     assert peak < 6 << 20, f"peak {peak / 2**20:.1f} MB under a 1 MB held-bytes budget"
+
+
+def _websocket_texts(path: Path, frames: int) -> None:
+    """A WebSocket upgrade on port 8080 (request, 101 response), then ``frames`` empty text frames from the server,
+    500 to a segment: no binary message, so the conversation's dialect is never guessed."""
+    from godot_dissect.fuzz.pcapout import ACK, PSH, SYN
+
+    client, server = ("10.0.0.2", 40000), ("10.0.0.1", 8080)
+    req = (b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+           b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    resp = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+    w = PcapWriter(path)
+    w.tcp(0, client, server, 999, 0, SYN)
+    w.tcp(0, server, client, 4999, 1000, SYN | ACK)
+    w.tcp(0, client, server, 1000, 5000, PSH | ACK, req)
+    w.tcp(0, server, client, 5000, 1000 + len(req), PSH | ACK, resp)
+    seq = 5000 + len(resp)
+    for _ in range(frames // 500):
+        w.tcp(0, server, client, seq, 1000 + len(req), PSH | ACK, b"\x81\x00" * 500)
+        seq += 1000
+    w.close()
+
+
+@needs_tshark
+def test_websocket_text_messages_before_any_binary_one_are_not_all_held(tmp_path: Path) -> None:
+    """60000 empty WebSocket text frames and no binary message: each text message was held (with its ~250 bytes
+    of objects, counted as its 0 bytes against the held-bytes budget) until a binary message would settle the
+    dialect, so memory grew with the capture (800000 frames: 190 MB). Now at MAX_GUESS_HELD held items those
+    that need no dialect come out; every frame tshark shows is a text record, in order."""
+    import tracemalloc
+
+    path = tmp_path / "texts.pcapng"
+    _websocket_texts(path, 60000)
+    frames = _tshark_frames(path, "websocket.opcode == 1")
+    assert len(frames) == 120  # (tshark: one row per segment; 500 frames each)
+    texts, others, seen = 0, 0, set()
+    tracemalloc.start()
+    try:
+        for r in read_pcap(str(path)):
+            texts, others = texts + (r.kind == "text"), others + (r.kind != "text")
+            seen.add(r.frame)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (texts, others) == (60000, 0) and sorted(seen) == frames
+    assert peak < 3 << 20, f"peak {peak / 2**20:.1f} MB"

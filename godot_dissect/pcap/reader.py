@@ -48,6 +48,7 @@ from ..spec.transports import (
     IDLE_SECONDS,
     MAX_CONVERSATIONS,
     MAX_DEPTH,
+    MAX_GUESS_HELD,
     MAX_HELD_BYTES,
     MAX_HTTP_HEAD,
     MAX_HTTP_HEAD_HELD,
@@ -538,7 +539,13 @@ class PcapReader:
                 conv.guess.add(item.data)  # type: ignore[union-attr]
             conv.pending.append((d, item))
             if not conv.guess.decided:  # type: ignore[union-attr]
-                return
+                if len(conv.pending) < MAX_GUESS_HELD:
+                    return
+                if not conv.guess.samples:  # type: ignore[union-attr]  # nothing to guess from: out, still guessing
+                    pending, conv.pending = conv.pending, []
+                    for pd, pitem in pending:
+                        yield from self._emit(conv, pd, pitem)
+                    return
             self._decide(conv)
             pending, conv.pending = conv.pending, []
             for pd, pitem in pending:

@@ -181,6 +181,11 @@ IDLE_SECONDS = 600.0
 MAX_TCP_PENDING = 4 << 20
 #: datagrams of a UDP conversation held while it is not yet known to be Godot
 MAX_UDP_HELD = 64
+#: items held while a conversation's dialect is guessed: its binary messages (at most MAX_AMBIGUOUS_SAMPLES
+#: of them) and, in order between them, WebSocket text messages and skipped runs, which need no dialect and
+#: tell none (a million empty text frames were all held); at this many the held items come out: those
+#: that need no dialect alone if no binary message is among them, else after the dialect is settled
+MAX_GUESS_HELD = 4 * MAX_AMBIGUOUS_SAMPLES
 #: the most bytes one capture record may hold, as Wireshark's wiretap takes them: a classic pcap record
 #: capturing more (WTAP_MAX_PACKET_SIZE_STANDARD) and a pcapng block longer than MAX_CAPTURE_BLOCK (its
 #: MAX_BLOCK_SIZE: a 32-byte packet block head + 128 MiB + 128 KiB) make the capture damaged there, so a
