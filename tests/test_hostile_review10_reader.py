@@ -465,3 +465,31 @@ def test_websocket_text_messages_before_any_binary_one_are_not_all_held(tmp_path
         tracemalloc.stop()
     assert (texts, others) == (60000, 0) and sorted(seen) == frames
     assert peak < 3 << 20, f"peak {peak / 2**20:.1f} MB"
+
+
+def test_a_section_of_a_million_interfaces_is_damage_past_the_limit(tmp_path: Path) -> None:
+    """A pcapng of one packet, then a million Interface Description Blocks (20 MB): each interface was remembered
+    for the packets that could name it, so memory grew with the file (~90 bytes each). Now past
+    MAX_CAPTURE_INTERFACES the section is damage, an error naming the block's offset, and memory stays flat."""
+    import tracemalloc
+
+    from godot_dissect.spec.transports import MAX_CAPTURE_INTERFACES
+
+    ethernet, _ = _ethernet_and_raw_frames()
+    first = _section("<", [(1, 6)], [(0, 1_000_000, ethernet)])
+    idb = struct.pack("<IIHHII", 1, 20, 1, 0, 262144, 20)
+    path = tmp_path / "interfaces.pcapng"
+    path.write_bytes(first + idb * 1_000_000)
+    at = len(first) + len(idb) * (MAX_CAPTURE_INTERFACES - 1)  # the section's first interface is in ``first``
+    got, error = [], ""
+    tracemalloc.start()
+    try:
+        for r in read_pcap(str(path)):
+            got.append(r.frame)
+    except CaptureError as e:
+        error = str(e)
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert got == [1] and f"offset {at}: more than {MAX_CAPTURE_INTERFACES} interfaces" in error
+    assert peak < 16 << 20, f"peak {peak / 2**20:.0f} MB"

@@ -192,6 +192,10 @@ MAX_GUESS_HELD = 4 * MAX_AMBIGUOUS_SAMPLES
 #: length claimed by a damaged record never has the reader hold the rest of the file
 MAX_CAPTURED_FRAME = 262_144
 MAX_CAPTURE_BLOCK = 32 + (128 << 20) + (128 << 10)
+#: interfaces one pcapng section may describe (each is remembered for its packets: a file of nothing but
+#: Interface Description Blocks made memory grow with it); a capture tool writes a few, one per interface
+#: captured on, and an Enhanced Packet Block names one with a u32
+MAX_CAPTURE_INTERFACES = 1 << 16
 
 #: a length-prefixed stream not yet known to be Godot: the longest first PDU whose missing bytes
 #: the Lua dissector asks Wireshark to reassemble on the strength of its length prefix alone.
