@@ -493,3 +493,38 @@ def test_a_section_of_a_million_interfaces_is_damage_past_the_limit(tmp_path: Pa
         tracemalloc.stop()
     assert got == [1] and f"offset {at}: more than {MAX_CAPTURE_INTERFACES} interfaces" in error
     assert peak < 16 << 20, f"peak {peak / 2**20:.0f} MB"
+
+
+def test_the_budget_is_checked_as_held_items_grow_not_only_as_bytes_come(tmp_path: Path) -> None:
+    """600 WebSocket conversations, each an upgrade, one ambiguous binary message and 254 empty text frames in one
+    segment: every conversation holds 255 items (~65 KB counted) for ~1 KB of capture, and the held-bytes budget was
+    checked only per 1/16 of it in capture bytes, so a 2 MB budget held ~10 MB between checks (8000 such
+    conversations under the 64 MB default: 315 MB). Now the items a packet makes held count toward the check."""
+    import tracemalloc
+
+    from godot_dissect.fuzz.pcapout import ACK, PSH, SYN
+
+    req = (b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+           b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    resp = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+    path, server = tmp_path / "many.pcapng", ("10.0.0.1", 8080)
+    w = PcapWriter(path)
+    for c in range(600):
+        client = (f"10.1.{c // 250}.{2 + c % 250}", 40000)
+        w.tcp(0, client, server, 999, 0, SYN)
+        w.tcp(0, server, client, 4999, 1000, SYN | ACK)
+        w.tcp(0, client, server, 1000, 5000, PSH | ACK, req)
+        w.tcp(0, server, client, 5000, 1000 + len(req), PSH | ACK,
+              resp + b"\x82" + bytes([len(GOOD)]) + GOOD + b"\x81\x00" * 254)
+    w.close()
+    kinds: dict[str, int] = {}
+    tracemalloc.start()
+    try:
+        for r in read_pcap(str(path), max_held_bytes=2 << 20):
+            kinds[r.kind] = kinds.get(r.kind, 0) + 1
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert kinds == {"variant": 600, "text": 600 * 254}
+    assert peak < 5 << 20, f"peak {peak / 2**20:.1f} MB under a 2 MB held-bytes budget"

@@ -57,7 +57,7 @@ from ..spec.transports import (
     WS_TEXT,
 )
 from .assembly import godot3_start, godot4_message
-from .conversations import Conversation, ConversationTable, Framing, State
+from .conversations import HELD_ITEM_COST, Conversation, ConversationTable, Framing, State
 from .decode import decode_message
 from .framing import LengthPrefixFramer, Pdu, Skipped, WebSocketFramer
 from .inorder import in_order
@@ -117,6 +117,7 @@ class PcapReader:
         self.table = ConversationTable(self.ports | self.debugger_ports | self.enet_ports, max_conversations,
                                        idle_seconds)
         self.clear_verdicts: Counter[str] = Counter()  # dialects of unambiguous conversations
+        self.held_items = 0  # items conversations began to hold since the last packet (the budget's check counts them)
 
     @property
     def conversations(self) -> dict[tuple, Conversation]:
@@ -253,7 +254,9 @@ class PcapReader:
                         yield from self._tcp(conv, d, seg)
                         if conv.sides is not None and conv.closed and conv.quiet:
                             table.remove(conv)  # nothing left to report: forget it now
-                    fed += len(seg.payload) + SEGMENT_COST
+                    # (items it held count as what they take: 2-byte WebSocket frames can hold 100x their bytes)
+                    fed += len(seg.payload) + SEGMENT_COST + HELD_ITEM_COST * self.held_items
+                    self.held_items = 0
                     if fed > check_every:
                         fed = 0
                         yield from self._enforce_budget()
@@ -331,6 +334,7 @@ class PcapReader:
             elif len(seg.payload) < MIN_CONFIRMING_DATAGRAM:
                 if len(conv.pending) < MAX_UDP_HELD:
                     conv.pending.append((d, pdu))
+                    self.held_items += 1
                     if conv.guess is not None:
                         conv.guess.add(pdu.data)
                 return
@@ -419,6 +423,7 @@ class PcapReader:
             # tiny segments deliver piece by piece
             for c in chunks:  # (the head and the count kept as they come: a trickle of tiny segments is linear)
                 conv.held.append((d, c, aligned_before))
+                self.held_items += 1
                 conv.held_size += len(c.data)
                 if d == conv.held[0][0] and not c.gap and len(conv.head) < self.MAX_HEAD:
                     conv.head += c.data[:self.MAX_HEAD - len(conv.head)]
@@ -538,6 +543,7 @@ class PcapReader:
             if binary:
                 conv.guess.add(item.data)  # type: ignore[union-attr]
             conv.pending.append((d, item))
+            self.held_items += 1
             if not conv.guess.decided:  # type: ignore[union-attr]
                 if len(conv.pending) < MAX_GUESS_HELD:
                     return
