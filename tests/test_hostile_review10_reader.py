@@ -528,3 +528,19 @@ def test_the_budget_is_checked_as_held_items_grow_not_only_as_bytes_come(tmp_pat
         tracemalloc.stop()
     assert kinds == {"variant": 600, "text": 600 * 254}
     assert peak < 5 << 20, f"peak {peak / 2**20:.1f} MB under a 2 MB held-bytes budget"
+
+
+@needs_tshark
+def test_a_packet_before_any_interface_is_damage(tmp_path: Path) -> None:
+    """A section whose first block is a packet (no interface described yet), then an interface and a packet:
+    tshark calls the file damaged at the first packet; the reader skipped it without a word and read on."""
+    ethernet, _ = _ethernet_and_raw_frames()
+    whole = _section("<", [(1, 6)], [(0, 1_000_000, ethernet)])
+    shb_len = struct.unpack_from("<I", whole, 4)[0]
+    packet = _section("<", [], [(0, 0, ethernet)])[shb_len:]
+    path = tmp_path / "packet-first.pcapng"
+    path.write_bytes(whole[:shb_len] + packet + whole[shb_len:])
+    assert "interface index 0 is not less than section interface count 0" in _tshark_error(path)
+    with pytest.raises(CaptureError, match=f"offset {shb_len}: packet block of interface 0, but its section "
+                                           f"describes 0"):
+        list(read_pcap(str(path)))

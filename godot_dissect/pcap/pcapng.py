@@ -63,6 +63,8 @@ def read(f: BinaryIO, original_length: bool = False, cut: Callable[..., tuple] |
         at += 8 + len(body)
         if btype == IDB:
             break
+        if btype in (EPB, PB):  # (its packet names an interface not described: damage, as Wireshark)
+            _interface_of(btype, body, 0, order, [], idb_at)
     interfaces = [_interface(body, order, idb_at)]
     if cut is not None and original_length and getattr(f, "read1", None) is not None:
         return interfaces[0][0], _packets_chunked(f.read1, order, interfaces, at, True, cut)
