@@ -395,3 +395,152 @@ def test_godot3_debugger_arguments_held_count_what_they_take(tmp_path: Path) -> 
         tracemalloc.stop()
     assert any("debugger message 'output' never completed" in e for e in errors)
     assert peak < 3 << 20, f"peak {peak / 2**20:.1f} MB under a 1 MB held-bytes budget"
+
+
+def test_tiny_datagrams_held_while_unconfirmed_count_what_they_take(tmp_path: Path) -> None:
+    """1000 UDP conversations each sending 64 4-byte NILs (held until a longer datagram confirms them: a lone null
+    proves little): each held datagram took ~280 bytes and counted 4 against the held-bytes budget, so under a
+    1 MB budget ~16 MB were held (10000 conversations: ~200 MB). Now each held item counts its memory
+    (HELD_ITEM_COST), and the budget finishes the heaviest conversations, each held_bytes taken once per check."""
+    import tracemalloc
+
+    path = tmp_path / "nils.pcapng"
+    w = PcapWriter(path)
+    for i in range(64):
+        for c in range(1000):
+            w.udp(i * 1e-3, (f"10.1.{c // 250}.{2 + c % 250}", 40000), ("10.0.0.1", 7000), b"\0\0\0\0")
+    w.close()
+    tracemalloc.start()
+    try:
+        for _ in read_pcap(str(path), max_held_bytes=1 << 20):
+            pass
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 6 << 20, f"peak {peak / 2**20:.1f} MB under a 1 MB held-bytes budget"
+
+
+def _websocket_texts(path: Path, frames: int) -> None:
+    """A WebSocket upgrade on port 8080 (request, 101 response), then ``frames`` empty text frames from the server,
+    500 to a segment: no binary message, so the conversation's dialect is never guessed."""
+    from godot_dissect.fuzz.pcapout import ACK, PSH, SYN
+
+    client, server = ("10.0.0.2", 40000), ("10.0.0.1", 8080)
+    req = (b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+           b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    resp = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+    w = PcapWriter(path)
+    w.tcp(0, client, server, 999, 0, SYN)
+    w.tcp(0, server, client, 4999, 1000, SYN | ACK)
+    w.tcp(0, client, server, 1000, 5000, PSH | ACK, req)
+    w.tcp(0, server, client, 5000, 1000 + len(req), PSH | ACK, resp)
+    seq = 5000 + len(resp)
+    for _ in range(frames // 500):
+        w.tcp(0, server, client, seq, 1000 + len(req), PSH | ACK, b"\x81\x00" * 500)
+        seq += 1000
+    w.close()
+
+
+@needs_tshark
+def test_websocket_text_messages_before_any_binary_one_are_not_all_held(tmp_path: Path) -> None:
+    """60000 empty WebSocket text frames and no binary message: each text message was held (with its ~250 bytes
+    of objects, counted as its 0 bytes against the held-bytes budget) until a binary message would settle the
+    dialect, so memory grew with the capture (800000 frames: 190 MB). Now at MAX_GUESS_HELD held items those
+    that need no dialect come out; every frame tshark shows is a text record, in order."""
+    import tracemalloc
+
+    path = tmp_path / "texts.pcapng"
+    _websocket_texts(path, 60000)
+    frames = _tshark_frames(path, "websocket.opcode == 1")
+    assert len(frames) == 120  # (tshark: one row per segment; 500 frames each)
+    texts, others, seen = 0, 0, set()
+    tracemalloc.start()
+    try:
+        for r in read_pcap(str(path)):
+            texts, others = texts + (r.kind == "text"), others + (r.kind != "text")
+            seen.add(r.frame)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (texts, others) == (60000, 0) and sorted(seen) == frames
+    assert peak < 3 << 20, f"peak {peak / 2**20:.1f} MB"
+
+
+def test_a_section_of_a_million_interfaces_is_damage_past_the_limit(tmp_path: Path) -> None:
+    """A pcapng of one packet, then a million Interface Description Blocks (20 MB): each interface was remembered
+    for the packets that could name it, so memory grew with the file (~90 bytes each). Now past
+    MAX_CAPTURE_INTERFACES the section is damage, an error naming the block's offset, and memory stays flat."""
+    import tracemalloc
+
+    from godot_dissect.spec.transports import MAX_CAPTURE_INTERFACES
+
+    ethernet, _ = _ethernet_and_raw_frames()
+    first = _section("<", [(1, 6)], [(0, 1_000_000, ethernet)])
+    idb = struct.pack("<IIHHII", 1, 20, 1, 0, 262144, 20)
+    path = tmp_path / "interfaces.pcapng"
+    path.write_bytes(first + idb * 1_000_000)
+    at = len(first) + len(idb) * (MAX_CAPTURE_INTERFACES - 1)  # the section's first interface is in ``first``
+    got, error = [], ""
+    tracemalloc.start()
+    try:
+        for r in read_pcap(str(path)):
+            got.append(r.frame)
+    except CaptureError as e:
+        error = str(e)
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert got == [1] and f"offset {at}: more than {MAX_CAPTURE_INTERFACES} interfaces" in error
+    assert peak < 16 << 20, f"peak {peak / 2**20:.0f} MB"
+
+
+def test_the_budget_is_checked_as_held_items_grow_not_only_as_bytes_come(tmp_path: Path) -> None:
+    """600 WebSocket conversations, each an upgrade, one ambiguous binary message and 254 empty text frames in one
+    segment: every conversation holds 255 items (~65 KB counted) for ~1 KB of capture, and the held-bytes budget was
+    checked only per 1/16 of it in capture bytes, so a 2 MB budget held ~10 MB between checks (8000 such
+    conversations under the 64 MB default: 315 MB). Now the items a packet makes held count toward the check."""
+    import tracemalloc
+
+    from godot_dissect.fuzz.pcapout import ACK, PSH, SYN
+
+    req = (b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+           b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    resp = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+    path, server = tmp_path / "many.pcapng", ("10.0.0.1", 8080)
+    w = PcapWriter(path)
+    for c in range(600):
+        client = (f"10.1.{c // 250}.{2 + c % 250}", 40000)
+        w.tcp(0, client, server, 999, 0, SYN)
+        w.tcp(0, server, client, 4999, 1000, SYN | ACK)
+        w.tcp(0, client, server, 1000, 5000, PSH | ACK, req)
+        w.tcp(0, server, client, 5000, 1000 + len(req), PSH | ACK,
+              resp + b"\x82" + bytes([len(GOOD)]) + GOOD + b"\x81\x00" * 254)
+    w.close()
+    kinds: dict[str, int] = {}
+    tracemalloc.start()
+    try:
+        for r in read_pcap(str(path), max_held_bytes=2 << 20):
+            kinds[r.kind] = kinds.get(r.kind, 0) + 1
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert kinds == {"variant": 600, "text": 600 * 254}
+    assert peak < 5 << 20, f"peak {peak / 2**20:.1f} MB under a 2 MB held-bytes budget"
+
+
+@needs_tshark
+def test_a_packet_before_any_interface_is_damage(tmp_path: Path) -> None:
+    """A section whose first block is a packet (no interface described yet), then an interface and a packet:
+    tshark calls the file damaged at the first packet; the reader skipped it without a word and read on."""
+    ethernet, _ = _ethernet_and_raw_frames()
+    whole = _section("<", [(1, 6)], [(0, 1_000_000, ethernet)])
+    shb_len = struct.unpack_from("<I", whole, 4)[0]
+    packet = _section("<", [], [(0, 0, ethernet)])[shb_len:]
+    path = tmp_path / "packet-first.pcapng"
+    path.write_bytes(whole[:shb_len] + packet + whole[shb_len:])
+    assert "interface index 0 is not less than section interface count 0" in _tshark_error(path)
+    with pytest.raises(CaptureError, match=f"offset {shb_len}: packet block of interface 0, but its section "
+                                           f"describes 0"):
+        list(read_pcap(str(path)))

@@ -53,10 +53,12 @@ class Side:
     line: Any = None
 
 
-#: what one chunk held before the framing shows costs in memory beyond its bytes (its (direction, Chunk, aligned)
-#: tuple, the Chunk, its bytes object and time: ~190 bytes measured), counted in ``held_bytes`` so that a
-#: trickle of 1-byte segments meets the capture's held-bytes budget as its memory does, not as its few bytes
-HELD_CHUNK_COST = 200
+#: what one item a conversation holds costs in memory beyond its bytes: a TCP chunk held before the framing shows
+#: (its (direction, Chunk, aligned) tuple, the Chunk, its bytes object and time: ~190 bytes measured) or a message
+#: held while the conversation is unconfirmed or its dialect guessed (its tuple, Pdu and bytes: ~280 bytes), counted
+#: in ``held_bytes`` so that a trickle of tiny segments or datagrams meets the capture's held-bytes budget as its
+#: memory does, not as its few bytes
+HELD_ITEM_COST = 256
 
 
 @dataclass(eq=False)
@@ -104,7 +106,7 @@ class Conversation:
     @property
     def held_bytes(self) -> int:
         """Bytes this conversation holds (for the capture's memory budget)."""
-        n = self.held_size + HELD_CHUNK_COST * len(self.held)
+        n = self.held_size + HELD_ITEM_COST * (len(self.held) + len(self.pending))
         for _, item in self.pending:
             n += len(getattr(item, "data", b""))
         if self.sides is not None:
@@ -173,11 +175,11 @@ class ConversationTable:
             else:
                 return
 
-    def heaviest(self) -> Conversation | None:
-        """The conversation holding the most bytes (to finish when the capture's budget is exceeded)."""
-        best, most = None, 0
-        for conv in self.by_key.values():
-            n = conv.held_bytes
-            if n > most:
-                best, most = conv, n
-        return best
+    def heaviest_first(self) -> tuple[int, list[tuple[int, Conversation]]]:
+        """Bytes held by all conversations, and (bytes, conversation) of those holding any, the most first (to
+        finish while the capture's budget is exceeded: each held_bytes taken once, not once per conversation
+        finished)."""
+        held = [(conv.held_bytes, conv) for conv in self.by_key.values()]
+        held = [x for x in held if x[0]]
+        held.sort(key=lambda x: x[0], reverse=True)
+        return sum(n for n, _ in held), held

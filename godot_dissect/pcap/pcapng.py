@@ -18,7 +18,7 @@ import struct
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from ..spec.transports import MAX_CAPTURE_BLOCK
+from ..spec.transports import MAX_CAPTURE_BLOCK, MAX_CAPTURE_INTERFACES
 
 MAGIC = b"\x0a\x0d\x0d\x0a"  # Section Header Block type
 _BOM = 0x1A2B3C4D
@@ -63,6 +63,8 @@ def read(f: BinaryIO, original_length: bool = False, cut: Callable[..., tuple] |
         at += 8 + len(body)
         if btype == IDB:
             break
+        if btype in (EPB, PB):  # (its packet names an interface not described: damage, as Wireshark)
+            _interface_of(btype, body, 0, order, [], idb_at)
     interfaces = [_interface(body, order, idb_at)]
     if cut is not None and original_length and getattr(f, "read1", None) is not None:
         return interfaces[0][0], _packets_chunked(f.read1, order, interfaces, at, True, cut)
@@ -85,6 +87,13 @@ def _interface(body: bytes, order: str, at: int) -> tuple[int, float, int]:
                 raise ValueError(f"offset {opt_at}: if_tsoffset option of {len(value)} bytes, needs 8")
             offset = struct.unpack(order + "q", value)[0]
     return link, divisor, offset
+
+
+def _add_interface(interfaces: list, interface: tuple[int, float, int], at: int) -> None:
+    if len(interfaces) >= MAX_CAPTURE_INTERFACES:
+        raise ValueError(f"offset {at}: more than {MAX_CAPTURE_INTERFACES} interfaces in one section "
+                         f"(MAX_CAPTURE_INTERFACES)")
+    interfaces.append(interface)
 
 
 def _order(bom: bytes, at: int) -> str:
@@ -249,7 +258,7 @@ def _packets_chunked(read1: Callable[[int], bytes], order: str, interfaces: list
         if btype == IDB:
             if len(buf) < end:
                 raise EOFError(f"offset {block_at}: pcapng block cut short ({len(buf) - pos} of {length} bytes)")
-            interfaces.append(_interface(buf[pos + 8:end], order, block_at))
+            _add_interface(interfaces, _interface(buf[pos + 8:end], order, block_at), block_at)
             pos = end
             continue
         if len(buf) < end or length - 8 < _PACKET_HEAD + 4:
@@ -301,7 +310,7 @@ def _packets_exact(f: BinaryIO, order: str, interfaces: list, at: int, original_
         if btype == IDB:
             if len(body) < length - 8:
                 raise EOFError(f"offset {block_at}: pcapng block cut short ({len(body) + 8} of {length} bytes)")
-            interfaces.append(_interface(body, order, block_at))
+            _add_interface(interfaces, _interface(body, order, block_at), block_at)
             continue
         if len(body) < length - 8 or len(body) < _PACKET_HEAD + 4:
             raise EOFError(f"offset {block_at}: pcapng packet block cut short ({len(body) + 8} of {length} bytes)")

@@ -48,6 +48,7 @@ from ..spec.transports import (
     IDLE_SECONDS,
     MAX_CONVERSATIONS,
     MAX_DEPTH,
+    MAX_GUESS_HELD,
     MAX_HELD_BYTES,
     MAX_HTTP_HEAD,
     MAX_HTTP_HEAD_HELD,
@@ -56,7 +57,7 @@ from ..spec.transports import (
     WS_TEXT,
 )
 from .assembly import godot3_start, godot4_message
-from .conversations import Conversation, ConversationTable, Framing, State
+from .conversations import HELD_ITEM_COST, Conversation, ConversationTable, Framing, State
 from .decode import decode_message
 from .framing import LengthPrefixFramer, Pdu, Skipped, WebSocketFramer
 from .inorder import in_order
@@ -116,6 +117,7 @@ class PcapReader:
         self.table = ConversationTable(self.ports | self.debugger_ports | self.enet_ports, max_conversations,
                                        idle_seconds)
         self.clear_verdicts: Counter[str] = Counter()  # dialects of unambiguous conversations
+        self.held_items = 0  # items conversations began to hold since the last packet (the budget's check counts them)
 
     @property
     def conversations(self) -> dict[tuple, Conversation]:
@@ -252,7 +254,9 @@ class PcapReader:
                         yield from self._tcp(conv, d, seg)
                         if conv.sides is not None and conv.closed and conv.quiet:
                             table.remove(conv)  # nothing left to report: forget it now
-                    fed += len(seg.payload) + SEGMENT_COST
+                    # (items it held count as what they take: 2-byte WebSocket frames can hold 100x their bytes)
+                    fed += len(seg.payload) + SEGMENT_COST + HELD_ITEM_COST * self.held_items
+                    self.held_items = 0
                     if fed > check_every:
                         fed = 0
                         yield from self._enforce_budget()
@@ -295,12 +299,11 @@ class PcapReader:
         return f"more than {self.table.max_conversations} conversations at once (--max-conversations)"
 
     def _enforce_budget(self) -> Iterator[Record]:
-        total = sum(c.held_bytes for c in self.table.by_key.values())
-        while total > self.max_held_bytes:
-            conv = self.table.heaviest()
-            if conv is None:
+        total, heaviest = self.table.heaviest_first()
+        for n, conv in heaviest:
+            if total <= self.max_held_bytes:
                 return
-            total -= conv.held_bytes
+            total -= n
             self.table.remove(conv)
             yield from self._finish(conv, f"the capture's conversations held more than {self.max_held_bytes} bytes "
                                           f"(--max-held-bytes); this one held the most")
@@ -331,6 +334,7 @@ class PcapReader:
             elif len(seg.payload) < MIN_CONFIRMING_DATAGRAM:
                 if len(conv.pending) < MAX_UDP_HELD:
                     conv.pending.append((d, pdu))
+                    self.held_items += 1
                     if conv.guess is not None:
                         conv.guess.add(pdu.data)
                 return
@@ -419,6 +423,7 @@ class PcapReader:
             # tiny segments deliver piece by piece
             for c in chunks:  # (the head and the count kept as they come: a trickle of tiny segments is linear)
                 conv.held.append((d, c, aligned_before))
+                self.held_items += 1
                 conv.held_size += len(c.data)
                 if d == conv.held[0][0] and not c.gap and len(conv.head) < self.MAX_HEAD:
                     conv.head += c.data[:self.MAX_HEAD - len(conv.head)]
@@ -538,8 +543,15 @@ class PcapReader:
             if binary:
                 conv.guess.add(item.data)  # type: ignore[union-attr]
             conv.pending.append((d, item))
+            self.held_items += 1
             if not conv.guess.decided:  # type: ignore[union-attr]
-                return
+                if len(conv.pending) < MAX_GUESS_HELD:
+                    return
+                if not conv.guess.samples:  # type: ignore[union-attr]  # nothing to guess from: out, still guessing
+                    pending, conv.pending = conv.pending, []
+                    for pd, pitem in pending:
+                        yield from self._emit(conv, pd, pitem)
+                    return
             self._decide(conv)
             pending, conv.pending = conv.pending, []
             for pd, pitem in pending:

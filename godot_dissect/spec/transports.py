@@ -185,12 +185,21 @@ IDLE_SECONDS = 600.0
 MAX_TCP_PENDING = 4 << 20
 #: datagrams of a UDP conversation held while it is not yet known to be Godot
 MAX_UDP_HELD = 64
+#: items held while a conversation's dialect is guessed: its binary messages (at most MAX_AMBIGUOUS_SAMPLES
+#: of them) and, in order between them, WebSocket text messages and skipped runs, which need no dialect and
+#: tell none (a million empty text frames were all held); at this many the held items come out: those
+#: that need no dialect alone if no binary message is among them, else after the dialect is settled
+MAX_GUESS_HELD = 4 * MAX_AMBIGUOUS_SAMPLES
 #: the most bytes one capture record may hold, as Wireshark's wiretap takes them: a classic pcap record
 #: capturing more (WTAP_MAX_PACKET_SIZE_STANDARD) and a pcapng block longer than MAX_CAPTURE_BLOCK (its
 #: MAX_BLOCK_SIZE: a 32-byte packet block head + 128 MiB + 128 KiB) make the capture damaged there, so a
 #: length claimed by a damaged record never has the reader hold the rest of the file
 MAX_CAPTURED_FRAME = 262_144
 MAX_CAPTURE_BLOCK = 32 + (128 << 20) + (128 << 10)
+#: interfaces one pcapng section may describe (each is remembered for its packets: a file of nothing but
+#: Interface Description Blocks made memory grow with it); a capture tool writes a few, one per interface
+#: captured on, and an Enhanced Packet Block names one with a u32
+MAX_CAPTURE_INTERFACES = 1 << 16
 
 #: a length-prefixed stream not yet known to be Godot: the longest first PDU whose missing bytes
 #: the Lua dissector asks Wireshark to reassemble on the strength of its length prefix alone.
