@@ -14,6 +14,7 @@ from godot_dissect.fuzz.harness import lua_script
 
 from .test_hostile import VM_COUNTER
 from .test_hostile_analysis import _godot4_enet, _inline_path_calls
+from .test_hostile_enet import _lua_heap_kb
 
 pytestmark = pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
 
@@ -286,21 +287,6 @@ def test_a_spawn_of_many_sync_ids_keeps_the_path_cache(tmp_path: Path) -> None:
     assert out.split() == expected
 
 
-def _heap_kb(pcap: Path, tmp_path: Path, *args: str) -> int:
-    """The plugin's live Lua heap (KB, after a full collection) once tshark has read ``pcap``: a second script
-    shares the plugin's Lua state and reports it at the end."""
-    import re
-
-    probe = tmp_path / "heap.lua"
-    probe.write_text('local t = Listener.new("frame")\n'
-                     'function t.draw() collectgarbage("collect"); collectgarbage("collect")\n'
-                     '  io.stderr:write(string.format("LUA_HEAP_KB %d\\n", collectgarbage("count"))) end\n')
-    r = subprocess.run(["tshark", "-n", "-X", f"lua_script:{lua_script()}", "-X", f"lua_script:{probe}",
-                        "-r", str(pcap), *args], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0 and "Lua Error" not in r.stdout, r.stderr[-1000:]
-    return int(re.search(r"LUA_HEAP_KB (\d+)", r.stderr).group(1))  # type: ignore[union-attr]
-
-
 def _other_udp_flows(path: Path, flows: int) -> None:
     """One 12-byte datagram (0xff bytes: neither a Variant nor ENet) on each of ``flows`` UDP flows."""
     from godot_dissect.fuzz.pcapout import PcapWriter
@@ -326,7 +312,7 @@ def test_memory_of_many_other_udp_flows(layer: str, tmp_path: Path) -> None:
     heap = {}
     for n in (5000, 20000):
         _other_udp_flows(tmp_path / f"f{n}.pcap", n)
-        heap[n] = _heap_kb(tmp_path / f"f{n}.pcap", tmp_path, *off)
+        heap[n], _ = _lua_heap_kb(tmp_path, tmp_path / f"f{n}.pcap", *off)
     per_flow = (heap[20000] - heap[5000]) * 1024 / 15000
     assert per_flow <= HEAP_PER_OTHER_FLOW, f"{per_flow:.0f} bytes a flow ({heap})"
 
