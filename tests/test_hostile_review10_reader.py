@@ -77,6 +77,19 @@ def _peak_bytes(path: Path) -> tuple[int, str, int]:
     return got, error, peak
 
 
+def _held_peak(path: Path) -> int:
+    """Peak bytes Python allocated while reading ``path`` under a 1 MB held-bytes budget."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        for _ in read_pcap(str(path), max_held_bytes=1 << 20):
+            pass
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def _block(btype: int, claimed: int, body: bytes) -> bytes:
     return struct.pack("<II", btype, claimed) + body
 
@@ -304,17 +317,10 @@ def test_bytes_held_for_an_unfinished_http_head_cost_linear_time(tmp_path: Path)
 def test_chunks_held_for_an_unfinished_http_head_count_their_memory_against_the_budget(tmp_path: Path) -> None:
     """20000 1-byte segments held behind an unfinished HTTP head: ~4 MB of Python objects, counted as their 20000
     bytes, so a 1 MB held-bytes budget never cut them. Now each held chunk is counted as the memory it takes."""
-    import tracemalloc
 
     path = tmp_path / "held.pcapng"
     _upgrade_then_trickle(path, 20000)
-    tracemalloc.start()
-    try:
-        for _ in read_pcap(str(path), max_held_bytes=1 << 20):
-            pass
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = _held_peak(path)
     assert peak < 2 << 20, f"peak {peak / 2**20:.1f} MB under a 1 MB held-bytes budget"
 
 
@@ -402,7 +408,6 @@ def test_tiny_datagrams_held_while_unconfirmed_count_what_they_take(tmp_path: Pa
     proves little): each held datagram took ~280 bytes and counted 4 against the held-bytes budget, so under a
     1 MB budget ~16 MB were held (10000 conversations: ~200 MB). Now each held item counts its memory
     (HELD_ITEM_COST), and the budget finishes the heaviest conversations, each held_bytes taken once per check."""
-    import tracemalloc
 
     path = tmp_path / "nils.pcapng"
     w = PcapWriter(path)
@@ -410,13 +415,7 @@ def test_tiny_datagrams_held_while_unconfirmed_count_what_they_take(tmp_path: Pa
         for c in range(1000):
             w.udp(i * 1e-3, (f"10.1.{c // 250}.{2 + c % 250}", 40000), ("10.0.0.1", 7000), b"\0\0\0\0")
     w.close()
-    tracemalloc.start()
-    try:
-        for _ in read_pcap(str(path), max_held_bytes=1 << 20):
-            pass
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = _held_peak(path)
     assert peak < 6 << 20, f"peak {peak / 2**20:.1f} MB under a 1 MB held-bytes budget"
 
 
